@@ -1,0 +1,15 @@
+/** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { ChatApi, RequestErrors } from "./ChatApi.ts"
+import { SystemApi } from "./SystemApi.ts"
+
+export class Api extends HttpApi.make("switchboard")
+  .add(SystemApi)
+  .add(ChatApi)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    title: "Switchboard",
+    version: "0.1.0",
+    description: "Runs tool-calling LLM agents: the agent session shell, sub-agent jobs and the cloud planner proxy."
+  }))
+{}

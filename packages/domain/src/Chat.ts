@@ -1,0 +1,114 @@
+/**
+ * The chat wire model: messages, tool calls and results, the agent context.
+ *
+ * These schemas are the single source of truth for the chat route, the
+ * transcript store, the provider adapters and the client orchestrator. They
+ * are plain structs (not classes) because the client persists them as JSON.
+ */
+import { Schema } from "effect"
+import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
+
+export const Role = Schema.Literals(["system", "user", "assistant", "tool"])
+export type Role = typeof Role.Type
+
+export const ExecutionState = Schema.Literals(["idle", "sending", "processing", "responding", "error"])
+export type ExecutionState = typeof ExecutionState.Type
+/** The spec calls the agent store's status type `ExecutionStatus`. */
+export type ExecutionStatus = ExecutionState
+
+export const ToolCall = Schema.Struct({
+  id: NonEmptyText,
+  name: NonEmptyText,
+  args: JsonObject,
+  /** Set when the provider sent arguments that are not a JSON object; `args` is then `{}`. */
+  invalidArgs: Schema.optionalKey(Text)
+})
+export type ToolCall = typeof ToolCall.Type
+
+export const ToolResult = Schema.Struct({
+  toolCallId: NonEmptyText,
+  name: NonEmptyText,
+  result: Schema.optionalKey(JsonValue),
+  error: Schema.optionalKey(Text)
+})
+export type ToolResult = typeof ToolResult.Type
+
+export const TextPart = Schema.Struct({ type: Schema.Literal("text"), text: Text })
+export type TextPart = typeof TextPart.Type
+
+/** UI-only payloads: never sent to a provider. */
+export const DataPart = Schema.Struct({
+  type: Text.check(Schema.isPattern(/^data-[A-Za-z0-9_-]+$/)),
+  data: Schema.optionalKey(JsonValue)
+})
+export type DataPart = typeof DataPart.Type
+
+export const Part = Schema.Union([TextPart, DataPart])
+export type Part = typeof Part.Type
+
+export const ChatMessage = Schema.Struct({
+  id: NonEmptyText.check(Schema.isMaxLength(200)),
+  role: Role,
+  content: Text,
+  toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
+  /** Carried by `tool` messages. */
+  toolResult: Schema.optionalKey(ToolResult),
+  parts: Schema.optionalKey(Schema.Array(Part)),
+  metadata: Schema.optionalKey(JsonObject),
+  /** Epoch milliseconds. */
+  timestamp: Schema.Finite
+}).check(Schema.makeFilter((m) =>
+  m.role === "tool" && m.toolResult === undefined
+    ? { path: ["toolResult"], issue: "a tool message must carry toolResult" }
+    : undefined
+))
+export type ChatMessage = typeof ChatMessage.Type
+
+export const MediaKind = Schema.Literals(["video", "audio", "image"])
+export type MediaKind = typeof MediaKind.Type
+
+export const MediaAsset = Schema.Struct({
+  id: NonEmptyText,
+  name: Text,
+  kind: MediaKind,
+  /** A `file://` URL, a local path or an `http(s)://` URL the client can read. */
+  uri: NonEmptyText,
+  durationMs: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
+})
+export type MediaAsset = typeof MediaAsset.Type
+
+export const AgentContext = Schema.Struct({
+  projectId: NonEmptyText,
+  activeSceneId: Schema.NullOr(Text),
+  mediaAssets: Schema.Array(MediaAsset),
+  playbackTimeMs: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
+})
+export type AgentContext = typeof AgentContext.Type
+
+/** Chat ids appear in URLs: keep them to a safe alphabet. */
+export const ChatId = Text.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,128}$/, {
+  description: "1 to 128 characters of A-Z a-z 0-9 _ . : -"
+}))
+export type ChatId = typeof ChatId.Type
+
+export const ChatRequest = Schema.Struct({
+  messages: Schema.Array(ChatMessage).check(Schema.isMinLength(1)),
+  context: Schema.optionalKey(AgentContext),
+  chatId: Schema.optionalKey(ChatId)
+})
+export type ChatRequest = typeof ChatRequest.Type
+
+export const ChatResponse = Schema.Struct({
+  content: Schema.String,
+  /** Only calls the client must execute; omitted when there are none. */
+  toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
+  /** The id the server gave the assistant message (the persisted one, with `chatId`): reuse it client-side. */
+  messageId: Schema.String
+})
+export type ChatResponse = typeof ChatResponse.Type
+
+export const ChatTranscript = Schema.Struct({ messages: Schema.Array(ChatMessage) })
+export type ChatTranscript = typeof ChatTranscript.Type
+
+export const Transcription = Schema.Struct({ text: Schema.String })
+export type Transcription = typeof Transcription.Type
