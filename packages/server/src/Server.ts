@@ -1,0 +1,57 @@
+/**
+ * The server, assembled: the HttpApi routes with their handlers, the docs
+ * page, JSON errors everywhere, the database and the provider — listening on
+ * `HOST:PORT`.
+ */
+import { NodeHttpServer, NodeServices } from "@effect/platform-node"
+import { Api } from "@switchboard/domain"
+import { Config, Effect, Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { createServer } from "node:http"
+import { ChatHttp } from "./chat/ChatHttp.ts"
+import { ChatRepo } from "./chat/ChatRepo.ts"
+import { ChatTurns } from "./chat/ChatTurns.ts"
+import { DatabaseLive } from "./db/Database.ts"
+import { ChatAuthLive } from "./http/ChatAuth.ts"
+import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
+import { RequestErrorsLive } from "./http/RequestErrors.ts"
+import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
+import { SystemHttp } from "./system/SystemHttp.ts"
+
+const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
+
+/** All routes, needing the database (`SqlClient`) and the provider services. */
+export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
+  const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
+  const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+    Layer.provide([ChatHttp, SystemHttp]),
+    Layer.provide(services),
+    Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
+  )
+  return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
+
+export const ListenConfig = Config.all({
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.Port("PORT").pipe(Config.withDefault(8787)),
+  chatToken: Config.String("CHAT_TOKEN").pipe(Config.withDefault(""))
+})
+
+/** Refuses a non-loopback address without `CHAT_TOKEN`: the chat route spends the operator's provider key. */
+export const checkListenConfig = (config: { host: string; chatToken: string }) =>
+  LOOPBACK.has(config.host) || config.chatToken !== ""
+    ? Effect.void
+    : Effect.fail(new Error(`Refusing to listen on ${config.host} without CHAT_TOKEN: set CHAT_TOKEN, or HOST=127.0.0.1`))
+
+export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const config = yield* ListenConfig
+    yield* checkListenConfig(config)
+    return HttpRouter.serve(makeApp(provider)).pipe(
+      Layer.provide(DatabaseLive),
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    )
+  }))

@@ -1,0 +1,76 @@
+/**
+ * Chat transcripts and the per-chat in-flight marker, in SQL.
+ *
+ * The marker is what makes "one turn at a time per chat" hold across server
+ * replicas: it is taken by a single atomic upsert that only succeeds when no
+ * live marker exists, and it carries an expiry so that a replica that dies
+ * mid-turn cannot wedge the chat. No transaction or lock is held while the
+ * provider is called.
+ */
+import { ChatMessage, ChatNotFound } from "@switchboard/domain"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+
+export class ChatRepo extends Context.Service<ChatRepo, {
+  /** Takes the chat's in-flight marker for `ttl`; false when another live turn holds it. */
+  beginTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
+  /** Releases the marker, only if this turn still holds it. */
+  endTurn(chatId: string, turnId: string): Effect.Effect<void>
+  /** Appends messages in order; a message whose id the chat already has is left as it was. */
+  append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<void>
+  transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
+}>()("switchboard/server/chat/ChatRepo") {
+  static readonly layer = Layer.effect(ChatRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const ensureChat = (chatId: string) =>
+      sql`INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING`
+
+    const findMessages = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ message: ChatMessage }),
+      execute: (chatId) => sql`SELECT message FROM chat_messages WHERE chat_id = ${chatId} ORDER BY seq`
+    })
+    const chatExists = (chatId: string) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM chats WHERE id = ${chatId}`.pipe(
+        Effect.map((rows) => (rows[0]?.n ?? 0) > 0)
+      )
+
+    return ChatRepo.of({
+      beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl) {
+        yield* ensureChat(chatId)
+        const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+        const rows = yield* sql<{ turn_id: string }>`
+          INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+          VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+          ON CONFLICT (chat_id) DO UPDATE
+            SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+            WHERE chat_turns.expires_at < now()
+          RETURNING turn_id`
+        return rows.length === 1
+      }, Effect.orDie),
+      endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId) {
+        yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+      }, Effect.orDie),
+      append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
+        if (messages.length === 0) return
+        yield* ensureChat(chatId)
+        // One statement for the whole batch; WITH ORDINALITY keeps the client's order in `seq`.
+        yield* sql`
+          INSERT INTO chat_messages (chat_id, id, role, message)
+          SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+          FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
+          ORDER BY t.n
+          ON CONFLICT (chat_id, id) DO NOTHING`
+        yield* sql`UPDATE chats SET updated_at = now() WHERE id = ${chatId}`
+      }, Effect.orDie),
+      transcript: Effect.fn("ChatRepo.transcript")(function*(chatId) {
+        const rows = yield* findMessages(chatId).pipe(Effect.orDie)
+        if (rows.length === 0 && !(yield* chatExists(chatId).pipe(Effect.orDie))) {
+          return yield* new ChatNotFound({ error: `No chat with id "${chatId}"`, chatId })
+        }
+        return rows.map((r) => r.message)
+      })
+    })
+  }))
+}

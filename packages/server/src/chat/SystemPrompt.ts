@@ -1,0 +1,41 @@
+/**
+ * `buildSystemPrompt(context)`: what the model is told about the session.
+ *
+ * Pure, and deterministic for a given context, so that identical requests send
+ * identical prompts (provider-side prompt caching keys on the prefix).
+ */
+import type { AgentContext } from "@switchboard/domain"
+
+const formatMs = (ms: number) => {
+  const total = Math.floor(ms / 1000)
+  const minutes = Math.floor(total / 60)
+  const seconds = String(total % 60).padStart(2, "0")
+  return `${minutes}:${seconds}`
+}
+
+const BASE = [
+  "You are the assistant inside a media editing project. Help the user with their project.",
+  "Use the tools you are given when they help; call a tool only with the arguments its schema declares.",
+  "When a tool result carries an error, explain what went wrong or try another way instead of repeating the same call.",
+  "Answer in plain prose once you have what you need."
+].join("\n")
+
+export const buildSystemPrompt = (context: AgentContext | undefined | null): string => {
+  if (!context) return `${BASE}\n\nNo project context was provided.`
+  const assets = context.mediaAssets.length === 0
+    ? "- (none)"
+    : context.mediaAssets.map((a) => {
+      const duration = a.durationMs === undefined ? "" : `, ${formatMs(a.durationMs)}`
+      return `- ${a.id}: "${a.name}" (${a.kind}${duration})`
+    }).join("\n")
+  return [
+    BASE,
+    "",
+    "Project context:",
+    `- project: ${context.projectId}`,
+    `- active scene: ${context.activeSceneId ?? "none"}`,
+    `- playback position: ${formatMs(context.playbackTimeMs)}`,
+    "Media assets (id: name):",
+    assets
+  ].join("\n")
+}

@@ -1,0 +1,80 @@
+import { assert, describe, layer } from "@effect/vitest"
+import type { ChatMessage } from "@switchboard/domain"
+import { Effect, Fiber, Layer } from "effect"
+import { ChatRepo } from "../../src/chat/ChatRepo.ts"
+import { backend, TestDatabase } from "../support/TestDatabase.ts"
+
+const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1 })
+
+describe(`ChatRepo on ${backend} PostgreSQL`, () => {
+  layer(ChatRepo.layer.pipe(Layer.provide(TestDatabase)))("transcripts", (it) => {
+    it.effect("appends in order and ignores messages the chat already has", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        yield* repo.append("c-order", [user("a", "one"), user("b", "two")])
+        yield* repo.append("c-order", [user("a", "one, edited"), user("b", "two"), user("c", "three")])
+        const messages = yield* repo.transcript("c-order")
+        assert.deepStrictEqual(messages.map((m) => [m.id, m.content]), [["a", "one"], ["b", "two"], ["c", "three"]])
+      }))
+
+    it.effect("keeps the whole message: tool calls, results, parts and metadata", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const assistant: ChatMessage = {
+          id: "m1", role: "assistant", content: "", timestamp: 2,
+          toolCalls: [{ id: "call_1", name: "transcribe_video", args: {}, invalidArgs: "Unexpected token" }]
+        }
+        const tool: ChatMessage = {
+          id: "m2", role: "tool", content: "done", timestamp: 3,
+          toolResult: { toolCallId: "call_1", name: "transcribe_video", result: { text: "hi" } },
+          parts: [{ type: "text", text: "done" }, { type: "data-card", data: { n: 1 } }],
+          metadata: { source: "test", nested: { ok: true } }
+        }
+        yield* repo.append("c-shape", [assistant, tool])
+        assert.deepStrictEqual(yield* repo.transcript("c-shape"), [assistant, tool])
+      }))
+
+    it.effect("an unknown chat is ChatNotFound", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const error = yield* repo.transcript("never-seen").pipe(Effect.flip)
+        assert.strictEqual(error.code, "chat_not_found")
+        assert.strictEqual(error.chatId, "never-seen")
+      }))
+  })
+
+  // Real time: marker expiry is decided by the database's clock, not the test clock.
+  layer(ChatRepo.layer.pipe(Layer.provide(TestDatabase)), { excludeTestServices: true })("in-flight marker", (it) => {
+    it.effect("one turn at a time per chat; released by its holder only", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        assert.isTrue(yield* repo.beginTurn("c-lock", "t1", "1 minute"))
+        assert.isFalse(yield* repo.beginTurn("c-lock", "t2", "1 minute"))
+        assert.isTrue(yield* repo.beginTurn("c-other", "t3", "1 minute"), "other chats are not blocked")
+        yield* repo.endTurn("c-lock", "t2") // not the holder: no effect
+        assert.isFalse(yield* repo.beginTurn("c-lock", "t4", "1 minute"))
+        yield* repo.endTurn("c-lock", "t1")
+        assert.isTrue(yield* repo.beginTurn("c-lock", "t5", "1 minute"))
+      }))
+
+    it.effect("an expired marker (a crashed replica's) can be taken over", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        assert.isTrue(yield* repo.beginTurn("c-expiry", "dead", "50 millis"))
+        yield* Effect.sleep("120 millis")
+        assert.isTrue(yield* repo.beginTurn("c-expiry", "alive", "1 minute"))
+        assert.isFalse(yield* repo.beginTurn("c-expiry", "late", "1 minute"))
+      }))
+
+    it.effect("concurrent attempts: exactly one wins", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const fibers = yield* Effect.forEach(
+          Array.from({ length: 8 }, (_, i) => `t${i}`),
+          (turn) => Effect.forkChild(repo.beginTurn("c-race", turn, "1 minute"))
+        )
+        const won = yield* Effect.forEach(fibers, Fiber.join)
+        assert.strictEqual(won.filter(Boolean).length, 1)
+      }))
+  })
+})
