@@ -1,0 +1,58 @@
+/**
+ * The real server on an ephemeral 127.0.0.1 port, over a test database and
+ * whatever provider Layer the test gives it — so route tests send real HTTP.
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { createServer } from "node:http"
+import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
+import { makeApp } from "../../src/Server.ts"
+import { TestDatabase } from "./TestDatabase.ts"
+
+export const layerTestServer = <E, R>(
+  provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
+  env: Record<string, string> = {}
+) =>
+  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provide(TestDatabase),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+  )
+
+/** `http://127.0.0.1:<port>` of the server under test. */
+export const baseUrl = HttpServer.HttpServer.use((server) =>
+  Effect.succeed(server.address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${server.address.port}`)
+)
+
+export interface RawResponse {
+  readonly status: number
+  readonly contentType: string
+  readonly text: string
+  readonly json: any
+  readonly headers: Headers
+}
+
+/** A plain `fetch` against the server: the wire as an independent client sees it. */
+export const request = (path: string, init?: RequestInit) =>
+  Effect.gen(function*() {
+    const base = yield* baseUrl
+    return yield* Effect.promise(async (): Promise<RawResponse> => {
+      const response = await fetch(base + path, init)
+      const text = await response.text()
+      let json: unknown = undefined
+      try {
+        json = JSON.parse(text)
+      } catch {
+        json = undefined
+      }
+      return { status: response.status, contentType: response.headers.get("content-type") ?? "", text, json, headers: response.headers }
+    })
+  })
+
+export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  request(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body)
+  })
