@@ -5,7 +5,7 @@
  */
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { Api } from "@switchboard/domain"
-import { Config, Effect, Layer } from "effect"
+import { Config, Effect, Layer, Logger } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -17,6 +17,7 @@ import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
+import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 
 const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
@@ -55,3 +56,14 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
       Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
     )
   }))
+
+/** `LOG_FORMAT=json` for log shippers; the default is the readable console format. */
+export const LoggerLive = Layer.unwrap(Effect.gen(function*() {
+  const format = yield* Config.String("LOG_FORMAT").pipe(Config.withDefault("pretty"))
+  return format === "json" ? Logger.layer([Logger.consoleJson]) : Layer.empty
+}))
+
+/** The production server: configuration from the environment, runs until interrupted. */
+export const runServer: Effect.Effect<never, unknown> = Layer.launch(
+  makeServer(ProviderLayer).pipe(Layer.provide(LoggerLive))
+)

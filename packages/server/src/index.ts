@@ -1,0 +1,1 @@
+export { makeApp, makeServer, runServer } from "./Server.ts"
