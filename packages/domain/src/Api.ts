@@ -13,3 +13,6 @@ export class Api extends HttpApi.make("switchboard")
     description: "Runs tool-calling LLM agents: the agent session shell, sub-agent jobs and the cloud planner proxy."
   }))
 {}
+
+/** The largest request body the server reads (CONTRACT.md, Errors: over it → 413). */
+export const maxRequestBodyBytes = 10 * 1024 * 1024

@@ -6,10 +6,11 @@
  * content type (415), and anything unexpected (500, logged, never a stack
  * trace on the wire).
  */
+import { maxRequestBodyBytes } from "@switchboard/domain"
 import { ByteSize, Cause, Effect, Layer } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 
-export const MAX_BODY_BYTES = 10 * 1024 * 1024
+export const MAX_BODY_BYTES = maxRequestBodyBytes
 
 interface RouteShape {
   readonly method: string

@@ -1,0 +1,212 @@
+/**
+ * The orchestrator (spec: agent-session-shell, Orchestrator Shell): drives one
+ * user turn through the multi-step tool-call loop.
+ *
+ *   sending    → POST { messages, context, chatId } through `ChatTransport`
+ *   processing → the answer asked for tools: validate, execute, append results
+ *   (loop)     → send the grown history back
+ *   responding → the answer is final: append it
+ *   idle       → done;  error → the API or network failed
+ *
+ * Two kinds of failure, handled differently on purpose: a tool that fails (or
+ * throws, or gets invalid arguments) is the model's problem — its error goes
+ * into a `ToolResult` and the loop continues so the model can recover; a
+ * failed API call is the user's problem — the turn stops with `chatStore.error`
+ * set and status `error`. The loop is capped at `maxIterations` provider calls.
+ *
+ * Every message appended to `chatStore` is also appended to the history sent
+ * on the next iteration; assistant messages reuse the server's `messageId`, so
+ * the transcript the server persists under `chatId` has no duplicates.
+ */
+import type { AgentContext, ChatMessage, ToolCall, ToolResult } from "@switchboard/domain"
+import { Cause, Clock, Effect } from "effect"
+import { describeUnknown } from "../api/ApiFailure.ts"
+import type { AgentStore } from "../stores/AgentStore.ts"
+import type { ChatStore, NewChatMessage } from "../stores/ChatStore.ts"
+import type { ToolRegistry } from "../tools/ToolRegistry.ts"
+import { validateToolCall } from "../tools/ValidateToolCall.ts"
+import { ChatTransport } from "./ChatTransport.ts"
+import type { ChatTransportError } from "./ChatTransport.ts"
+
+/** Hard cap on provider calls per turn (spec: Max Iteration Guard). */
+export const maxIterations = 8
+
+export const iterationLimitMessage = "Reached maximum iteration limit"
+
+/** How a turn ended without an API error. */
+export type RunResult =
+  | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number }
+  | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number }
+
+export interface OrchestratorDeps {
+  readonly chatStore: ChatStore
+  readonly agentStore: AgentStore
+  readonly registry: ToolRegistry
+}
+
+export interface Orchestrator {
+  /**
+   * Runs the loop over `messages` (default: `chatStore.messages`) with
+   * `context` (default: `agentStore.context`). Fails with the transport error
+   * after recording it in the stores, so a caller can both show it and set
+   * an exit code.
+   */
+  readonly run: (
+    messages?: ReadonlyArray<ChatMessage>,
+    context?: AgentContext | null
+  ) => Effect.Effect<RunResult, ChatTransportError, ChatTransport>
+  /** Appends a user message with `content` to `chatStore`, then runs over the stored history. */
+  readonly send: (
+    content: string,
+    context?: AgentContext | null
+  ) => Effect.Effect<RunResult, ChatTransportError, ChatTransport>
+}
+
+/** Text and JSON crossing to the server must be NUL-free (the transcript lives in PostgreSQL). */
+const stripNul = (s: string): string => s.replaceAll("\u0000", "")
+
+/** A tool's result as JSON the server accepts: what JSON cannot carry is dropped, NULs removed. */
+const toJsonValue = (value: unknown): unknown => {
+  if (value === undefined) return undefined
+  try {
+    const text = JSON.stringify(value, (_key, v: unknown) => typeof v === "string" ? stripNul(v) : v)
+    return text === undefined ? undefined : JSON.parse(text)
+  } catch {
+    return stripNul(String(value))
+  }
+}
+
+/** Longest tool-message `content`; the full value stays in `toolResult`. */
+const maxToolContent = 2000
+
+/**
+ * The tool message's `content`: a short text of the result or the error, for
+ * people reading the transcript. Adapters send the model the `toolResult`
+ * itself, so shortening here loses nothing.
+ */
+const toolContent = (result: ToolResult): string => {
+  const text = result.error !== undefined
+    ? `Error: ${result.error}`
+    : result.result === undefined || result.result === null
+    ? "OK"
+    : typeof result.result === "string"
+    ? result.result
+    : JSON.stringify(result.result)
+  return text.length > maxToolContent ? `${text.slice(0, maxToolContent - 1)}…` : text
+}
+
+const describeCause = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.findErrorOption(cause)
+  if (failure._tag === "Some") return describeUnknown(failure.value)
+  const defect = Cause.findDefect(cause)
+  return defect._tag === "Success" ? describeUnknown(defect.success) : "the tool was interrupted"
+}
+
+export const makeOrchestrator = ({ agentStore, chatStore, registry }: OrchestratorDeps): Orchestrator => {
+  const chat = () => chatStore.getState()
+  const agent = () => agentStore.getState()
+
+  /** Validate, then execute; never fails: every outcome is a ToolResult. */
+  const resolveToolCall = (call: ToolCall, context: AgentContext | null): Effect.Effect<ToolResult> => {
+    const validation = validateToolCall(call, registry.get(call.name))
+    if (validation._tag === "Invalid") {
+      return Effect.succeed({ toolCallId: call.id, name: call.name, error: stripNul(validation.error) })
+    }
+    // suspend: a tool that throws while *building* its effect is captured like one that dies inside it.
+    return Effect.suspend(() => validation.tool.execute(validation.args, { agentContext: context })).pipe(
+      // A tool that returns nothing still answers the call: `result: null`, as the contract's shape has it.
+      Effect.map((value): ToolResult => ({ toolCallId: call.id, name: call.name, result: toJsonValue(value) ?? null })),
+      Effect.catchCause((cause) =>
+        // Ctrl+C must stop the turn, not become a tool error the model is asked to recover from.
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : Effect.succeed<ToolResult>({ toolCallId: call.id, name: call.name, error: stripNul(describeCause(cause)) })
+      ),
+      Effect.withSpan("Orchestrator.resolveToolCall", { attributes: { tool: call.name } })
+    )
+  }
+
+  const run: Orchestrator["run"] = (messages, context) =>
+    Effect.gen(function*() {
+      const transport = yield* ChatTransport
+      const history: Array<ChatMessage> = [...(messages ?? chat().messages)]
+      const agentContext = context === undefined ? agent().context : context
+      const chatId = chat().chatId
+
+      const append = (message: NewChatMessage) =>
+        Effect.gen(function*() {
+          const timestamp = message.timestamp ?? (yield* Clock.currentTimeMillis)
+          const stored = chat().addMessage({ ...message, timestamp })
+          history.push(stored)
+          return stored
+        })
+      const finish = Effect.sync(() => {
+        agent().setStatus("idle")
+        agent().setActiveTool(null)
+        chat().setLoading(false)
+      })
+
+      yield* Effect.sync(() => {
+        chat().setError(null)
+        chat().setLoading(true)
+        agent().setActiveTool(null)
+      })
+
+      for (let iteration = 1;; iteration++) {
+        yield* Effect.sync(() => agent().setStatus("sending"))
+        const response = yield* transport.send({
+          messages: history,
+          ...(agentContext === null ? {} : { context: agentContext }),
+          chatId
+        })
+        // The server's id keeps the persisted transcript and ours aligned; an empty one would fail validation.
+        const id = response.messageId !== "" ? { id: response.messageId } : {}
+        const toolCalls = response.toolCalls ?? []
+
+        if (toolCalls.length === 0) {
+          yield* Effect.sync(() => agent().setStatus("responding"))
+          const message = yield* append({ ...id, role: "assistant", content: stripNul(response.content) })
+          yield* finish
+          return { _tag: "Answered", message, iterations: iteration } satisfies RunResult
+        }
+
+        if (iteration >= maxIterations) {
+          // The last answer's tool calls are not executed, and not appended either: an assistant
+          // message whose calls have no results would make every later provider call invalid.
+          const message = yield* append({ role: "assistant", content: iterationLimitMessage })
+          yield* finish
+          return { _tag: "IterationLimit", message, iterations: iteration } satisfies RunResult
+        }
+
+        yield* append({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
+        yield* Effect.sync(() => agent().setStatus("processing"))
+        for (const call of toolCalls) {
+          yield* Effect.sync(() => agent().setActiveTool(call.name))
+          const toolResult = yield* resolveToolCall(call, agentContext)
+          yield* append({ role: "tool", content: toolContent(toolResult), toolResult })
+        }
+        yield* Effect.sync(() => agent().setActiveTool(null))
+      }
+    }).pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          chat().setError(error.message)
+          agent().setStatus("error")
+          agent().setActiveTool(null)
+        })
+      ),
+      Effect.onInterrupt(() => Effect.sync(() => agent().reset())),
+      // Whatever happened (a defect included), the UI must not stay "loading".
+      Effect.ensuring(Effect.sync(() => {
+        if (chat().loading) chat().setLoading(false)
+      })),
+      Effect.withSpan("Orchestrator.run")
+    )
+
+  const send: Orchestrator["send"] = (content, context) =>
+    Effect.sync(() => chat().addMessage({ role: "user", content: stripNul(content) })).pipe(
+      Effect.andThen(run(undefined, context))
+    )
+
+  return { run, send }
+}

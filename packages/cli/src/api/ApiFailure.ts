@@ -1,0 +1,97 @@
+/**
+ * Turns whatever a typed-client call failed with into one human sentence, an
+ * HTTP status when there was a response, and the server's error `code`.
+ *
+ * The server answers every error with `{ error, code, ...details }`
+ * (CONTRACT.md, Errors). Declared errors arrive decoded; undeclared statuses
+ * (404, 413, a proxy's 503…) arrive as an `HttpClientError` whose body is read
+ * here, so the user sees the server's sentence rather than "StatusCode".
+ */
+import { Effect, Schema } from "effect"
+import { HttpClientError } from "effect/http"
+
+export interface ApiFailure {
+  readonly message: string
+  readonly status?: number
+  readonly code?: string
+}
+
+const ErrorBody = Schema.Struct({ error: Schema.String, code: Schema.optionalKey(Schema.String) })
+const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
+
+const statusOfDeclared: Record<string, number> = {
+  invalid_request: 400,
+  unauthenticated: 401,
+  chat_not_found: 404,
+  turn_in_flight: 409,
+  provider_error: 502,
+  provider_not_configured: 502
+}
+
+const withCode = (message: string, code: string | undefined): string =>
+  code === undefined || message.includes(code) ? message : `${message} (${code})`
+
+export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> => {
+  if (HttpClientError.isHttpClientError(error)) {
+    const response = error.response
+    if (response === undefined) {
+      // Nothing answered. The reason names the method and URL; the root cause says why (ECONNREFUSED…).
+      const root = rootCause(error.reason.cause)
+      return Effect.succeed({ message: `cannot reach the server: ${error.message}${root === undefined ? "" : `: ${root}`}` })
+    }
+    return response.json.pipe(
+      Effect.map((body) => decodeErrorBody(body)),
+      Effect.orElseSucceed(() => undefined),
+      Effect.map((decoded): ApiFailure => {
+        if (decoded !== undefined && decoded._tag === "Some") {
+          const { error: sentence, code } = decoded.value
+          return code === undefined
+            ? { message: `${sentence} (HTTP ${response.status})`, status: response.status }
+            : { message: withCode(sentence, code), status: response.status, code }
+        }
+        return { message: `unexpected answer from the server: HTTP ${response.status}`, status: response.status }
+      })
+    )
+  }
+  if (Schema.isSchemaError(error)) {
+    return Effect.succeed({ message: `the request or its answer does not match the API: ${error.message}` })
+  }
+  // The domain's declared errors (InvalidRequest, TurnInFlight, ProviderFailed, …) carry `error` and `code`.
+  if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") {
+    const code = "code" in error && typeof error.code === "string" ? error.code : undefined
+    const status = code === undefined ? undefined : statusOfDeclared[code]
+    return Effect.succeed({
+      message: withCode(error.error, code),
+      ...(status === undefined ? {} : { status }),
+      ...(code === undefined ? {} : { code })
+    })
+  }
+  return Effect.succeed({ message: describeUnknown(error) })
+}
+
+/** The innermost `cause` message of an error chain (fetch's "fetch failed" hides the useful one). */
+const rootCause = (cause: unknown): string | undefined => {
+  let current = cause
+  let message: string | undefined
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (current.message !== "") message = current.message
+    current = current.cause
+  }
+  return message
+}
+
+/** A readable sentence for any thrown or failed value. */
+export const describeUnknown = (error: unknown): string => {
+  if (typeof error === "string") return error
+  if (error instanceof Error) return error.message !== "" ? error.message : error.name
+  if (typeof error === "object" && error !== null) {
+    if ("message" in error && typeof error.message === "string" && error.message !== "") return error.message
+    if ("error" in error && typeof error.error === "string") return error.error
+    try {
+      return JSON.stringify(error)
+    } catch {
+      return String(error)
+    }
+  }
+  return String(error)
+}

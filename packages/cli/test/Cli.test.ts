@@ -1,0 +1,183 @@
+/**
+ * The `switchboard` executable, run as a user would: the project's Node 22
+ * on `bin/switchboard.js`, a fake API on a local port, a temporary
+ * SWITCHBOARD_HOME.
+ */
+import type { ChatMessage, ChatRequest } from "@switchboard/domain"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+import { chatStoreName } from "../src/stores/ChatStore.ts"
+import { tempDir } from "./support/Fakes.ts"
+import { startFakeServer } from "./support/FakeServer.ts"
+import type { RecordedRequest } from "./support/FakeServer.ts"
+
+const root = path.resolve(import.meta.dirname, "../../..")
+const node = path.join(root, "node_modules/.bin/node")
+const bin = path.join(root, "packages/cli/bin/switchboard.js")
+
+interface CliRun {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const runCli = (args: ReadonlyArray<string>, options: { readonly home?: string; readonly input?: string } = {}) =>
+  Effect.promise(() =>
+    new Promise<CliRun>((resolve, reject) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, SWITCHBOARD_HOME: options.home ?? tempDir() }
+      delete env["SWITCHBOARD_SERVER"]
+      delete env["SWITCHBOARD_TOKEN"]
+      delete env["CHAT_TOKEN"]
+      const child = spawn(node, [bin, ...args], { env, stdio: ["pipe", "pipe", "pipe"] })
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+      child.on("error", reject)
+      child.on("close", (code) => resolve({ code, stdout, stderr }))
+      child.stdin.end(options.input ?? "")
+    })
+  )
+
+/** A fake model: asks for transcribe_video when there is a video, answers with what the tool returned. */
+const fakeApi = (request: RecordedRequest) => {
+  if (request.path === "/api/media/transcriptions") return { json: { text: "hello world" } }
+  const body = JSON.parse(request.body.toString("utf8")) as ChatRequest
+  const last = body.messages.at(-1)
+  const n = body.messages.length
+  if (last?.role === "tool") {
+    const result = last.toolResult?.result as { text?: string } | undefined
+    return { json: { content: `Transcript says: ${result?.text ?? last.toolResult?.error}`, messageId: `srv_${n}` } }
+  }
+  if (body.context?.mediaAssets.some((a) => a.kind === "video") && last?.content.includes("transcribe")) {
+    return {
+      json: {
+        content: "",
+        toolCalls: [{ id: `call_${n}`, name: "transcribe_video", args: {} }],
+        messageId: `srv_${n}`
+      }
+    }
+  }
+  return { json: { content: `echo: ${last?.content}`, messageId: `srv_${n}` } }
+}
+
+const chatRequests = (requests: ReadonlyArray<RecordedRequest>) =>
+  requests.filter((r) => r.path === "/api/agent/chat").map((r) => JSON.parse(r.body.toString("utf8")) as ChatRequest)
+
+const storedMessages = (home: string): ReadonlyArray<ChatMessage> =>
+  (JSON.parse(fs.readFileSync(path.join(home, `${chatStoreName}.json`), "utf8")) as {
+    state: { messages: ReadonlyArray<ChatMessage> }
+  }).state.messages
+
+const writeContext = (dir: string) => {
+  const clip = path.join(dir, "clip.mp4")
+  fs.writeFileSync(clip, Uint8Array.from([1, 2, 3, 4]))
+  const file = path.join(dir, "context.json")
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      projectId: "proj_1",
+      activeSceneId: null,
+      mediaAssets: [{ id: "vid_1", name: "Clip", kind: "video", uri: clip }],
+      playbackTimeMs: 0
+    })
+  )
+  return file
+}
+
+describe("switchboard CLI", () => {
+  it.effect("--help lists chat and serve; chat --help lists its flags", () =>
+    Effect.gen(function*() {
+      const top = yield* runCli(["--help"])
+      assert.strictEqual(top.code, 0)
+      assert.match(top.stdout, /SUBCOMMANDS[\s\S]*\bchat\b[\s\S]*\bserve\b/)
+
+      const chat = yield* runCli(["chat", "--help"])
+      assert.strictEqual(chat.code, 0)
+      for (const flag of ["--server", "--token", "--context", "--new"]) assert.include(chat.stdout, flag)
+
+      const serve = yield* runCli(["serve", "--help"])
+      assert.strictEqual(serve.code, 0)
+      assert.include(serve.stdout, "switchboard serve")
+    }))
+
+  it.effect("chat runs the tool loop, prints the answer, and continues the conversation on the next run", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer(fakeApi)
+      const home = tempDir()
+      const contextFile = writeContext(tempDir())
+
+      const first = yield* runCli(["chat", "--server", server.url, "--context", contextFile, "please transcribe"], { home })
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.strictEqual(first.stdout, "Transcript says: hello world\n")
+      assert.include(first.stderr, "running tool transcribe_video")
+      assert.deepStrictEqual(storedMessages(home).map((m) => m.role), ["user", "assistant", "tool", "assistant"])
+      // the file was really uploaded
+      assert.isTrue(server.requests.some((r) => r.path === "/api/media/transcriptions" && r.body.includes(Buffer.from([1, 2, 3, 4]))))
+
+      // history and context persist: the next run sends the whole conversation under the same chatId
+      const second = yield* runCli(["chat", "--server", server.url, "thanks"], { home })
+      assert.strictEqual(second.code, 0, second.stderr)
+      assert.strictEqual(second.stdout, "echo: thanks\n")
+      const requests = chatRequests(server.requests)
+      const last = requests.at(-1)!
+      assert.strictEqual(last.messages.length, 5)
+      assert.strictEqual(last.chatId, requests[0]?.chatId)
+      assert.strictEqual(last.context?.projectId, "proj_1")
+
+      // --new starts over with a new chatId
+      const fresh = yield* runCli(["chat", "--server", server.url, "--new", "hi"], { home })
+      assert.strictEqual(fresh.code, 0, fresh.stderr)
+      const newest = chatRequests(server.requests).at(-1)!
+      assert.strictEqual(newest.messages.length, 1)
+      assert.notStrictEqual(newest.chatId, requests[0]?.chatId)
+    }))
+
+  it.effect("without a message, chat runs one turn per line of stdin", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer(fakeApi)
+      const run = yield* runCli(["chat", "--server", server.url], { input: "first\n\nsecond\n" })
+      assert.strictEqual(run.code, 0, run.stderr)
+      assert.strictEqual(run.stdout, "echo: first\necho: second\n")
+      assert.strictEqual(chatRequests(server.requests).length, 2)
+    }))
+
+  it.effect("an invalid context file is refused with a clear message", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer(fakeApi)
+      const file = path.join(tempDir(), "bad.json")
+      fs.writeFileSync(file, JSON.stringify({ projectId: "p", activeSceneId: null, mediaAssets: [{ id: "a" }] }))
+      const run = yield* runCli(["chat", "--server", server.url, "--context", file, "hi"])
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, `Invalid context file ${file}`)
+      assert.include(run.stderr, "mediaAssets")
+      assert.strictEqual(server.requests.length, 0)
+
+      const missing = yield* runCli(["chat", "--server", server.url, "--context", "/no/such/file.json", "hi"])
+      assert.strictEqual(missing.code, 1)
+      assert.include(missing.stderr, "Cannot read context file /no/such/file.json")
+    }))
+
+  it.effect("an unreachable server: the error on stderr, exit code 1", () =>
+    Effect.gen(function*() {
+      const port = yield* Effect.promise(() =>
+        new Promise<number>((resolve) => {
+          const probe = net.createServer().listen(0, "127.0.0.1", () => {
+            const { port } = probe.address() as net.AddressInfo
+            probe.close(() => resolve(port))
+          })
+        })
+      )
+      const home = tempDir()
+      const run = yield* runCli(["chat", "--server", `http://127.0.0.1:${port}`, "hi"], { home })
+      assert.strictEqual(run.code, 1)
+      assert.strictEqual(run.stdout, "")
+      assert.include(run.stderr, "cannot reach the server")
+      // the user's message is kept for the next attempt
+      assert.deepStrictEqual(storedMessages(home).map((m) => m.content), ["hi"])
+    }))
+})

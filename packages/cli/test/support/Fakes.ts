@@ -1,0 +1,95 @@
+/**
+ * Test doubles: a scripted `ChatTransport` that records every request, a
+ * recording `MediaTranscriber`, fake tools, and stores over memory.
+ */
+import type { AgentContext, ChatRequest, ChatResponse, ToolCall, ToolDefinition, ToolParameter } from "@switchboard/domain"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { ChatTransport, ChatTransportError } from "../../src/agent/ChatTransport.ts"
+import type { MediaTranscriber, MediaUpload } from "../../src/api/MediaTranscriber.ts"
+import { makeAgentStore } from "../../src/stores/AgentStore.ts"
+import { makeChatStore } from "../../src/stores/ChatStore.ts"
+import { memoryStorage } from "../../src/stores/StateStorage.ts"
+
+export type ScriptStep = ChatResponse | ChatTransportError | ((request: ChatRequest) => ChatResponse)
+
+/** Answers with the script's steps in order; past its end, fails like a server would. */
+export const scriptedTransport = (script: ReadonlyArray<ScriptStep>) => {
+  const requests: Array<ChatRequest> = []
+  const layer = ChatTransport.layerTest((request) =>
+    Effect.suspend(() => {
+      // Snapshot: the orchestrator keeps growing its history array after the call.
+      requests.push(structuredClone(request))
+      const step = script[requests.length - 1]
+      if (step === undefined) {
+        return Effect.fail(new ChatTransportError({ message: "script exhausted", status: 500 }))
+      }
+      if (step instanceof ChatTransportError) return Effect.fail(step)
+      return Effect.succeed(typeof step === "function" ? step(request) : step)
+    })
+  )
+  return { layer, requests }
+}
+
+let seq = 0
+export const answer = (content: string): ChatResponse => ({ content, toolCalls: [], messageId: `srv_${++seq}` })
+export const callTools = (...toolCalls: ReadonlyArray<Omit<ToolCall, "id"> & { readonly id?: string }>): ChatResponse => ({
+  content: "",
+  toolCalls: toolCalls.map((call) => ({ ...call, id: call.id ?? `call_${++seq}` })),
+  messageId: `srv_${++seq}`
+})
+
+export const makeStores = () => {
+  const storage = memoryStorage()
+  return { storage, chatStore: makeChatStore(storage), agentStore: makeAgentStore(storage) }
+}
+
+/** A transcriber that records uploads and answers with `text`. */
+export const recordingTranscriber = (text = "Hello from the video") => {
+  const uploads: Array<MediaUpload> = []
+  const transcriber: typeof MediaTranscriber.Service = {
+    transcribe: (upload) =>
+      Effect.sync(() => {
+        uploads.push(upload)
+        return text
+      })
+  }
+  return { transcriber, uploads }
+}
+
+/** A tool that records its calls. */
+export const fakeTool = (
+  name: string,
+  parameters: ReadonlyArray<ToolParameter>,
+  execute: ToolDefinition["execute"] = () => Effect.succeed("ok")
+) => {
+  const calls: Array<Readonly<Record<string, unknown>>> = []
+  const tool: ToolDefinition = {
+    name,
+    description: `fake ${name}`,
+    parameters,
+    execute: (args, context) => {
+      calls.push(args)
+      return execute(args, context)
+    }
+  }
+  return { tool, calls }
+}
+
+export const tempDir = (prefix = "switchboard-cli-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+
+/** A context whose one video asset is a real file holding `bytes`. */
+export const contextWithVideo = (bytes: Uint8Array = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112])) => {
+  const dir = tempDir()
+  const file = path.join(dir, "clip.mp4")
+  fs.writeFileSync(file, bytes)
+  const context: AgentContext = {
+    projectId: "proj_1",
+    activeSceneId: null,
+    mediaAssets: [{ id: "vid_1", name: "Clip", kind: "video", uri: file }],
+    playbackTimeMs: 0
+  }
+  return { context, file, bytes }
+}
