@@ -6,42 +6,14 @@
 import type { ChatMessage, ChatRequest } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { chatStoreName } from "../src/stores/ChatStore.ts"
 import { tempDir } from "./support/Fakes.ts"
+import { runCli } from "./support/RunCli.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
 import type { RecordedRequest } from "./support/FakeServer.ts"
-
-const root = path.resolve(import.meta.dirname, "../../..")
-const node = path.join(root, "node_modules/.bin/node")
-const bin = path.join(root, "packages/cli/bin/switchboard.js")
-
-interface CliRun {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const runCli = (args: ReadonlyArray<string>, options: { readonly home?: string; readonly input?: string } = {}) =>
-  Effect.promise(() =>
-    new Promise<CliRun>((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, SWITCHBOARD_HOME: options.home ?? tempDir() }
-      delete env["SWITCHBOARD_SERVER"]
-      delete env["SWITCHBOARD_TOKEN"]
-      delete env["CHAT_TOKEN"]
-      const child = spawn(node, [bin, ...args], { env, stdio: ["pipe", "pipe", "pipe"] })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-      child.stdin.end(options.input ?? "")
-    })
-  )
 
 /** A fake model: asks for transcribe_video when there is a video, answers with what the tool returned. */
 const fakeApi = (request: RecordedRequest) => {

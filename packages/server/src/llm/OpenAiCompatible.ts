@@ -1,0 +1,86 @@
+/**
+ * The `openai-compatible` provider: the Chat Completions API at
+ * `{LLM_BASE_URL}/chat/completions` (OpenAI itself, or any server speaking its
+ * dialect: vLLM, Ollama, LiteLLM, …) and its `/audio/transcriptions` endpoint.
+ *
+ * It is a thin composition: `OpenAiWire` builds and reads the bodies, a
+ * `ChatCompletionsTransport` moves them, and this module adds the deadline
+ * (`LLM_TIMEOUT_MS`), whose interruption aborts the request in flight.
+ */
+import { Effect, Layer } from "effect"
+import type { Redacted } from "effect"
+import type { ProviderChatParams } from "@switchboard/domain"
+import { ChatCompletionsTransport, timeoutError } from "./ChatCompletionsTransport.ts"
+import type { TransportKind } from "./ChatCompletionsTransport.ts"
+import { buildChatRequest, parseChatCompletion, parseTranscription } from "./OpenAiWire.ts"
+import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
+import type { TranscriptionInput } from "./ProviderAdapter.ts"
+import * as SdkTransport from "./SdkTransport.ts"
+import * as UndiciTransport from "./UndiciTransport.ts"
+
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
+export const DEFAULT_TIMEOUT_MS = 60_000
+export const DEFAULT_TRANSCRIPTION_MODEL = "whisper-1"
+
+export interface OpenAiCompatibleSettings {
+  readonly model: string
+  /** Includes `/v1`, as the SDK's `baseURL` does. */
+  readonly baseUrl: string
+  readonly apiKey: Redacted.Redacted<string>
+  readonly timeoutMs: number
+  readonly transport: TransportKind
+  readonly transcriptionModel: string
+}
+
+/** Fails with `Timeout` after `timeoutMs`; the interruption aborts the HTTP request (its AbortSignal fires). */
+const withDeadline = (timeoutMs: number, what: string) =>
+  Effect.timeoutOrElse({
+    duration: timeoutMs,
+    orElse: () => Effect.fail(timeoutError(`no ${what} within ${timeoutMs} ms`))
+  })
+
+/** Both services over whichever transport is in context. */
+export const layerNoDeps = (
+  settings: OpenAiCompatibleSettings
+): Layer.Layer<ProviderAdapter | Transcriber, never, ChatCompletionsTransport> => {
+  const adapter = Layer.effect(
+    ProviderAdapter,
+    Effect.gen(function*() {
+      const transport = yield* ChatCompletionsTransport
+      return ProviderAdapter.of({
+        chat: (params: ProviderChatParams) =>
+          transport.send(buildChatRequest(params, settings.model)).pipe(
+            withDeadline(settings.timeoutMs, "chat completion"),
+            Effect.flatMap((body) => Effect.fromResult(parseChatCompletion(body))),
+            Effect.withSpan("OpenAiCompatible.chat", {
+              attributes: { model: settings.model, transport: transport.kind }
+            })
+          )
+      })
+    })
+  )
+  const transcriber = Layer.effect(
+    Transcriber,
+    Effect.gen(function*() {
+      const transport = yield* ChatCompletionsTransport
+      return Transcriber.of({
+        transcribe: (input: TranscriptionInput) =>
+          transport.transcribe({ input, model: settings.transcriptionModel }).pipe(
+            withDeadline(settings.timeoutMs, "transcription"),
+            Effect.flatMap((body) => Effect.fromResult(parseTranscription(body))),
+            Effect.withSpan("OpenAiCompatible.transcribe", {
+              attributes: { model: settings.transcriptionModel, transport: transport.kind }
+            })
+          )
+      })
+    })
+  )
+  return Layer.mergeAll(adapter, transcriber)
+}
+
+/** The transport named by `settings.transport`. */
+export const transportLayer = (settings: OpenAiCompatibleSettings): Layer.Layer<ChatCompletionsTransport> =>
+  settings.transport === "sdk" ? SdkTransport.layer(settings) : UndiciTransport.layer(settings)
+
+export const layer = (settings: OpenAiCompatibleSettings): Layer.Layer<ProviderAdapter | Transcriber> =>
+  layerNoDeps(settings).pipe(Layer.provide(transportLayer(settings)))

@@ -1,0 +1,195 @@
+/**
+ * Conversion between the provider-agnostic chat model (`@switchboard/domain`)
+ * and the OpenAI Chat Completions wire format. Pure functions, no I/O: the
+ * transports (`UndiciTransport`, `SdkTransport`) move the bytes, this module
+ * decides what they are, so both transports send and read exactly the same
+ * thing.
+ *
+ * Providers see a message's `content` (plus `toolCalls` / `toolResult`), never
+ * `parts` or `metadata`: data parts are UI payloads.
+ */
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam
+} from "openai/resources/chat/completions"
+import { Result } from "effect"
+import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall, ToolParameter, ToolSchema } from "@switchboard/domain"
+import { ProviderError } from "./ProviderAdapter.ts"
+
+/** The JSON Schema of one parameter: `array` and `object` stay unconstrained (the internal format has no item types). */
+const parameterSchema = (parameter: ToolParameter): Record<string, unknown> => ({
+  type: parameter.type,
+  ...(parameter.description !== undefined && parameter.description !== "" ? { description: parameter.description } : {}),
+  ...(parameter.enum !== undefined && parameter.enum.length > 0 ? { enum: [...parameter.enum] } : {})
+})
+
+/** The `parameters` JSON Schema of a tool: a closed object whose `required` lists the keys declared required. */
+export const toParametersSchema = (parameters: ReadonlyArray<ToolParameter>): Record<string, unknown> => ({
+  type: "object",
+  properties: Object.fromEntries(parameters.map((p) => [p.key, parameterSchema(p)])),
+  required: parameters.filter((p) => p.required).map((p) => p.key),
+  additionalProperties: false
+})
+
+export const toWireTool = (schema: ToolSchema): ChatCompletionFunctionTool => ({
+  type: "function",
+  function: {
+    name: schema.name,
+    ...(schema.description !== "" ? { description: schema.description } : {}),
+    parameters: toParametersSchema(schema.parameters)
+  }
+})
+
+export const toWireTools = (schemas: ReadonlyArray<ToolSchema>): Array<ChatCompletionFunctionTool> =>
+  schemas.map(toWireTool)
+
+/**
+ * The text a provider sees of a message: its `content`, or, when that is empty,
+ * the text of its text parts (a client may carry the text only there). Data
+ * parts never contribute.
+ */
+export const providerText = (message: ChatMessage): string => {
+  if (message.content !== "" || message.parts === undefined) return message.content
+  return message.parts.flatMap((part) => part.type === "text" && "text" in part ? [part.text] : []).join("\n")
+}
+
+/** A tool result as the model reads it: `{"error": …}` when the tool failed, else `{"result": …}`. */
+export const toolResultContent = (toolResult: NonNullable<ChatMessage["toolResult"]>): string =>
+  JSON.stringify(toolResult.error ? { error: toolResult.error } : { result: toolResult.result ?? null })
+
+const toWireMessage = (message: ChatMessage): ChatCompletionMessageParam | undefined => {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: providerText(message) }
+    case "assistant": {
+      const text = providerText(message)
+      if (message.toolCalls === undefined || message.toolCalls.length === 0) return { role: "assistant", content: text }
+      const assistant: ChatCompletionAssistantMessageParam = {
+        role: "assistant",
+        // OpenAI wants null, not "", beside tool calls.
+        content: text === "" ? null : text,
+        tool_calls: message.toolCalls.map((call) => ({
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: JSON.stringify(call.args) }
+        }))
+      }
+      return assistant
+    }
+    case "tool":
+      // The domain schema guarantees a tool message carries its result; a stray one
+      // without it could not name the call it answers, and the provider would reject it.
+      return message.toolResult === undefined
+        ? undefined
+        : { role: "tool", tool_call_id: message.toolResult.toolCallId, content: toolResultContent(message.toolResult) }
+  }
+}
+
+/** The messages of a request: the system prompt first (when there is one), then the conversation. */
+export const toWireMessages = (params: ProviderChatParams): Array<ChatCompletionMessageParam> => {
+  const conversation = params.messages.flatMap((m) => {
+    const wire = toWireMessage(m)
+    return wire === undefined ? [] : [wire]
+  })
+  return params.systemPrompt === ""
+    ? conversation
+    : [{ role: "system", content: params.systemPrompt }, ...conversation]
+}
+
+/** The body of `POST /chat/completions`; `tools` is omitted when no tool is offered. */
+export const buildChatRequest = (params: ProviderChatParams, model: string): ChatCompletionCreateParamsNonStreaming => ({
+  model,
+  messages: toWireMessages(params),
+  ...(params.toolSchemas.length > 0 ? { tools: toWireTools(params.toolSchemas) } : {})
+})
+
+// ---------------------------------------------------------------------------
+// Response side
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const jsonKind = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : `a ${typeof u}`
+
+/**
+ * A tool call's arguments. Models do send broken JSON; that is not a failed
+ * request but a bad call, which the orchestrator reports back to the model as
+ * a tool error. So: `args: {}` plus `invalidArgs` saying what was wrong.
+ */
+export const parseToolArguments = (raw: unknown): { readonly args: Record<string, unknown>; readonly invalidArgs?: string } => {
+  // Some OpenAI-compatible servers send the object itself instead of a JSON string.
+  if (isRecord(raw)) return { args: raw }
+  if (raw === undefined || raw === null) return { args: {} }
+  if (typeof raw !== "string") return { args: {}, invalidArgs: `arguments must be a JSON object, got ${jsonKind(raw)}` }
+  if (raw.trim() === "") return { args: {} }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch (e) {
+    return { args: {}, invalidArgs: `arguments are not valid JSON: ${e instanceof Error ? e.message : String(e)}` }
+  }
+  return isRecord(parsed)
+    ? { args: parsed }
+    : { args: {}, invalidArgs: `arguments must be a JSON object, got ${jsonKind(parsed)}` }
+}
+
+const invalid = (message: string) =>
+  Result.fail(new ProviderError({ reason: "InvalidResponse", message: `Invalid chat completion: ${message}` }))
+
+/**
+ * A Chat Completions answer (parsed JSON, not trusted) → the provider-agnostic
+ * response. Only `choices[0]` is read (we never ask for `n > 1`). A body that is
+ * not a completion is an `InvalidResponse`; a bad tool call is not (see above).
+ */
+export const parseChatCompletion = (body: unknown): Result.Result<ProviderChatResponse, ProviderError> => {
+  if (!isRecord(body)) return invalid(`expected a JSON object, got ${jsonKind(body)}`)
+  const choices = body["choices"]
+  if (!Array.isArray(choices) || choices.length === 0) return invalid("no choices")
+  const choice: unknown = choices[0]
+  const message = isRecord(choice) ? choice["message"] : undefined
+  if (!isRecord(message)) return invalid("choices[0] has no message")
+
+  const content = message["content"]
+  if (content !== undefined && content !== null && typeof content !== "string") {
+    return invalid(`message.content is ${jsonKind(content)}`)
+  }
+
+  const rawCalls = message["tool_calls"]
+  if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls)) {
+    return invalid(`message.tool_calls is ${jsonKind(rawCalls)}`)
+  }
+  const toolCalls: Array<ToolCall> = []
+  for (const [index, raw] of (rawCalls ?? []).entries()) {
+    if (!isRecord(raw)) return invalid(`tool_calls[${index}] is ${jsonKind(raw)}`)
+    // Custom (free-text) tools are never offered, so their calls are not ours to run.
+    if (raw["type"] !== undefined && raw["type"] !== "function") continue
+    const fn = raw["function"]
+    const name = isRecord(fn) ? fn["name"] : undefined
+    if (typeof name !== "string" || name === "") return invalid(`tool_calls[${index}] has no function name`)
+    const id = raw["id"]
+    const { args, invalidArgs } = parseToolArguments(isRecord(fn) ? fn["arguments"] : undefined)
+    toolCalls.push({
+      // A server that omits ids still needs the call to be answerable: derive a stable one.
+      id: typeof id === "string" && id !== "" ? id : `call_${index}`,
+      name,
+      args,
+      ...(invalidArgs !== undefined ? { invalidArgs } : {})
+    })
+  }
+
+  return Result.succeed({
+    content: typeof content === "string" ? content : "",
+    ...(toolCalls.length > 0 ? { toolCalls } : {})
+  })
+}
+
+/** An `/audio/transcriptions` answer (`{ text }`, the default `json` response format) → the text. */
+export const parseTranscription = (body: unknown): Result.Result<string, ProviderError> => {
+  if (isRecord(body) && typeof body["text"] === "string") return Result.succeed(body["text"])
+  return Result.fail(new ProviderError({
+    reason: "InvalidResponse",
+    message: `Invalid transcription: expected { text }, got ${jsonKind(body)}`
+  }))
+}

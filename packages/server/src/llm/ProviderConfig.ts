@@ -1,0 +1,205 @@
+/**
+ * Which provider the chat route talks to, from server-side configuration
+ * (spec: Provider Configuration; CONTRACT.md, Configuration).
+ *
+ * | variable                  | meaning                                                                |
+ * | ------------------------- | ---------------------------------------------------------------------- |
+ * | `LLM_PROVIDER`            | required: `openai-compatible` or `scripted` (`anthropic`: not yet)     |
+ * | `LLM_MODEL`               | required                                                               |
+ * | `LLM_API_KEY`             | required (for every provider; `scripted` ignores its value)            |
+ * | `LLM_BASE_URL`            | optional, includes `/v1`; default `https://api.openai.com/v1`          |
+ * | `LLM_TIMEOUT_MS`          | optional, default 60000: deadline of one provider call                 |
+ * | `LLM_TRANSPORT`           | optional: `undici` (default, pooled) or `sdk` (the `openai` package)   |
+ * | `LLM_TRANSCRIPTION_MODEL` | optional, default `whisper-1`                                          |
+ * | `LLM_SCRIPT`              | the script file, required with `scripted` (format: `Scripted.ts`)      |
+ *
+ * The server starts without any of them: `ProviderLayer` always builds, and
+ * when the configuration is incomplete or invalid its adapter fails every call
+ * with `NotConfigured` naming the variables to fix. An empty value counts as
+ * missing (a `LLM_API_KEY=` line in an env file is not a key).
+ */
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { transportKinds } from "./ChatCompletionsTransport.ts"
+import type { TransportKind } from "./ChatCompletionsTransport.ts"
+import * as NotConfigured from "./NotConfigured.ts"
+import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import type { OpenAiCompatibleSettings } from "./OpenAiCompatible.ts"
+import type { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
+import { displayUrl } from "./Redact.ts"
+import * as Scripted from "./Scripted.ts"
+
+/** The values the contract names; `anthropic` is accepted by name but not implemented in this phase. */
+export const providerNames = ["openai-compatible", "anthropic", "scripted"] as const
+
+/** The raw variables, each absent when unset or blank. */
+export interface ProviderEnv {
+  readonly LLM_PROVIDER?: string
+  readonly LLM_MODEL?: string
+  readonly LLM_API_KEY?: Redacted.Redacted<string>
+  readonly LLM_BASE_URL?: string
+  readonly LLM_TIMEOUT_MS?: string
+  readonly LLM_TRANSPORT?: string
+  readonly LLM_TRANSCRIPTION_MODEL?: string
+  readonly LLM_SCRIPT?: string
+}
+
+/** The outcome of reading the configuration: what `ProviderLayer` builds. */
+export type ResolvedProvider =
+  | { readonly kind: "openai-compatible"; readonly settings: OpenAiCompatibleSettings }
+  | { readonly kind: "scripted"; readonly model: string; readonly scriptPath: string }
+  | { readonly kind: "not-configured"; readonly error: ProviderError }
+
+const notConfigured = (error: ProviderError): ResolvedProvider => ({ kind: "not-configured", error })
+
+const invalid = (name: string, value: string, expected: string): ProviderError =>
+  NotConfigured.notConfigured([name], `invalid ${name} ${JSON.stringify(value)} (expected ${expected})`)
+
+const parseBaseUrl = (raw: string | undefined): string | ProviderError => {
+  if (raw === undefined) return OpenAiCompatible.DEFAULT_BASE_URL
+  try {
+    const url = new URL(raw)
+    if (url.protocol === "http:" || url.protocol === "https:") return raw.replace(/\/+$/, "")
+  } catch {
+    // reported below
+  }
+  return invalid("LLM_BASE_URL", raw, "an http(s) URL such as https://api.openai.com/v1")
+}
+
+const parseTimeout = (raw: string | undefined): number | ProviderError => {
+  if (raw === undefined) return OpenAiCompatible.DEFAULT_TIMEOUT_MS
+  const n = Number(raw)
+  return /^\d+$/.test(raw) && n > 0 && Number.isSafeInteger(n) ? n : invalid("LLM_TIMEOUT_MS", raw, "a positive number of milliseconds")
+}
+
+const parseTransport = (raw: string | undefined): TransportKind | ProviderError => {
+  if (raw === undefined) return "undici"
+  const kind = transportKinds.find((k) => k === raw)
+  return kind ?? invalid("LLM_TRANSPORT", raw, transportKinds.join(" or "))
+}
+
+/**
+ * The pure selection: which adapter the variables call for, or why none can be
+ * built. Missing required variables are reported together, in the order
+ * LLM_PROVIDER, LLM_MODEL, LLM_API_KEY; an invalid value after that.
+ */
+export const resolveProvider = (env: ProviderEnv): ResolvedProvider => {
+  const { LLM_PROVIDER: provider, LLM_MODEL: model, LLM_API_KEY: apiKey } = env
+  if (provider === undefined || model === undefined || apiKey === undefined) {
+    return notConfigured(NotConfigured.missingVariables([
+      ...(provider === undefined ? ["LLM_PROVIDER"] : []),
+      ...(model === undefined ? ["LLM_MODEL"] : []),
+      ...(apiKey === undefined ? ["LLM_API_KEY"] : [])
+    ]))
+  }
+  switch (provider) {
+    case "openai-compatible": {
+      const baseUrl = parseBaseUrl(env.LLM_BASE_URL)
+      if (typeof baseUrl !== "string") return notConfigured(baseUrl)
+      const timeoutMs = parseTimeout(env.LLM_TIMEOUT_MS)
+      if (typeof timeoutMs !== "number") return notConfigured(timeoutMs)
+      const transport = parseTransport(env.LLM_TRANSPORT)
+      if (typeof transport !== "string") return notConfigured(transport)
+      return {
+        kind: "openai-compatible",
+        settings: {
+          model,
+          baseUrl,
+          apiKey,
+          timeoutMs,
+          transport,
+          transcriptionModel: env.LLM_TRANSCRIPTION_MODEL ?? OpenAiCompatible.DEFAULT_TRANSCRIPTION_MODEL
+        }
+      }
+    }
+    case "scripted":
+      return env.LLM_SCRIPT === undefined
+        ? notConfigured(NotConfigured.missingVariables(["LLM_SCRIPT"]))
+        : { kind: "scripted", model, scriptPath: env.LLM_SCRIPT }
+    case "anthropic":
+      return notConfigured(NotConfigured.notConfigured(
+        ["LLM_PROVIDER"],
+        `LLM_PROVIDER "anthropic" is not supported yet (use openai-compatible or scripted)`
+      ))
+    default:
+      return notConfigured(invalid("LLM_PROVIDER", provider, providerNames.join(", ")))
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reading the variables with Effect Config (tests swap the ConfigProvider)
+
+const isBlank = (s: string) => s.trim() === ""
+
+/** An optional variable; blank or unreadable counts as absent (the operator sees it as missing). */
+const optionalString = (name: string) =>
+  Config.option(Config.String(name)).pipe(
+    Config.map(Option.filter((s: string) => !isBlank(s))),
+    Config.map(Option.map((s: string) => s.trim())),
+    Effect.orElseSucceed(() => Option.none<string>())
+  )
+
+const optionalRedacted = (name: string) =>
+  Config.option(Config.Redacted(name)).pipe(
+    Config.map(Option.filter((r: Redacted.Redacted<string>) => !isBlank(Redacted.value(r)))),
+    Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+  )
+
+const stringNames = [
+  "LLM_PROVIDER",
+  "LLM_MODEL",
+  "LLM_BASE_URL",
+  "LLM_TIMEOUT_MS",
+  "LLM_TRANSPORT",
+  "LLM_TRANSCRIPTION_MODEL",
+  "LLM_SCRIPT"
+] as const
+
+/** The variables from the current ConfigProvider (the environment, by default). */
+export const readProviderEnv: Effect.Effect<ProviderEnv> = Effect.gen(function*() {
+  const env: Record<string, string | Redacted.Redacted<string>> = {}
+  for (const name of stringNames) {
+    const value = yield* optionalString(name)
+    if (Option.isSome(value)) env[name] = value.value
+  }
+  const apiKey = yield* optionalRedacted("LLM_API_KEY")
+  if (Option.isSome(apiKey)) env["LLM_API_KEY"] = apiKey.value
+  return env as ProviderEnv
+})
+
+/** Read and resolve: the testable "which adapter does the route get" step. */
+export const loadProvider: Effect.Effect<ResolvedProvider> = Effect.map(readProviderEnv, resolveProvider)
+
+/** The layer of a resolved provider. */
+export const layerFor = (resolved: ResolvedProvider): Layer.Layer<ProviderAdapter | Transcriber> => {
+  switch (resolved.kind) {
+    case "openai-compatible":
+      return OpenAiCompatible.layer(resolved.settings)
+    case "scripted":
+      return Scripted.layer(resolved.scriptPath)
+    case "not-configured":
+      return NotConfigured.layer(resolved.error)
+  }
+}
+
+/**
+ * `ProviderAdapter` and `Transcriber`, chosen by configuration. Never fails to
+ * build: a missing or invalid configuration yields the `NotConfigured` adapter.
+ */
+export const ProviderLayer: Layer.Layer<ProviderAdapter | Transcriber> = Layer.unwrap(
+  loadProvider.pipe(
+    // One line at startup, so a misconfiguration shows before the first chat call fails.
+    Effect.tap((resolved) => {
+      switch (resolved.kind) {
+        case "openai-compatible":
+          return Effect.logInfo(
+            `LLM provider: openai-compatible, model ${resolved.settings.model} at ${displayUrl(resolved.settings.baseUrl)} (transport ${resolved.settings.transport})`
+          )
+        case "scripted":
+          return Effect.logInfo(`LLM provider: scripted, script ${resolved.scriptPath}`)
+        case "not-configured":
+          return Effect.logWarning(`${resolved.error.message}; chat and transcription calls will fail with 502`)
+      }
+    }),
+    Effect.map(layerFor)
+  )
+)

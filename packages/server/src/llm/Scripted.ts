@@ -1,0 +1,218 @@
+/**
+ * The `scripted` provider: deterministic answers from a JSON script (the file
+ * at `LLM_SCRIPT`), for demos and tests that must not depend on a model.
+ *
+ * The answer is a pure function of the conversation: no counters, no clock,
+ * so every server replica answers a given conversation alike, and a replayed
+ * conversation gets the same answer (tool call ids included).
+ *
+ * Script format (JSON; unknown keys are rejected, so a typo fails loudly):
+ *
+ * ```jsonc
+ * {
+ *   "description": "free text, ignored",
+ *   "rules": [                      // tried in order; the first whose `when` matches answers
+ *     {
+ *       "description": "free text, ignored",
+ *       "when": {                   // every condition given must hold; no `when` = always
+ *         "lastRole": "user",       // role of the last message: system | user | assistant | tool
+ *         "contains": "transcribe", // case-insensitive substring of the last message's text
+ *                                   // (a tool message without content: its result as text)
+ *         "tool": "transcribe_video", // the last message is the result of this tool
+ *         "toolError": false        // ...and that result is (true) / is not (false) an error
+ *       },
+ *       "reply": {
+ *         "content": "Here is the transcription: {{lastToolResult}}",
+ *         "toolCalls": [{ "name": "transcribe_video", "args": {} }]
+ *       }
+ *     }
+ *   ],
+ *   "fallback": { "content": "You said: {{lastUserMessage}}" },  // when no rule matches
+ *   "transcription": "text the transcriber returns for {{fileName}} ({{byteSize}} bytes)"
+ * }
+ * ```
+ *
+ * Placeholders, in `content` and in string values of tool call `args`:
+ * `{{lastUserMessage}}` (text of the latest user message) and
+ * `{{lastToolResult}}` (the latest tool message's error, or its result: a
+ * string as is, anything else as JSON). In `transcription`: `{{fileName}}`,
+ * `{{byteSize}}`. Tool call ids are `call_<number of messages>_<index>`.
+ */
+import { Effect, Layer, Schema } from "effect"
+import { readFile } from "node:fs/promises"
+import { resolve } from "node:path"
+import { Role } from "@switchboard/domain"
+import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } from "@switchboard/domain"
+import * as NotConfigured from "./NotConfigured.ts"
+import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
+import type { ProviderError, TranscriptionInput } from "./ProviderAdapter.ts"
+import { providerText, toolResultContent } from "./OpenAiWire.ts"
+
+// ---------------------------------------------------------------------------
+// Format
+
+const Description = Schema.optionalKey(Schema.String)
+
+export const ScriptedToolCall = Schema.Struct({
+  name: Schema.NonEmptyString,
+  args: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+})
+
+export const ScriptedReply = Schema.Struct({
+  content: Schema.optionalKey(Schema.String),
+  toolCalls: Schema.optionalKey(Schema.Array(ScriptedToolCall))
+})
+export type ScriptedReply = typeof ScriptedReply.Type
+
+export const ScriptedCondition = Schema.Struct({
+  lastRole: Schema.optionalKey(Role),
+  contains: Schema.optionalKey(Schema.String),
+  tool: Schema.optionalKey(Schema.String),
+  toolError: Schema.optionalKey(Schema.Boolean)
+})
+export type ScriptedCondition = typeof ScriptedCondition.Type
+
+export const ScriptedRule = Schema.Struct({
+  description: Description,
+  when: Schema.optionalKey(ScriptedCondition),
+  reply: ScriptedReply
+})
+
+export const Script = Schema.Struct({
+  description: Description,
+  rules: Schema.optionalKey(Schema.Array(ScriptedRule)),
+  fallback: Schema.optionalKey(ScriptedReply),
+  transcription: Schema.optionalKey(Schema.String)
+})
+export type Script = typeof Script.Type
+
+/** When no rule matches and the script has no `fallback`. */
+export const DEFAULT_FALLBACK = "(the script has no reply for this conversation)"
+
+// ---------------------------------------------------------------------------
+// Answering (pure)
+
+const lastOf = <A>(items: ReadonlyArray<A>, predicate: (a: A) => boolean): A | undefined => {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as A
+    if (predicate(item)) return item
+  }
+  return undefined
+}
+
+/** The text a rule's `contains` looks into: what a provider would read of the message. */
+const matchText = (message: ChatMessage): string =>
+  message.role === "tool" && message.content === "" && message.toolResult !== undefined
+    ? toolResultContent(message.toolResult)
+    : providerText(message)
+
+const toolResultText = (message: ChatMessage | undefined): string => {
+  const result = message?.toolResult
+  if (result === undefined) return ""
+  if (result.error) return result.error
+  return typeof result.result === "string" ? result.result : JSON.stringify(result.result ?? null)
+}
+
+export const matches = (condition: ScriptedCondition | undefined, messages: ReadonlyArray<ChatMessage>): boolean => {
+  if (condition === undefined) return true
+  const last = messages.at(-1)
+  if (condition.lastRole !== undefined && last?.role !== condition.lastRole) return false
+  if (condition.contains !== undefined) {
+    if (last === undefined || !matchText(last).toLowerCase().includes(condition.contains.toLowerCase())) return false
+  }
+  if (condition.tool !== undefined || condition.toolError !== undefined) {
+    const result = last?.role === "tool" ? last.toolResult : undefined
+    if (result === undefined) return false
+    if (condition.tool !== undefined && result.name !== condition.tool) return false
+    if (condition.toolError !== undefined && Boolean(result.error) !== condition.toolError) return false
+  }
+  return true
+}
+
+const fill = (template: string, values: Readonly<Record<string, string>>): string =>
+  template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, name: string) => values[name] ?? whole)
+
+const fillDeep = (value: unknown, values: Readonly<Record<string, string>>): unknown => {
+  if (typeof value === "string") return fill(value, values)
+  if (Array.isArray(value)) return value.map((v) => fillDeep(v, values))
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillDeep(v, values)]))
+  }
+  return value
+}
+
+/** The scripted answer to a conversation: the first matching rule's reply, else the fallback. */
+export const answer = (script: Script, params: ProviderChatParams): ProviderChatResponse => {
+  const { messages } = params
+  const rule = (script.rules ?? []).find((r) => matches(r.when, messages))
+  const reply: ScriptedReply = rule?.reply ?? script.fallback ?? { content: DEFAULT_FALLBACK }
+  const values = {
+    lastUserMessage: (() => {
+      const user = lastOf(messages, (m) => m.role === "user")
+      return user === undefined ? "" : providerText(user)
+    })(),
+    lastToolResult: toolResultText(lastOf(messages, (m) => m.role === "tool"))
+  }
+  const toolCalls: Array<ToolCall> = (reply.toolCalls ?? []).map((call, index) => ({
+    id: `call_${messages.length}_${index}`,
+    name: call.name,
+    args: fillDeep(call.args ?? {}, values) as Record<string, unknown>
+  }))
+  return {
+    content: fill(reply.content ?? "", values),
+    ...(toolCalls.length > 0 ? { toolCalls } : {})
+  }
+}
+
+/** The scripted transcription of an upload: the script's text, or a sentence visibly derived from the file. */
+export const transcription = (script: Script, input: TranscriptionInput): string =>
+  fill(
+    script.transcription ?? "Scripted transcription of {{fileName}} ({{byteSize}} bytes).",
+    { fileName: input.fileName, byteSize: String(input.data.byteLength) }
+  )
+
+// ---------------------------------------------------------------------------
+// Loading and layers
+
+const decodeScript = Schema.decodeUnknownEffect(Script, { onExcessProperty: "error" })
+
+/** Reads and validates the script; any problem is the operator's to fix, hence `NotConfigured`. */
+export const loadScript = (path: string): Effect.Effect<Script, ProviderError> => {
+  const absolute = resolve(path)
+  const problem = (detail: string) => NotConfigured.notConfigured(["LLM_SCRIPT"], `the LLM_SCRIPT file ${absolute} ${detail}`)
+  return Effect.tryPromise({
+    try: () => readFile(absolute, "utf8"),
+    catch: (e) => problem(`cannot be read: ${e instanceof Error ? e.message : String(e)}`)
+  }).pipe(
+    Effect.flatMap((text) =>
+      Effect.try({
+        try: () => JSON.parse(text) as unknown,
+        catch: (e) => problem(`is not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
+      })
+    ),
+    Effect.flatMap((json) =>
+      decodeScript(json).pipe(
+        // One line for the logs: "Expected … at ["rules"][0]…".
+        Effect.mapError((e) => problem(`is not a valid script: ${e.message.replace(/\s*\n\s*/g, " ")}`))
+      )
+    )
+  )
+}
+
+/** Both services answering from an in-memory script (handy in tests). */
+export const layerFromScript = (script: Script): Layer.Layer<ProviderAdapter | Transcriber> =>
+  Layer.mergeAll(
+    Layer.succeed(ProviderAdapter, ProviderAdapter.of({ chat: (params) => Effect.succeed(answer(script, params)) })),
+    Layer.succeed(Transcriber, Transcriber.of({ transcribe: (input) => Effect.succeed(transcription(script, input)) }))
+  )
+
+/**
+ * Both services from the script file, read once when the layer is built. A bad
+ * file does not stop the server: every call then fails with `NotConfigured`.
+ */
+export const layer = (path: string): Layer.Layer<ProviderAdapter | Transcriber> =>
+  Layer.unwrap(
+    loadScript(path).pipe(
+      Effect.match({ onFailure: NotConfigured.layer, onSuccess: layerFromScript })
+    )
+  )

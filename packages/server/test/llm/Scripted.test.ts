@@ -1,0 +1,171 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { TranscribeVideo } from "@switchboard/domain"
+import type { ProviderChatParams } from "@switchboard/domain"
+import { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
+import * as Scripted from "../../src/llm/Scripted.ts"
+import type { Script } from "../../src/llm/Scripted.ts"
+import { assistant, message, params, toolMessage, user } from "./Messages.ts"
+
+const demoScript = fileURLToPath(new URL("../../../../examples/scripted-demo.json", import.meta.url))
+
+const scratch = mkdtempSync(join(tmpdir(), "scripted-test-"))
+const writeScript = (name: string, content: string) => {
+  const path = join(scratch, name)
+  writeFileSync(path, content)
+  return path
+}
+
+const chat = (layer: ReturnType<typeof Scripted.layer>, chatParams: ProviderChatParams) =>
+  ProviderAdapter.use((adapter) => adapter.chat(chatParams)).pipe(Effect.provide(layer))
+
+const script: Script = {
+  rules: [
+    { when: { lastRole: "user", contains: "WEATHER" }, reply: { content: "Checking.", toolCalls: [{ name: "get_weather", args: { city: "{{lastUserMessage}}" } }] } },
+    { when: { tool: "get_weather", toolError: true }, reply: { content: "Failed: {{lastToolResult}}" } },
+    { when: { tool: "get_weather" }, reply: { content: "Weather: {{lastToolResult}}" } },
+    { when: { lastRole: "tool" }, reply: { content: "Some other tool answered." } },
+    { when: { lastRole: "user" }, reply: { content: "Echo: {{lastUserMessage}} / {{unknownPlaceholder}}" } }
+  ],
+  fallback: { content: "fallback" }
+}
+
+describe("Scripted: rules", () => {
+  it("the first matching rule wins; contains is case-insensitive; placeholders fill content and args", () => {
+    const response = Scripted.answer(script, params([user("hello"), assistant("hi"), user("What's the weather in Oslo?")]))
+    assert.deepStrictEqual(response, {
+      content: "Checking.",
+      toolCalls: [{ id: "call_3_0", name: "get_weather", args: { city: "What's the weather in Oslo?" } }]
+    })
+  })
+
+  it("matches on the tool whose result is last, and on whether it failed", () => {
+    const base = [user("weather?"), assistant("", { toolCalls: [{ id: "call_1_0", name: "get_weather", args: {} }] })]
+    assert.strictEqual(
+      Scripted.answer(script, params([...base, toolMessage("call_1_0", "get_weather", { result: "sunny" })])).content,
+      "Weather: sunny"
+    )
+    assert.strictEqual(
+      Scripted.answer(script, params([...base, toolMessage("call_1_0", "get_weather", { result: { temp: 21 } })])).content,
+      "Weather: {\"temp\":21}"
+    )
+    assert.strictEqual(
+      Scripted.answer(script, params([...base, toolMessage("call_1_0", "get_weather", { error: "no network" })])).content,
+      "Failed: no network"
+    )
+    assert.strictEqual(
+      Scripted.answer(script, params([...base, toolMessage("call_1_0", "other_tool", { result: 1 })])).content,
+      "Some other tool answered."
+    )
+  })
+
+  it("leaves unknown placeholders as they are and omits toolCalls when the reply has none", () => {
+    assert.deepStrictEqual(Scripted.answer(script, params([user("hi")])), { content: "Echo: hi / {{unknownPlaceholder}}" })
+  })
+
+  it("uses the fallback, then a fixed sentence, when nothing matches", () => {
+    assert.deepStrictEqual(Scripted.answer(script, params([assistant("alone")])), { content: "fallback" })
+    assert.deepStrictEqual(Scripted.answer({}, params([user("x")])), { content: Scripted.DEFAULT_FALLBACK })
+  })
+
+  it("is a pure function of the conversation: same input, same answer, same ids", () => {
+    const conversation = params([user("weather please")], [TranscribeVideo])
+    const first = Scripted.answer(script, conversation)
+    const again = Scripted.answer(script, params([user("weather please")], [TranscribeVideo]))
+    assert.deepStrictEqual(first, again)
+    // Ids derive from the conversation's length: a later turn gets new ones.
+    const later = Scripted.answer(script, params([user("weather please"), assistant("?"), user("weather again")]))
+    assert.strictEqual(later.toolCalls?.[0]?.id, "call_3_0")
+  })
+
+  it("reads a tool message's result when its content is empty, for contains", () => {
+    const rules: Script = { rules: [{ when: { contains: "SUNNY" }, reply: { content: "found" } }] }
+    assert.strictEqual(Scripted.answer(rules, params([toolMessage("c", "t", { result: "sunny" })])).content, "found")
+  })
+
+  it("transcribes with the script's text, or a sentence derived from the upload", () => {
+    const input = { data: new Uint8Array(42), fileName: "clip.mp4", mediaType: "video/mp4" }
+    assert.strictEqual(Scripted.transcription({}, input), "Scripted transcription of clip.mp4 (42 bytes).")
+    assert.strictEqual(Scripted.transcription({ transcription: "Hello from {{fileName}}" }, input), "Hello from clip.mp4")
+  })
+})
+
+describe("Scripted: the demo script", () => {
+  const layer = Scripted.layer(demoScript)
+
+  it.effect("calls transcribe_video, then shows the transcription, else echoes", () =>
+    Effect.gen(function*() {
+      const ask = user("Please TRANSCRIBE my video")
+      const first = yield* chat(layer, params([ask], [TranscribeVideo]))
+      assert.deepStrictEqual(first.toolCalls, [{ id: "call_1_0", name: "transcribe_video", args: {} }])
+
+      const second = yield* chat(layer, params([
+        ask,
+        assistant(first.content, { toolCalls: first.toolCalls ?? [] }),
+        toolMessage("call_1_0", "transcribe_video", { result: "hello world" })
+      ], [TranscribeVideo]))
+      assert.deepStrictEqual(second, { content: "Here is the transcription: hello world" })
+
+      const echo = yield* chat(layer, params([user("good morning")]))
+      assert.include(echo.content, "good morning")
+      assert.isUndefined(echo.toolCalls)
+    }))
+
+  it.effect("transcribes an upload with a sentence naming the file and its size", () =>
+    Effect.gen(function*() {
+      const text = yield* Transcriber.use((t) =>
+        t.transcribe({ data: new Uint8Array(2048), fileName: "talk.webm", mediaType: "video/webm" })
+      ).pipe(Effect.provide(layer))
+      assert.strictEqual(text, "Scripted transcription of talk.webm (2048 bytes).")
+    }))
+})
+
+describe("Scripted: a bad script file", () => {
+  const failure = (path: string) =>
+    Effect.gen(function*() {
+      const error = yield* chat(Scripted.layer(path), params([user("hi")])).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "NotConfigured")
+      assert.deepStrictEqual(error.missing, ["LLM_SCRIPT"])
+      assert.match(error.message, /^LLM provider not configured: /)
+      // The transcriber is just as unusable.
+      const transcription = yield* Transcriber.use((t) =>
+        t.transcribe({ data: new Uint8Array(1), fileName: "a", mediaType: "audio/wav" })
+      ).pipe(Effect.provide(Scripted.layer(path)), Effect.flip)
+      assert.strictEqual(transcription.reason, "NotConfigured")
+      return error.message
+    })
+
+  it.effect("missing file → NotConfigured", () =>
+    Effect.gen(function*() {
+      const message = yield* failure(join(scratch, "nope.json"))
+      assert.include(message, "cannot be read")
+    }))
+
+  it.effect("invalid JSON → NotConfigured", () =>
+    Effect.gen(function*() {
+      const message = yield* failure(writeScript("broken.json", "{ rules: "))
+      assert.include(message, "is not valid JSON")
+    }))
+
+  it.effect("a typo in a key → NotConfigured naming it", () =>
+    Effect.gen(function*() {
+      const message = yield* failure(writeScript("typo.json", JSON.stringify({ rules: [{ when: { contain: "x" }, reply: {} }] })))
+      assert.include(message, "[\"contain\"]")
+      assert.notInclude(message, "\n")
+    }))
+
+  it.effect("a wrong type → NotConfigured", () =>
+    Effect.gen(function*() {
+      yield* failure(writeScript("type.json", JSON.stringify({ rules: [{ when: { lastRole: "robot" }, reply: { content: 1 } }] })))
+    }))
+
+  it.effect("a valid file loads", () =>
+    Effect.gen(function*() {
+      const path = writeScript("ok.json", JSON.stringify({ fallback: { content: "fine" } }))
+      assert.deepStrictEqual(yield* chat(Scripted.layer(path), params([message("system", "x")])), { content: "fine" })
+    }))
+})
