@@ -10,34 +10,42 @@
 import { Schema } from "effect"
 
 const NUL = "\u0000"
+const NUL_ISSUE = "must not contain the NUL character (\\u0000)"
 
-const findNul = (value: unknown, path: Array<PropertyKey>): Array<PropertyKey> | undefined => {
-  if (typeof value === "string") return value.includes(NUL) ? path : undefined
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, i])
-      if (found) return found
+/** Deeper JSON is refused: nothing legitimate nests this far, and deep values exhaust recursive code downstream. */
+export const MAX_JSON_DEPTH = 64
+
+type Finding = { readonly path: ReadonlyArray<PropertyKey>; readonly issue: string }
+
+/** The first NUL (in a string or a key) or excessive depth, walked without recursion. */
+const inspect = (root: unknown): Finding | undefined => {
+  const stack: Array<{ value: unknown; path: ReadonlyArray<PropertyKey> }> = [{ value: root, path: [] }]
+  while (stack.length > 0) {
+    const { path, value } = stack.pop()!
+    if (typeof value === "string") {
+      if (value.includes(NUL)) return { path, issue: NUL_ISSUE }
+      continue
     }
-    return undefined
-  }
-  if (value !== null && typeof value === "object") {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key.includes(NUL)) return [...path, key]
-      const found = findNul(inner, [...path, key])
-      if (found) return found
+    if (value === null || typeof value !== "object") continue
+    if (path.length >= MAX_JSON_DEPTH) return { path, issue: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }
+    const entries: Array<[PropertyKey, unknown]> = Array.isArray(value)
+      ? value.map((inner, i) => [i, inner])
+      : Object.entries(value)
+    // Reversed onto the stack so the first offending path in document order is the one reported.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, inner] = entries[i]!
+      if (typeof key === "string" && key.includes(NUL)) return { path: [...path, key], issue: NUL_ISSUE }
+      stack.push({ value: inner, path: [...path, key] })
     }
   }
   return undefined
 }
 
-const noNulDeep = Schema.makeFilter<unknown>((value) => {
-  const path = findNul(value, [])
-  return path === undefined ? undefined : { path, issue: "must not contain the NUL character (\\u0000)" }
-})
+const noNulDeep = Schema.makeFilter<unknown>((value) => inspect(value))
 
 /** A string that PostgreSQL can store. */
 export const Text = Schema.String.check(
-  Schema.makeFilter((s: string) => s.includes(NUL) ? "must not contain the NUL character (\\u0000)" : undefined)
+  Schema.makeFilter((s: string) => s.includes(NUL) ? NUL_ISSUE : undefined)
 )
 
 /** A non-empty {@link Text}. */

@@ -91,6 +91,17 @@ describe("chat route", () => {
         assert.strictEqual(badJson.status, 400)
         assert.strictEqual(badJson.json.code, "invalid_request")
 
+        const deep = `{"messages":[{"id":"1","role":"user","content":"x","timestamp":1,"metadata":${"{\"a\":".repeat(50_000)}1${"}".repeat(50_000)}}]}`
+        const tooDeep = yield* postJson("/api/agent/chat", deep)
+        assert.strictEqual(tooDeep.status, 400, "deep nesting is refused, not a stack overflow")
+        assert.include(tooDeep.json.error, "deeper than 64")
+
+        for (const body of ["null", "[]", "\"text\"", "{\"messages\":\"x\"}", "{\"messages\":[]}"]) {
+          const res = yield* postJson("/api/agent/chat", body)
+          assert.strictEqual(res.status, 400, body)
+          assert.strictEqual(res.json.code, "invalid_request", body)
+        }
+
         const badChatId = yield* postJson("/api/agent/chat", { messages: [user("u1", "x")], chatId: "has space" })
         assert.strictEqual(badChatId.status, 400)
         assert.include(badChatId.json.error, "chatId")
