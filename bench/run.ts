@@ -15,7 +15,7 @@
  *   3. chat route, LLM_TRANSPORT=undici, no chatId       (no database write)
  *   4. chat route, LLM_TRANSPORT=undici, a distinct chatId per request (write-ahead turn on PGlite)
  *   5. chat route, LLM_TRANSPORT=sdk, no chatId
- *   6. chat route, LLM_TRANSPORT=undici, request log off (`bench/quiet-server.ts`; skip with --no-quiet)
+ *   6. chat route, LLM_TRANSPORT=undici, LOG_LEVEL=warn, so no line per request (skip with --no-quiet)
  *
  * Options (flag or environment variable):
  *   --duration=3            BENCH_DURATION            measured phase, seconds (or --requests, whichever first)
@@ -87,7 +87,6 @@ const options = {
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const ROOT = here("../")
 const SERVER_MAIN = here("../packages/server/src/main.ts")
-const QUIET_SERVER = here("./quiet-server.ts")
 const UPSTREAM = here("./upstream.ts")
 const PROXY = here("./proxy.ts")
 
@@ -227,7 +226,7 @@ let serverCount = 0
 /** The real server in its own process, answering `/healthz`. */
 const startServer = async (
   name: string,
-  entry: string,
+  logLevel: "info" | "warn",
   transport: "undici" | "sdk",
   upstreamPort: number
 ): Promise<ServerProcess> => {
@@ -244,14 +243,15 @@ const startServer = async (
     LLM_TRANSPORT: transport,
     PORT: String(port),
     DATA_DIR: join(workDir, `data-${n}`),
-    LOG_FORMAT: "json"
+    LOG_FORMAT: "json",
+    LOG_LEVEL: logLevel
   })
   // Log to a file, as a deployed server would: no pipe back into the load generator's event loop.
   const fd = openSync(logFile, "a")
   const profile = options.cpuProfDir === undefined
     ? []
     : ["--cpu-prof", `--cpu-prof-dir=${resolve(options.cpuProfDir)}`, `--cpu-prof-name=server-${n}-${transport}.cpuprofile`]
-  const child = track(spawn(process.execPath, [...profile, entry], { cwd: ROOT, env, stdio: ["ignore", fd, fd] }))
+  const child = track(spawn(process.execPath, [...profile, SERVER_MAIN], { cwd: ROOT, env, stdio: ["ignore", fd, fd] }))
   closeSync(fd)
 
   const started = Date.now()
@@ -503,9 +503,9 @@ const main = async () => {
     })
   }
 
-  const route = (name: string, entry: string, transport: "undici" | "sdk", withPersisted: boolean) =>
+  const route = (name: string, logLevel: "info" | "warn", transport: "undici" | "sdk", withPersisted: boolean) =>
     attempt(name, async () => {
-      const server = await startServer(name, entry, transport, upstream.port)
+      const server = await startServer(name, logLevel, transport, upstream.port)
       try {
         await measureRoute(name, server, withPersisted)
       } finally {
@@ -541,9 +541,9 @@ const main = async () => {
     if (errorLines.length > 0) console.log(`    server logged ${errorLines.length} errors, first: ${errorLines[0]!.slice(0, 300)}`)
   }
 
-  await route("chat route (LLM_TRANSPORT=undici)", SERVER_MAIN, "undici", true)
-  await route("chat route (LLM_TRANSPORT=sdk)", SERVER_MAIN, "sdk", false)
-  if (options.quiet) await route("chat route (undici, request log off)", QUIET_SERVER, "undici", false)
+  await route("chat route (LLM_TRANSPORT=undici)", "info", "undici", true)
+  await route("chat route (LLM_TRANSPORT=sdk)", "info", "sdk", false)
+  if (options.quiet) await route("chat route (undici, LOG_LEVEL=warn: no request log)", "warn", "undici", false)
 
   await stop(upstream.child)
 

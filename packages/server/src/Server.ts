@@ -5,7 +5,8 @@
  */
 import { NodeHttpServer, NodeServices } from "@effect/platform-node"
 import { Api } from "@switchboard/domain"
-import { Config, Effect, Layer, Logger } from "effect"
+import { Config, Effect, Layer, Logger, References } from "effect"
+import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { createServer } from "node:http"
@@ -57,10 +58,22 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
     )
   }))
 
-/** `LOG_FORMAT=json` for log shippers; the default is the readable console format. */
+const LEVELS: Record<string, LogLevel.LogLevel> = {
+  trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", none: "None"
+}
+
+/**
+ * `LOG_FORMAT=json` for log shippers (default: the readable console format);
+ * `LOG_LEVEL` (default `info`, which includes one line per HTTP request; `warn`
+ * drops those).
+ */
 export const LoggerLive = Layer.unwrap(Effect.gen(function*() {
-  const format = yield* Config.String("LOG_FORMAT").pipe(Config.withDefault("pretty"))
-  return format === "json" ? Logger.layer([Logger.consoleJson]) : Layer.empty
+  const format = yield* Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty"))
+  const level = yield* Config.Literals(Object.keys(LEVELS), "LOG_LEVEL").pipe(Config.withDefault("info"))
+  return Layer.mergeAll(
+    format === "json" ? Logger.layer([Logger.consoleJson]) : Layer.empty,
+    Layer.succeed(References.MinimumLogLevel, LEVELS[level] ?? "Info")
+  )
 }))
 
 /** The production server: configuration from the environment, runs until interrupted. */

@@ -22,7 +22,11 @@ export class ChatTurns extends Context.Service<ChatTurns, {
     const adapter = yield* ProviderAdapter
     const repo = yield* ChatRepo
     // The marker must outlive the longest provider call, or a slow turn could be overtaken.
-    const providerTimeout = yield* Config.Int("LLM_TIMEOUT_MS").pipe(Config.withDefault(60_000))
+    // An invalid value is the provider's to report (502 provider_not_configured), not a reason to refuse to start.
+    const providerTimeout = yield* Config.Int("LLM_TIMEOUT_MS").pipe(
+      Config.withDefault(60_000),
+      Effect.orElseSucceed(() => 60_000)
+    )
     const markerTtl = Duration.millis(providerTimeout + 30_000)
 
     const callProvider = Effect.fn("ChatTurns.callProvider")(function*(request: ChatRequest) {

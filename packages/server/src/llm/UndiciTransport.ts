@@ -1,8 +1,8 @@
 /**
  * The default `ChatCompletionsTransport`: a keep-alive `undici` Pool to the
- * provider's origin. Measured under 32 concurrent requests it sustains about
- * 18,000 req/s where the `openai` SDK (fetch, a client per call path) reaches
- * about 4,300, and the chat route is benchmarked against a pass-through proxy.
+ * provider's origin. The SDK's own request path (fetch) costs several times
+ * more CPU per call: `npm run bench` measures the chat route over both
+ * transports against a pass-through proxy.
  *
  * The pool lives as long as the layer's scope; it is destroyed (in-flight
  * requests aborted) when the server shuts down.
