@@ -15,7 +15,7 @@ export const layerTestServer = <E, R>(
   env: Record<string, string> = {}
 ) =>
   HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide(TestDatabase),
+    Layer.provideMerge(TestDatabase),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
   )
