@@ -23,9 +23,6 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   static readonly layer = Layer.effect(ChatRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const ensureChat = (chatId: string) =>
-      sql`INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING`
-
     const findMessages = SqlSchema.findAll({
       Request: Schema.String,
       Result: Schema.Struct({ message: ChatMessage }),
@@ -38,9 +35,11 @@ export class ChatRepo extends Context.Service<ChatRepo, {
 
     return ChatRepo.of({
       beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl) {
-        yield* ensureChat(chatId)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+        // One statement (one round trip, atomic): create the chat if new, then take the marker
+        // unless a live one exists. Foreign keys are checked at the end of the statement.
         const rows = yield* sql<{ turn_id: string }>`
+          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
           INSERT INTO chat_turns (chat_id, turn_id, expires_at)
           VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
           ON CONFLICT (chat_id) DO UPDATE
@@ -54,15 +53,18 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       }, Effect.orDie),
       append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
         if (messages.length === 0) return
-        yield* ensureChat(chatId)
-        // One statement for the whole batch; WITH ORDINALITY keeps the client's order in `seq`.
+        // One statement for the whole batch, chat upsert included; WITH ORDINALITY keeps the
+        // client's order in `seq`.
         yield* sql`
+          WITH chat AS (
+            INSERT INTO chats (id) VALUES (${chatId})
+            ON CONFLICT (id) DO UPDATE SET updated_at = now()
+          )
           INSERT INTO chat_messages (chat_id, id, role, message)
           SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
           FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
           ORDER BY t.n
           ON CONFLICT (chat_id, id) DO NOTHING`
-        yield* sql`UPDATE chats SET updated_at = now() WHERE id = ${chatId}`
       }, Effect.orDie),
       transcript: Effect.fn("ChatRepo.transcript")(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)
