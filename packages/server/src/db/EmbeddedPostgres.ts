@@ -10,10 +10,50 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer } from "effect"
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { Data, Effect, Layer } from "effect"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+
+/** The embedded database is one process's: a second server on the same DATA_DIR would corrupt it. */
+export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly message: string }> {}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** An exclusive lock file beside the data directory, holding our pid; a dead holder's lock is taken over. */
+const lockDataDir = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const lockPath = `${dataDir}.lock`
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          const fd = openSync(lockPath, "wx")
+          writeSync(fd, String(process.pid))
+          closeSync(fd)
+          return Effect.succeed(lockPath)
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== "EEXIST") return Effect.die(e)
+          const holder = Number(readFileSync(lockPath, "utf8").trim())
+          if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+            return Effect.fail(new DataDirInUse({
+              message: `The embedded database in ${dataDir} is in use by process ${holder}. ` +
+                "Give each server its own DATA_DIR, or set DATABASE_URL to share a PostgreSQL between servers."
+            }))
+          }
+          rmSync(lockPath, { force: true }) // stale: its process is gone
+        }
+      }
+      return Effect.die(new Error(`could not lock ${dataDir}`))
+    }),
+    (lockPath) => Effect.sync(() => rmSync(lockPath, { force: true }))
+  )
 
 /** `dataDir` undefined: in memory (tests); a path: persisted there. */
 export const layerEmbeddedPg = (dataDir: string | undefined) =>
@@ -22,7 +62,10 @@ export const layerEmbeddedPg = (dataDir: string | undefined) =>
       Effect.sync(() => mkdtempSync(join(tmpdir(), "switchboard-pg-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
-    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+    if (dataDir !== undefined) {
+      mkdirSync(dataDir, { recursive: true })
+      yield* lockDataDir(dataDir)
+    }
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(dataDir)),
       (db) => Effect.promise(() => db.close())
