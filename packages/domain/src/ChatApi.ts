@@ -3,7 +3,7 @@
  * persisted transcript, and the server half of `transcribe_video`.
  */
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Multipart } from "effect/http"
 import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from "./Chat.ts"
 import { ChatNotFound, InvalidRequest, ProviderFailed, ProviderNotConfigured, TurnInFlight, Unauthenticated } from "./Errors.ts"
@@ -31,17 +31,30 @@ export class ChatApi extends HttpApiGroup.make("chat")
       payload: ChatRequest,
       success: ChatResponse,
       error: [InvalidRequest, TurnInFlight, ProviderFailed, ProviderNotConfigured]
-    }),
+    }).annotateMerge(OpenApi.annotations({
+      summary: "One turn of the agent session",
+      description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
+        "tools' schemas, and returns the answer: text, and the tool calls the client must execute. With `chatId` " +
+        "the turn is persisted write-ahead; a second turn for the same chat while one is in flight answers 409. " +
+        "`messageId` is the id the server gave the assistant message: reuse it for the client's copy."
+    })),
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },
       success: ChatTranscript,
       error: [ChatNotFound]
-    }),
+    }).annotateMerge(OpenApi.annotations({
+      summary: "The persisted transcript of a chat",
+      description: "Every message of the chat's turns, in order, as stored write-ahead."
+    })),
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,
       success: Transcription,
       error: [InvalidRequest, ProviderFailed, ProviderNotConfigured]
-    })
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Transcribe a media file",
+      description: "The server half of the `transcribe_video` tool: the uploaded file (multipart field `file`, " +
+        "optional `language`) goes to the configured provider's transcription endpoint with the server's key."
+    }))
   )
   .middleware(ChatAuth)
 {}

@@ -1,14 +1,17 @@
 /** Liveness and readiness: what an orchestrator (systemd, Kubernetes) probes. */
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { NotReady } from "./Errors.ts"
 
 export class SystemApi extends HttpApiGroup.make("system")
   .add(
-    HttpApiEndpoint.get("healthz", "/healthz", { success: Schema.Struct({ status: Schema.Literal("ok") }) }),
+    HttpApiEndpoint.get("healthz", "/healthz", { success: Schema.Struct({ status: Schema.Literal("ok") }) })
+      .annotateMerge(OpenApi.annotations({ summary: "Liveness: 200 while the process lives" })),
     HttpApiEndpoint.get("readyz", "/readyz", {
       success: Schema.Struct({ status: Schema.Literal("ready"), migrations: Schema.Number }),
       error: NotReady
-    })
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Readiness: 200 once the database answers and every migration is applied, else 503"
+    }))
   )
 {}
