@@ -10,11 +10,12 @@
 import { Effect, Layer } from "effect"
 import type { Redacted } from "effect"
 import type { ProviderChatParams } from "@switchboard/domain"
-import { ChatCompletionsTransport, timeoutError } from "./ChatCompletionsTransport.ts"
+import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
 import { buildChatRequest, parseChatCompletion, parseTranscription } from "./OpenAiWire.ts"
 import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
 import type { TranscriptionInput } from "./ProviderAdapter.ts"
+import { withDeadline } from "./ProviderHttp.ts"
 import * as SdkTransport from "./SdkTransport.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
 
@@ -31,13 +32,6 @@ export interface OpenAiCompatibleSettings {
   readonly transport: TransportKind
   readonly transcriptionModel: string
 }
-
-/** Fails with `Timeout` after `timeoutMs`; the interruption aborts the HTTP request (its AbortSignal fires). */
-const withDeadline = (timeoutMs: number, what: string) =>
-  Effect.timeoutOrElse({
-    duration: timeoutMs,
-    orElse: () => Effect.fail(timeoutError(`no ${what} within ${timeoutMs} ms`))
-  })
 
 /** Both services over whichever transport is in context. */
 export const layerNoDeps = (

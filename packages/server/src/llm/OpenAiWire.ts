@@ -109,9 +109,11 @@ export const buildChatRequest = (params: ProviderChatParams, model: string): Cha
 // ---------------------------------------------------------------------------
 // Response side
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+/** A plain JSON object (not null, not an array). */
+export const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const jsonKind = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : `a ${typeof u}`
+/** What a JSON value is, for messages: `null`, `an array`, `a string`, … */
+export const jsonKind = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : `a ${typeof u}`
 
 /**
  * A tool call's arguments. Models do send broken JSON; that is not a failed

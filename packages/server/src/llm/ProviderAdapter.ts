@@ -1,8 +1,8 @@
 /**
  * The provider adapter port (spec: Provider Adapter Interface): one method,
  * `chat(params)`, over provider-agnostic parameters. Concrete adapters
- * (openai-compatible, scripted) are Layers of this service, chosen by
- * configuration in `ProviderConfig.ts`.
+ * (openai-compatible, anthropic, scripted) are Layers of this service, chosen
+ * by configuration in `ProviderConfig.ts`.
  */
 import { Context, Data } from "effect"
 import type { Effect } from "effect"

@@ -2,16 +2,21 @@
  * Which provider the chat route talks to, from server-side configuration
  * (spec: Provider Configuration; CONTRACT.md, Configuration).
  *
- * | variable                  | meaning                                                                |
- * | ------------------------- | ---------------------------------------------------------------------- |
- * | `LLM_PROVIDER`            | required: `openai-compatible` or `scripted` (`anthropic`: not yet)     |
- * | `LLM_MODEL`               | required                                                               |
- * | `LLM_API_KEY`             | required (for every provider; `scripted` ignores its value)            |
- * | `LLM_BASE_URL`            | optional, includes `/v1`; default `https://api.openai.com/v1`          |
- * | `LLM_TIMEOUT_MS`          | optional, default 60000: deadline of one provider call                 |
- * | `LLM_TRANSPORT`           | optional: `undici` (default, pooled) or `sdk` (the `openai` package)   |
- * | `LLM_TRANSCRIPTION_MODEL` | optional, default `whisper-1`                                          |
- * | `LLM_SCRIPT`              | the script file, required with `scripted` (format: `Scripted.ts`)      |
+ * | variable                  | meaning                                                                   |
+ * | ------------------------- | ------------------------------------------------------------------------- |
+ * | `LLM_PROVIDER`            | required: `openai-compatible`, `anthropic` or `scripted`                  |
+ * | `LLM_MODEL`               | required                                                                  |
+ * | `LLM_API_KEY`             | required (for every provider; `scripted` ignores its value)               |
+ * | `LLM_BASE_URL`            | optional, includes `/v1`; the default depends on the provider (below)     |
+ * | `LLM_TIMEOUT_MS`          | optional, default 60000: deadline of one provider call                    |
+ * | `LLM_TRANSPORT`           | openai-compatible only: `undici` (default, pooled) or `sdk` (`openai`)    |
+ * | `LLM_TRANSCRIPTION_MODEL` | openai-compatible only, default `whisper-1` (anthropic: no transcription) |
+ * | `LLM_MAX_TOKENS`          | anthropic only, default 4096: `max_tokens` of every request               |
+ * | `LLM_SCRIPT`              | the script file, required with `scripted` (format: `Scripted.ts`)         |
+ *
+ * Default `LLM_BASE_URL`: `https://api.openai.com/v1` for `openai-compatible`
+ * (`{base}/chat/completions`), `https://api.anthropic.com/v1` for `anthropic`
+ * (`{base}/messages`).
  *
  * The server starts without any of them: `ProviderLayer` always builds, and
  * when the configuration is incomplete or invalid its adapter fails every call
@@ -19,6 +24,8 @@
  * missing (a `LLM_API_KEY=` line in an env file is not a key).
  */
 import { Config, Effect, Layer, Option, Redacted } from "effect"
+import * as Anthropic from "./Anthropic.ts"
+import type { AnthropicSettings } from "./Anthropic.ts"
 import { transportKinds } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
 import * as NotConfigured from "./NotConfigured.ts"
@@ -28,7 +35,7 @@ import type { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdap
 import { displayUrl } from "./Redact.ts"
 import * as Scripted from "./Scripted.ts"
 
-/** The values the contract names; `anthropic` is accepted by name but not implemented in this phase. */
+/** The values the contract names. */
 export const providerNames = ["openai-compatible", "anthropic", "scripted"] as const
 
 /** The raw variables, each absent when unset or blank. */
@@ -40,12 +47,14 @@ export interface ProviderEnv {
   readonly LLM_TIMEOUT_MS?: string
   readonly LLM_TRANSPORT?: string
   readonly LLM_TRANSCRIPTION_MODEL?: string
+  readonly LLM_MAX_TOKENS?: string
   readonly LLM_SCRIPT?: string
 }
 
 /** The outcome of reading the configuration: what `ProviderLayer` builds. */
 export type ResolvedProvider =
   | { readonly kind: "openai-compatible"; readonly settings: OpenAiCompatibleSettings }
+  | { readonly kind: "anthropic"; readonly settings: AnthropicSettings }
   | { readonly kind: "scripted"; readonly model: string; readonly scriptPath: string }
   | { readonly kind: "not-configured"; readonly error: ProviderError }
 
@@ -54,21 +63,31 @@ const notConfigured = (error: ProviderError): ResolvedProvider => ({ kind: "not-
 const invalid = (name: string, value: string, expected: string): ProviderError =>
   NotConfigured.notConfigured([name], `invalid ${name} ${JSON.stringify(value)} (expected ${expected})`)
 
-const parseBaseUrl = (raw: string | undefined): string | ProviderError => {
-  if (raw === undefined) return OpenAiCompatible.DEFAULT_BASE_URL
+/** `raw`, or the provider's own default when unset. */
+const parseBaseUrl = (raw: string | undefined, defaultUrl: string): string | ProviderError => {
+  if (raw === undefined) return defaultUrl
   try {
     const url = new URL(raw)
     if (url.protocol === "http:" || url.protocol === "https:") return raw.replace(/\/+$/, "")
   } catch {
     // reported below
   }
-  return invalid("LLM_BASE_URL", raw, "an http(s) URL such as https://api.openai.com/v1")
+  return invalid("LLM_BASE_URL", raw, `an http(s) URL such as ${defaultUrl}`)
+}
+
+const positiveInteger = (raw: string): number | undefined => {
+  const n = Number(raw)
+  return /^\d+$/.test(raw) && n > 0 && Number.isSafeInteger(n) ? n : undefined
 }
 
 const parseTimeout = (raw: string | undefined): number | ProviderError => {
   if (raw === undefined) return OpenAiCompatible.DEFAULT_TIMEOUT_MS
-  const n = Number(raw)
-  return /^\d+$/.test(raw) && n > 0 && Number.isSafeInteger(n) ? n : invalid("LLM_TIMEOUT_MS", raw, "a positive number of milliseconds")
+  return positiveInteger(raw) ?? invalid("LLM_TIMEOUT_MS", raw, "a positive number of milliseconds")
+}
+
+const parseMaxTokens = (raw: string | undefined): number | ProviderError => {
+  if (raw === undefined) return Anthropic.DEFAULT_MAX_TOKENS
+  return positiveInteger(raw) ?? invalid("LLM_MAX_TOKENS", raw, "a positive integer")
 }
 
 const parseTransport = (raw: string | undefined): TransportKind | ProviderError => {
@@ -93,7 +112,7 @@ export const resolveProvider = (env: ProviderEnv): ResolvedProvider => {
   }
   switch (provider) {
     case "openai-compatible": {
-      const baseUrl = parseBaseUrl(env.LLM_BASE_URL)
+      const baseUrl = parseBaseUrl(env.LLM_BASE_URL, OpenAiCompatible.DEFAULT_BASE_URL)
       if (typeof baseUrl !== "string") return notConfigured(baseUrl)
       const timeoutMs = parseTimeout(env.LLM_TIMEOUT_MS)
       if (typeof timeoutMs !== "number") return notConfigured(timeoutMs)
@@ -115,11 +134,16 @@ export const resolveProvider = (env: ProviderEnv): ResolvedProvider => {
       return env.LLM_SCRIPT === undefined
         ? notConfigured(NotConfigured.missingVariables(["LLM_SCRIPT"]))
         : { kind: "scripted", model, scriptPath: env.LLM_SCRIPT }
-    case "anthropic":
-      return notConfigured(NotConfigured.notConfigured(
-        ["LLM_PROVIDER"],
-        `LLM_PROVIDER "anthropic" is not supported yet (use openai-compatible or scripted)`
-      ))
+    case "anthropic": {
+      // LLM_TRANSPORT and LLM_TRANSCRIPTION_MODEL are the openai-compatible provider's: ignored here.
+      const baseUrl = parseBaseUrl(env.LLM_BASE_URL, Anthropic.DEFAULT_BASE_URL)
+      if (typeof baseUrl !== "string") return notConfigured(baseUrl)
+      const timeoutMs = parseTimeout(env.LLM_TIMEOUT_MS)
+      if (typeof timeoutMs !== "number") return notConfigured(timeoutMs)
+      const maxTokens = parseMaxTokens(env.LLM_MAX_TOKENS)
+      if (typeof maxTokens !== "number") return notConfigured(maxTokens)
+      return { kind: "anthropic", settings: { model, baseUrl, apiKey, timeoutMs, maxTokens } }
+    }
     default:
       return notConfigured(invalid("LLM_PROVIDER", provider, providerNames.join(", ")))
   }
@@ -151,6 +175,7 @@ const stringNames = [
   "LLM_TIMEOUT_MS",
   "LLM_TRANSPORT",
   "LLM_TRANSCRIPTION_MODEL",
+  "LLM_MAX_TOKENS",
   "LLM_SCRIPT"
 ] as const
 
@@ -174,6 +199,8 @@ export const layerFor = (resolved: ResolvedProvider): Layer.Layer<ProviderAdapte
   switch (resolved.kind) {
     case "openai-compatible":
       return OpenAiCompatible.layer(resolved.settings)
+    case "anthropic":
+      return Anthropic.layer(resolved.settings)
     case "scripted":
       return Scripted.layer(resolved.scriptPath)
     case "not-configured":
@@ -193,6 +220,10 @@ export const ProviderLayer: Layer.Layer<ProviderAdapter | Transcriber> = Layer.u
         case "openai-compatible":
           return Effect.logInfo(
             `LLM provider: openai-compatible, model ${resolved.settings.model} at ${displayUrl(resolved.settings.baseUrl)} (transport ${resolved.settings.transport})`
+          )
+        case "anthropic":
+          return Effect.logInfo(
+            `LLM provider: anthropic, model ${resolved.settings.model} at ${displayUrl(resolved.settings.baseUrl)} (max_tokens ${resolved.settings.maxTokens}; no transcription)`
           )
         case "scripted":
           return Effect.logInfo(`LLM provider: scripted, script ${resolved.scriptPath}`)

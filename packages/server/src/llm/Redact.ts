@@ -13,14 +13,21 @@ export const REDACTED = "[REDACTED]"
 // Whatever follows "Bearer" is a credential, even one we don't know (a proxy's own token).
 const bearerPattern = /\bBearer\s+[^\s"',;]+/gi
 
-/** Replaces every occurrence of each non-empty secret, and any `Bearer <token>`, with `[REDACTED]`. */
+// Likewise the value of an `x-api-key` header (Anthropic's credential) quoted in a text: `x-api-key: …`,
+// `"x-api-key":"…"`, `x-api-key=…`. The name alone ("invalid x-api-key") is not a value.
+const apiKeyHeaderPattern = /\b(x-api-key["']?\s*[:=]\s*["']?)[^\s"',;}]+/gi
+
+/**
+ * Replaces every occurrence of each non-empty secret, any `Bearer <token>` and
+ * any `x-api-key` header value with `[REDACTED]`.
+ */
 export const redact = (text: string, secrets: ReadonlyArray<string>): string => {
   let out = text
   // Longest first, so a secret that contains another is replaced whole.
   for (const secret of [...secrets].filter((s) => s.length > 0).sort((a, b) => b.length - a.length)) {
     out = out.split(secret).join(REDACTED)
   }
-  return out.replace(bearerPattern, `Bearer ${REDACTED}`)
+  return out.replace(bearerPattern, `Bearer ${REDACTED}`).replace(apiKeyHeaderPattern, `$1${REDACTED}`)
 }
 
 /**

@@ -8,16 +8,10 @@
 import { Effect, Layer, Redacted } from "effect"
 import OpenAI, { toFile } from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
-import {
-  ChatCompletionsTransport,
-  invalidJsonError,
-  networkError,
-  secretsOf,
-  statusError,
-  timeoutError
-} from "./ChatCompletionsTransport.ts"
+import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
 import type { ProviderError } from "./ProviderAdapter.ts"
+import { invalidJsonError, networkError, secretsOf, statusError, timeoutError } from "./ProviderHttp.ts"
 import { describeCause } from "./Redact.ts"
 
 const failureOf = (cause: unknown, secrets: ReadonlyArray<string>): ProviderError => {

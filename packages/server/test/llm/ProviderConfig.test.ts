@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url"
 import { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { loadProvider, ProviderLayer, resolveProvider } from "../../src/llm/ProviderConfig.ts"
 import type { ResolvedProvider } from "../../src/llm/ProviderConfig.ts"
+import * as FakeAnthropic from "../support/FakeAnthropic.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 import { params, user } from "./Messages.ts"
 
@@ -25,6 +26,8 @@ const notConfiguredError = (resolved: ResolvedProvider) => {
 }
 
 const complete = { LLM_PROVIDER: "openai-compatible", LLM_MODEL: "gpt-test", LLM_API_KEY: "sk-config-test" }
+
+const anthropic = { LLM_PROVIDER: "anthropic", LLM_MODEL: "claude-test", LLM_API_KEY: "sk-ant-config-test" }
 
 describe("ProviderConfig: selection", () => {
   it.effect("Adapter selected by config", () =>
@@ -67,6 +70,65 @@ describe("ProviderConfig: selection", () => {
       assert.strictEqual(resolved.settings.timeoutMs, 1500)
       assert.strictEqual(resolved.settings.transport, "sdk")
       assert.strictEqual(resolved.settings.transcriptionModel, "gpt-4o-transcribe")
+    }))
+
+  it.effect("Adapter selected by config: anthropic, with its own default base URL and max_tokens", () =>
+    Effect.gen(function*() {
+      const resolved = yield* load(anthropic)
+      assert.strictEqual(resolved.kind, "anthropic")
+      if (resolved.kind !== "anthropic") return
+      assert.deepStrictEqual({ ...resolved.settings, apiKey: Redacted.value(resolved.settings.apiKey) }, {
+        model: "claude-test",
+        baseUrl: "https://api.anthropic.com/v1",
+        apiKey: "sk-ant-config-test",
+        timeoutMs: 60_000,
+        maxTokens: 4096
+      })
+    }))
+
+  it.effect("anthropic reads LLM_BASE_URL, LLM_TIMEOUT_MS and LLM_MAX_TOKENS, and ignores the openai-only variables", () =>
+    Effect.gen(function*() {
+      const resolved = yield* load({
+        ...anthropic,
+        LLM_BASE_URL: "https://proxy.example.com/anthropic/v1/",
+        LLM_TIMEOUT_MS: "1500",
+        LLM_MAX_TOKENS: "8192",
+        LLM_TRANSPORT: "not-a-transport",
+        LLM_TRANSCRIPTION_MODEL: "whisper-1"
+      })
+      if (resolved.kind !== "anthropic") return assert.fail(resolved.kind)
+      assert.strictEqual(resolved.settings.baseUrl, "https://proxy.example.com/anthropic/v1")
+      assert.strictEqual(resolved.settings.timeoutMs, 1500)
+      assert.strictEqual(resolved.settings.maxTokens, 8192)
+    }))
+
+  it.effect("LLM_MAX_TOKENS is anthropic's: the openai-compatible provider ignores it", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* load({ ...complete, LLM_MAX_TOKENS: "lots" })).kind, "openai-compatible")
+    }))
+
+  it.live("the configured anthropic adapter is the one that answers the route; it has no transcription", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeAnthropic.scoped({ apiKey: anthropic.LLM_API_KEY })
+      const env = { ...anthropic, LLM_BASE_URL: fake.url, LLM_TIMEOUT_MS: "5000", LLM_MAX_TOKENS: "321" }
+      const response = yield* ProviderAdapter.use((adapter) => adapter.chat(params([user("ping")], [], "SYS")))
+        .pipe(Effect.provide(providerFrom(env)))
+      assert.strictEqual(response.content, "fake answer to: ping")
+      const [request] = fake.messageRequests()
+      assert.strictEqual(request?.headers["x-api-key"], anthropic.LLM_API_KEY)
+      assert.deepStrictEqual(request?.body, {
+        model: "claude-test",
+        max_tokens: 321,
+        system: "SYS",
+        messages: [{ role: "user", content: "ping" }]
+      })
+
+      const transcription = yield* Transcriber.use((t) =>
+        t.transcribe({ data: new Uint8Array(1), fileName: "a.wav", mediaType: "audio/wav" })
+      ).pipe(Effect.provide(providerFrom(env)), Effect.flip)
+      assert.strictEqual(transcription.reason, "NotConfigured")
+      assert.deepStrictEqual(transcription.missing, [])
+      assert.strictEqual(transcription.message, "transcription is not supported by the anthropic provider")
     }))
 
   it.effect("selects the scripted provider, which answers from LLM_SCRIPT", () =>
@@ -117,13 +179,34 @@ describe("ProviderConfig: missing or invalid configuration", () => {
       assert.strictEqual(noScript.message, "LLM provider not configured: missing LLM_SCRIPT")
     }))
 
-  it.effect("anthropic is named by the contract but not supported yet", () =>
+  it.effect("anthropic needs the same variables: LLM_PROVIDER, LLM_MODEL, LLM_API_KEY", () =>
     Effect.gen(function*() {
-      const error = yield* chatFailure({ ...complete, LLM_PROVIDER: "anthropic" })
+      const error = yield* chatFailure({ LLM_PROVIDER: "anthropic" })
       assert.strictEqual(error.reason, "NotConfigured")
-      assert.deepStrictEqual(error.missing, ["LLM_PROVIDER"])
-      assert.include(error.message, "not supported yet")
+      assert.deepStrictEqual(error.missing, ["LLM_MODEL", "LLM_API_KEY"])
+      assert.strictEqual(error.message, "LLM provider not configured: missing LLM_MODEL, LLM_API_KEY")
     }))
+
+  it("invalid anthropic values are NotConfigured, naming the variable, never echoing the key", () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ LLM_MAX_TOKENS: "0" }, "LLM_MAX_TOKENS"],
+      [{ LLM_MAX_TOKENS: "4k" }, "LLM_MAX_TOKENS"],
+      [{ LLM_MAX_TOKENS: "-5" }, "LLM_MAX_TOKENS"],
+      [{ LLM_MAX_TOKENS: "1.5" }, "LLM_MAX_TOKENS"],
+      [{ LLM_TIMEOUT_MS: "soon" }, "LLM_TIMEOUT_MS"],
+      [{ LLM_BASE_URL: "api.anthropic.com" }, "LLM_BASE_URL"]
+    ]
+    for (const [overrides, name] of cases) {
+      const error = notConfiguredError(
+        resolveProvider({ ...anthropic, LLM_API_KEY: Redacted.make(anthropic.LLM_API_KEY), ...overrides })
+      )
+      assert.deepStrictEqual(error.missing, [name], JSON.stringify(overrides))
+      assert.match(error.message, new RegExp(`^LLM provider not configured: invalid ${name} `))
+      assert.notInclude(error.message, anthropic.LLM_API_KEY)
+    }
+    const baseUrl = notConfiguredError(resolveProvider({ ...anthropic, LLM_API_KEY: Redacted.make("k"), LLM_BASE_URL: "nope" }))
+    assert.include(baseUrl.message, "https://api.anthropic.com/v1")
+  })
 
   it("invalid values are NotConfigured, naming the variable, never echoing the key", () => {
     const cases: Array<[Record<string, string>, string]> = [

@@ -17,6 +17,15 @@ describe("Redact", () => {
     )
   })
 
+  it("replaces any x-api-key header value, known or not, but not the bare header name", () => {
+    assert.strictEqual(
+      redact(`headers {"x-api-key":"sk-ant-unknown"}; X-Api-Key: other-key, x-api-key='k3'; x-api-key=k4`, []),
+      `headers {"x-api-key":"[REDACTED]"}; X-Api-Key: [REDACTED], x-api-key='[REDACTED]'; x-api-key=[REDACTED]`
+    )
+    assert.strictEqual(redact(`{"x-api-key": "sk-known"}`, ["sk-known"]), `{"x-api-key": "[REDACTED]"}`)
+    assert.strictEqual(redact("invalid x-api-key", []), "invalid x-api-key")
+  })
+
   it("ignores empty secrets and leaves other text alone", () => {
     assert.strictEqual(redact("nothing to hide", ["", "absent"]), "nothing to hide")
   })

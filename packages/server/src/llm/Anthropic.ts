@@ -1,0 +1,78 @@
+/**
+ * The `anthropic` provider: the Anthropic Messages API at
+ * `{LLM_BASE_URL}/messages` (default base `https://api.anthropic.com/v1`).
+ *
+ * A thin composition, like `OpenAiCompatible`: `AnthropicWire` builds and
+ * reads the bodies, an `UndiciPool` moves them (keep-alive, failures mapped
+ * to the same `ProviderError` reasons, messages redacted), and this module
+ * adds the credentials, the API version and the deadline (`LLM_TIMEOUT_MS`),
+ * whose interruption aborts the request in flight.
+ *
+ * Anthropic has no transcription endpoint: the `Transcriber` of this provider
+ * fails every call with `NotConfigured` (the route's 502
+ * `provider_not_configured`), naming no variable, since none would fix it.
+ */
+import { Effect, Layer, Redacted } from "effect"
+import type { ProviderChatParams } from "@switchboard/domain"
+import { buildMessagesRequest, parseMessage } from "./AnthropicWire.ts"
+import { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
+import { endpointUrl, secretsOf, withDeadline } from "./ProviderHttp.ts"
+import * as UndiciPool from "./UndiciPool.ts"
+
+export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+export const DEFAULT_MAX_TOKENS = 4096
+/** The `anthropic-version` header: the API version the wire format of `AnthropicWire` follows. */
+export const API_VERSION = "2023-06-01"
+
+export interface AnthropicSettings {
+  readonly model: string
+  /** Includes `/v1`, like the OpenAI base URL. */
+  readonly baseUrl: string
+  readonly apiKey: Redacted.Redacted<string>
+  readonly timeoutMs: number
+  /** `max_tokens` of every request (required by the API): `LLM_MAX_TOKENS`. */
+  readonly maxTokens: number
+}
+
+export const transcriptionNotSupported = (): ProviderError =>
+  new ProviderError({
+    reason: "NotConfigured",
+    missing: [],
+    message: "transcription is not supported by the anthropic provider"
+  })
+
+const adapterLayer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter> =>
+  Layer.effect(
+    ProviderAdapter,
+    Effect.gen(function*() {
+      const messagesUrl = endpointUrl(settings.baseUrl, "/messages")
+      const pool = yield* UndiciPool.make({
+        origin: messagesUrl.origin,
+        headers: {
+          "x-api-key": Redacted.value(settings.apiKey),
+          "anthropic-version": API_VERSION,
+          accept: "application/json"
+        },
+        secrets: secretsOf(settings)
+      })
+      const options = { model: settings.model, maxTokens: settings.maxTokens }
+      return ProviderAdapter.of({
+        chat: (params: ProviderChatParams) =>
+          pool.post(messagesUrl, { "content-type": "application/json" }, JSON.stringify(buildMessagesRequest(params, options)))
+            .pipe(
+              withDeadline(settings.timeoutMs, "message"),
+              Effect.flatMap((body) => Effect.fromResult(parseMessage(body))),
+              Effect.withSpan("Anthropic.chat", { attributes: { model: settings.model } })
+            )
+      })
+    })
+  )
+
+const transcriberLayer: Layer.Layer<Transcriber> = Layer.succeed(
+  Transcriber,
+  Transcriber.of({ transcribe: () => Effect.fail(transcriptionNotSupported()) })
+)
+
+/** Both services: chat over the Messages API, transcription refused. */
+export const layer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter | Transcriber> =>
+  Layer.mergeAll(adapterLayer(settings), transcriberLayer)

@@ -1,0 +1,69 @@
+/**
+ * What every provider transport shares, whichever API it speaks (Chat
+ * Completions over undici or the `openai` SDK, Anthropic Messages over undici):
+ * the `ProviderError` each kind of failure maps to, with the same reasons and
+ * the same wording, every message redacted; endpoint URLs; and the per-call
+ * deadline (`LLM_TIMEOUT_MS`), whose interruption aborts the request in flight.
+ */
+import { Effect, Redacted } from "effect"
+import { ProviderError } from "./ProviderAdapter.ts"
+import { redact, truncate } from "./Redact.ts"
+
+/** The secrets a transport's messages must never contain. */
+export const secretsOf = (settings: { readonly apiKey: Redacted.Redacted<string> }): ReadonlyArray<string> => [
+  Redacted.value(settings.apiKey)
+]
+
+/**
+ * The provider's own explanation from an error body, else the raw text. OpenAI
+ * sends `{ error: { message } }`, Anthropic `{ type: "error", error: { type, message } }`,
+ * some compatible servers `{ error: "…" }`.
+ */
+const errorDetail = (bodyText: string): string => {
+  try {
+    const parsed: unknown = JSON.parse(bodyText)
+    if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
+      const error = (parsed as { error: unknown }).error
+      if (typeof error === "string") return error
+      if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
+        return error.message
+      }
+    }
+  } catch {
+    // not JSON: quote the text itself
+  }
+  return bodyText.trim()
+}
+
+export const statusError = (status: number, bodyText: string, secrets: ReadonlyArray<string>): ProviderError => {
+  const detail = errorDetail(bodyText)
+  // Redact before truncating, so a cut can never leave half a key behind.
+  const quoted = detail === "" ? "" : `: ${truncate(redact(detail, secrets))}`
+  return new ProviderError({ reason: "Status", status, message: `Provider answered HTTP ${status}${quoted}` })
+}
+
+export const invalidJsonError = (bodyText: string, secrets: ReadonlyArray<string>): ProviderError =>
+  new ProviderError({
+    reason: "InvalidResponse",
+    message: `Provider answered with a body that is not JSON: ${truncate(redact(bodyText.trim(), secrets), 120)}`
+  })
+
+export const networkError = (description: string): ProviderError =>
+  new ProviderError({ reason: "Network", message: `Provider unreachable: ${description}` })
+
+export const timeoutError = (description: string): ProviderError =>
+  new ProviderError({ reason: "Timeout", message: `Provider timed out: ${description}` })
+
+/** `{baseUrl}{path}`, tolerating a trailing slash on the base URL. */
+export const endpointUrl = (baseUrl: string, path: string): URL => new URL(`${baseUrl.replace(/\/+$/, "")}${path}`)
+
+/**
+ * Fails with `Timeout` after `timeoutMs`. The interruption is what aborts the
+ * HTTP request (the transports hand Effect's AbortSignal to the client), so
+ * this is the only deadline: the transports set none of their own.
+ */
+export const withDeadline = (timeoutMs: number, what: string) =>
+  Effect.timeoutOrElse({
+    duration: timeoutMs,
+    orElse: () => Effect.fail(timeoutError(`no ${what} within ${timeoutMs} ms`))
+  })

@@ -1,0 +1,209 @@
+/**
+ * The HTTP plumbing shared by the fake providers (`FakeOpenAi`, `FakeAnthropic`):
+ * a real server on 127.0.0.1 (an ephemeral port) that reads and records every
+ * request (JSON, and optionally multipart, bodies parsed; `aborted` set when the
+ * client goes away early), hands it to the fake's `route`, and plays the
+ * `FakeReply` it returns. Each fake keeps its own routes, reply builders and
+ * queues; this module knows nothing about any provider's API.
+ */
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import { createServer } from "node:http"
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/** A multipart upload as the server received it. */
+export interface RecordedUpload {
+  readonly fileName: string
+  readonly size: number
+  readonly mediaType: string
+  /** Every non-file field (`model`, `language`, …). */
+  readonly fields: Readonly<Record<string, string>>
+}
+
+export interface RecordedRequest {
+  readonly method: string
+  /** Path and query, e.g. `/v1/chat/completions`. */
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly rawBody: Buffer
+  /** The body parsed as JSON; `undefined` when it is not JSON (e.g. multipart). */
+  readonly body: unknown
+  readonly upload?: RecordedUpload
+  /** Set when the client went away before the answer was complete (an aborted or timed-out call). */
+  aborted: boolean
+}
+
+/** What the server does with one request. */
+export type FakeReply =
+  | { readonly type: "json"; readonly status: number; readonly body: unknown; readonly delayMs?: number }
+  | { readonly type: "text"; readonly status: number; readonly body: string; readonly contentType: string }
+  /** Never answer (until the client aborts or the server closes): for timeouts. */
+  | { readonly type: "hang" }
+  /** Destroy the socket without answering: for connection resets. */
+  | { readonly type: "destroy" }
+
+export type FakeHandler = (request: RecordedRequest) => FakeReply
+
+/** The reply builders every fake offers, whatever its API (each fake spreads them into its own `reply`). */
+export const baseReply = {
+  json: (body: unknown, status = 200, delayMs?: number): FakeReply =>
+    delayMs === undefined ? { type: "json", status, body } : { type: "json", status, body, delayMs },
+  /** A 200 whose body is not JSON, labelled JSON by default (so every client tries to parse it). */
+  garbage: (body = "<html>definitely not json", contentType = "application/json"): FakeReply =>
+    ({ type: "text", status: 200, body, contentType }),
+  hang: (): FakeReply => ({ type: "hang" }),
+  destroy: (): FakeReply => ({ type: "destroy" })
+}
+
+/** What every fake server exposes, whatever its routes. */
+export interface FakeHttpServer {
+  /** The base URL to configure (`LLM_BASE_URL`): `http://127.0.0.1:<port>/v1`. */
+  readonly url: string
+  readonly port: number
+  /** Every request so far, in arrival order (a live array). */
+  readonly requests: ReadonlyArray<RecordedRequest>
+  /** Resolves once `predicate(requests)` holds (polling), or rejects after `timeoutMs`. */
+  waitFor(predicate: (requests: ReadonlyArray<RecordedRequest>) => boolean, timeoutMs?: number): Promise<void>
+  /** Stops listening and cuts every open connection (hanging answers included). */
+  close(): Promise<void>
+}
+
+/** A started server: `requests` is the live, writable log (a fake's `reset` empties it). */
+export interface StartedFakeHttp extends FakeHttpServer {
+  readonly requests: Array<RecordedRequest>
+}
+
+export interface FakeHttpOptions {
+  /** The fake's name, for error messages (`<name>.waitFor: …`). */
+  readonly name: string
+  /** Keep a record of each request (default true). */
+  readonly record?: boolean | undefined
+  /** Parse `multipart/form-data` bodies into `request.upload` (default false). */
+  readonly multipart?: boolean
+  /** The answer to one request, already recorded; a throw destroys the socket. */
+  readonly route: (request: RecordedRequest) => FakeReply
+}
+
+const readBody = (req: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks)))
+    req.on("error", reject)
+  })
+
+const parseJson = (raw: Buffer): unknown => {
+  try {
+    return JSON.parse(raw.toString("utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+// The platform's own multipart parser (fetch's Response.formData) keeps this file dependency-free.
+const parseUpload = async (raw: Buffer, contentType: string): Promise<RecordedUpload | undefined> => {
+  try {
+    const form = await new Response(raw, { headers: { "content-type": contentType } }).formData()
+    let file: { name: string; size: number; type: string } | undefined
+    const fields: Record<string, string> = {}
+    for (const [key, value] of form.entries()) {
+      if (typeof value === "string") fields[key] = value
+      else if (key === "file") file = { name: value.name, size: value.size, type: value.type }
+    }
+    return file === undefined ? undefined : { fileName: file.name, size: file.size, mediaType: file.type, fields }
+  } catch {
+    return undefined
+  }
+}
+
+const send = (res: ServerResponse, status: number, contentType: string, body: string) => {
+  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(body) }).end(body)
+}
+
+const play = (res: ServerResponse, answer: FakeReply) => {
+  switch (answer.type) {
+    case "json": {
+      const write = () => send(res, answer.status, "application/json", JSON.stringify(answer.body))
+      if (answer.delayMs === undefined) write()
+      else setTimeout(() => { if (!res.destroyed) write() }, answer.delayMs).unref()
+      return
+    }
+    case "text":
+      return send(res, answer.status, answer.contentType, answer.body)
+    case "hang":
+      return // left open: the client's abort or close() ends it
+    case "destroy":
+      res.socket?.destroy()
+      return
+  }
+}
+
+/** Reads and parses one request's body into a record (`aborted` still false). */
+const recordRequest = async (req: IncomingMessage, multipart: boolean): Promise<RecordedRequest> => {
+  const rawBody = await readBody(req)
+  const contentType = req.headers["content-type"] ?? ""
+  const upload = multipart && contentType.startsWith("multipart/form-data") ? await parseUpload(rawBody, contentType) : undefined
+  return {
+    method: req.method ?? "GET",
+    path: req.url ?? "/",
+    headers: req.headers,
+    rawBody,
+    body: contentType.includes("json") ? parseJson(rawBody) : undefined,
+    ...(upload !== undefined ? { upload } : {}),
+    aborted: false
+  }
+}
+
+/** Starts a fake server that records each request and answers it with `options.route`. */
+export const startFakeHttp = async (options: FakeHttpOptions): Promise<StartedFakeHttp> => {
+  const requests: Array<RecordedRequest> = []
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const recorded = await recordRequest(req, options.multipart === true)
+      if (options.record !== false) requests.push(recorded)
+      res.on("close", () => {
+        if (!res.writableFinished) recorded.aborted = true
+      })
+      play(res, options.route(recorded))
+    })().catch(() => res.destroy())
+  })
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    waitFor: async (predicate, timeoutMs = 2_000) => {
+      const deadline = Date.now() + timeoutMs
+      while (!predicate(requests)) {
+        if (Date.now() > deadline) throw new Error(`${options.name}.waitFor: condition not met in time`)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        // Keep-alive sockets and hanging answers would hold close() open forever.
+        server.closeAllConnections()
+      })
+  }
+}
+
+/** A fake for the lifetime of a Scope: started on acquire, closed when the scope closes. */
+export const scopedFake = <F extends { close(): Promise<void> }>(
+  start: () => Promise<F>
+): Effect.Effect<F, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.promise(start), (fake) => Effect.promise(() => fake.close()))
+
+/** A port nothing listens on (bound then released), for connection-refused tests. */
+export const closedPort = async (): Promise<number> => {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
