@@ -7,6 +7,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Cause, Effect, Layer, Logger } from "effect"
 import { ProviderLayer } from "../../src/llm/ProviderConfig.ts"
+import { FakeAnthropicServer, reply as anthropicReply } from "../support/FakeAnthropic.ts"
 import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
@@ -175,6 +176,53 @@ describe("chat contract without provider configuration", () => {
           code: "provider_not_configured",
           missing: ["LLM_API_KEY"]
         })
+      }))
+  })
+})
+
+describe("chat contract, anthropic provider", () => {
+  const withAnthropic = Layer.unwrap(Effect.gen(function*() {
+    const fake = yield* FakeAnthropicServer
+    return layerTestServer(ProviderLayer, {
+      LLM_PROVIDER: "anthropic",
+      LLM_MODEL: "claude-contract",
+      LLM_API_KEY: API_KEY,
+      LLM_BASE_URL: fake.url,
+      LLM_TIMEOUT_MS: "500"
+    })
+  })).pipe(Layer.provideMerge(FakeAnthropicServer.layer()))
+
+  layer(withAnthropic, { excludeTestServices: true })("independent client", (it) => {
+    it.effect("the same tool loop through the Messages API", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeAnthropicServer
+        fake.enqueue(anthropicReply.toolUse([{ id: "toolu_1", name: "transcribe_video", input: { assetId: "clip-1" } }]))
+        const first = yield* postJson("/api/agent/chat", { chatId: "anthropic-loop", context, messages: [user("u1", "Transcribe it")] })
+        assert.strictEqual(first.status, 200)
+        assert.deepStrictEqual(first.json.toolCalls, [{ id: "toolu_1", name: "transcribe_video", args: { assetId: "clip-1" } }])
+        const wire = fake.messageRequests()[0]!
+        assert.strictEqual(wire.headers["x-api-key"], API_KEY)
+        assert.include((wire.body as any).system, "Keynote.mp4")
+
+        fake.enqueue(anthropicReply.text("It says hello."))
+        const second = yield* postJson("/api/agent/chat", {
+          chatId: "anthropic-loop",
+          context,
+          messages: [
+            user("u1", "Transcribe it"),
+            { id: first.json.messageId, role: "assistant", content: "", toolCalls: first.json.toolCalls, timestamp: 2 },
+            { id: "t1", role: "tool", content: "hello", timestamp: 3, toolResult: { toolCallId: "toolu_1", name: "transcribe_video", result: { text: "hello" } } }
+          ]
+        })
+        assert.strictEqual(second.status, 200, second.text)
+        assert.strictEqual(second.json.content, "It says hello.")
+        const followUp = (fake.messageRequests()[1]!.body as any).messages
+        assert.deepStrictEqual(followUp.at(-1).content[0].tool_use_id, "toolu_1")
+
+        fake.enqueue(anthropicReply.status(529, "overloaded"))
+        const overloaded = yield* postJson("/api/agent/chat", { messages: [user("u1", "hi")] })
+        assert.strictEqual(overloaded.status, 502)
+        assert.strictEqual(overloaded.json.code, "provider_error")
       }))
   })
 })
