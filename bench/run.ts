@@ -20,7 +20,7 @@
  * Options (flag or environment variable):
  *   --duration=3            BENCH_DURATION            measured phase, seconds (or --requests, whichever first)
  *   --requests=20000        BENCH_REQUESTS            measured phase, request cap
- *   --warmup=1              BENCH_WARMUP              warm-up phase, seconds (capped at 5000 requests)
+ *   --warmup=4              BENCH_WARMUP              warm-up phase, seconds (capped at 20000 requests): the JIT needs it
  *   --concurrency=32        BENCH_CONCURRENCY         connections = in-flight requests
  *   --persisted-requests=2000  BENCH_PERSISTED_REQUESTS  request cap of the chatId target
  *   --no-quiet              BENCH_NO_QUIET=1          skip target 6
@@ -76,8 +76,8 @@ const numberOption = (flag: string | undefined, env: string, fallback: number, i
 const options = {
   durationMs: numberOption(flags.duration, "BENCH_DURATION", 3, false) * 1000,
   requests: numberOption(flags.requests, "BENCH_REQUESTS", 20_000, true),
-  warmupMs: numberOption(flags.warmup, "BENCH_WARMUP", 1, false) * 1000,
-  warmupRequests: 5_000,
+  warmupMs: numberOption(flags.warmup, "BENCH_WARMUP", 4, false) * 1000,
+  warmupRequests: 20_000,
   concurrency: numberOption(flags.concurrency, "BENCH_CONCURRENCY", 32, true),
   persistedRequests: numberOption(flags["persisted-requests"], "BENCH_PERSISTED_REQUESTS", 2_000, true),
   quiet: !(flags["no-quiet"] === true || process.env["BENCH_NO_QUIET"] === "1"),
