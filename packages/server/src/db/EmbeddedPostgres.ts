@@ -55,9 +55,12 @@ const lockDataDir = (dataDir: string) =>
     (lockPath) => Effect.sync(() => rmSync(lockPath, { force: true }))
   )
 
-/** `dataDir` undefined: in memory (tests); a path: persisted there. */
-export const layerEmbeddedPg = (dataDir: string | undefined) =>
-  Layer.unwrap(Effect.gen(function*() {
+/**
+ * Starts PGlite and its socket server for the scope; returns the socket path.
+ * `dataDir` undefined: in memory (tests); a path: persisted there.
+ */
+export const startEmbeddedPg = (dataDir: string | undefined) =>
+  Effect.gen(function*() {
     const socketDir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "switchboard-pg-"))),
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
@@ -79,5 +82,13 @@ export const layerEmbeddedPg = (dataDir: string | undefined) =>
       }),
       (server) => Effect.promise(() => server.stop())
     )
-    return PgClient.layer({ path: socketPath, username: "postgres", database: "postgres", maxConnections: 1 })
-  }))
+    return socketPath
+  })
+
+/** A client of an embedded database's socket: one connection, as PGlite is one session. */
+export const layerEmbeddedClient = (socketPath: string) =>
+  PgClient.layer({ path: socketPath, username: "postgres", database: "postgres", maxConnections: 1 })
+
+/** The embedded database and a client of it. */
+export const layerEmbeddedPg = (dataDir: string | undefined) =>
+  Layer.unwrap(Effect.map(startEmbeddedPg(dataDir), layerEmbeddedClient))

@@ -8,7 +8,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomBytes } from "node:crypto"
 import { layerMigrated } from "../../src/db/Database.ts"
-import { layerEmbeddedPg } from "../../src/db/EmbeddedPostgres.ts"
+import { layerEmbeddedClient, startEmbeddedPg } from "../../src/db/EmbeddedPostgres.ts"
 
 export const backend = process.env.DATABASE_URL ? "postgres" : "embedded"
 
@@ -24,17 +24,35 @@ const admin = (url: string, statement: (sql: SqlClient.SqlClient) => Effect.Effe
     Effect.orDie
   )
 
-const layerScratchPostgres = (url: string) =>
-  Layer.unwrap(Effect.gen(function*() {
+/** A fresh scratch database on the server of `url`, dropped with the scope; returns its URL. */
+const scratchPostgres = (url: string) =>
+  Effect.gen(function*() {
     const name = `switchboard_test_${randomBytes(6).toString("hex")}`
     yield* Effect.acquireRelease(
       admin(url, (sql) => sql`CREATE DATABASE ${sql(name)}`),
       () => admin(url, (sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`)
     )
-    return PgClient.layer({ url: Redacted.make(withDatabase(url, name)), maxConnections: 5 })
-  }))
+    return withDatabase(url, name)
+  })
+
+/**
+ * An empty database for the scope, and a way to open clients of it. On
+ * PostgreSQL each client is what one server replica holds (its own pool, its
+ * own connections), so tests can run several replicas on one database. PGlite
+ * is a single session that cannot interleave two clients' statements, so there
+ * every client shares the one connection: replicas still share no memory, only
+ * the connection.
+ */
+export const makeTestDatabase = Effect.gen(function*() {
+  const url = process.env.DATABASE_URL
+  if (url) {
+    const scratch = yield* scratchPostgres(url)
+    return { client: () => PgClient.layer({ url: Redacted.make(scratch), maxConnections: 5 }) }
+  }
+  const socketPath = yield* startEmbeddedPg(undefined)
+  const shared = yield* Layer.build(layerEmbeddedClient(socketPath))
+  return { client: () => Layer.succeedContext(shared) }
+})
 
 /** A migrated, empty database; provides `SqlClient` and `PgClient`. */
-export const TestDatabase = layerMigrated(
-  process.env.DATABASE_URL ? layerScratchPostgres(process.env.DATABASE_URL) : layerEmbeddedPg(undefined)
-)
+export const TestDatabase = layerMigrated(Layer.unwrap(Effect.map(makeTestDatabase, (db) => db.client())))

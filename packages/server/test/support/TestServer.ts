@@ -3,10 +3,13 @@
  * whatever provider Layer the test gives it — so route tests send real HTTP.
  */
 import { NodeHttpServer } from "@effect/platform-node"
+import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
 import { createServer } from "node:http"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
+import { layerMigrated } from "../../src/db/Database.ts"
 import { makeApp } from "../../src/Server.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
@@ -35,8 +38,11 @@ export interface RawResponse {
 
 /** A plain `fetch` against the server: the wire as an independent client sees it. */
 export const request = (path: string, init?: RequestInit) =>
+  Effect.flatMap(baseUrl, (base) => requestAt(base, path, init))
+
+/** The same, against an explicit base URL (one of several replicas). */
+export const requestAt = (base: string, path: string, init?: RequestInit) =>
   Effect.gen(function*() {
-    const base = yield* baseUrl
     return yield* Effect.promise(async (): Promise<RawResponse> => {
       const response = await fetch(base + path, init)
       const text = await response.text()
@@ -50,9 +56,29 @@ export const request = (path: string, init?: RequestInit) =>
     })
   })
 
-export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  request(path, {
+const jsonInit = (body: unknown, headers: Record<string, string>): RequestInit => ({
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body)
   })
+
+export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  request(path, jsonInit(body, headers))
+
+export const postJsonAt = (base: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  requestAt(base, path, jsonInit(body, headers))
+
+/**
+ * One server replica on its own port over the given database client (its own
+ * pool): several of them over one database behave as replicas behind a load
+ * balancer. Migrations run at its start, as in production.
+ */
+export const layerReplica = <E, R>(
+  provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
+  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>
+) =>
+  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provide(layerMigrated(database)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
+  )
