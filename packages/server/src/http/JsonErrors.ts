@@ -3,8 +3,9 @@
  * Errors) — including the ones the router and body parser produce before any
  * handler runs: unknown route (404), known route with another method (405,
  * with `Allow`), body over the limit (413), a JSON route called with another
- * content type (415), and anything unexpected (500, logged, never a stack
- * trace on the wire).
+ * content type (415), a database that cannot be reached (503, with
+ * `Retry-After`), and anything unexpected (500, logged, never a stack trace
+ * on the wire).
  */
 import { maxRequestBodyBytes } from "@switchboard/domain"
 import { ByteSize, Cause, Effect, Layer } from "effect"
@@ -49,6 +50,16 @@ const DEFAULTS: Record<number, readonly [string, string]> = {
   499: ["Client closed the request", "client_closed_request"],
   500: ["Internal server error", "internal_error"],
   503: ["Service unavailable", "unavailable"]
+}
+
+/**
+ * A lost or refused connection, a lock or statement timeout, a deadlock: the
+ * request was fine, the database was not.
+ */
+const isDatabaseUnavailable = (failure: unknown) => {
+  if (typeof failure !== "object" || failure === null || (failure as { _tag?: unknown })._tag !== "SqlError") return false
+  const reason = (failure as { reason?: { _tag?: string; isRetryable?: boolean; operation?: string } }).reason
+  return reason?._tag === "ConnectionError" || reason?.operation === "connect" || reason?.isRetryable === true
 }
 
 const isEmpty = (response: HttpServerResponse.HttpServerResponse) => response.body._tag === "Empty"
@@ -98,6 +109,10 @@ export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
                 return body(413, DEFAULTS[413]![0], "payload_too_large")
               }
               if (reason._tag === "RequestParseError") return body(400, "Invalid request body: could not be read", "invalid_request")
+            }
+            if (isDatabaseUnavailable(failure)) {
+              yield* Effect.logError("database unavailable", cause)
+              return body(503, "The database is unavailable; retry shortly", "database_unavailable", { "retry-after": "1" })
             }
             const [response] = yield* HttpServerError.causeResponse(cause)
             if (response.status >= 500) yield* Effect.logError("request failed", cause)

@@ -20,10 +20,11 @@ describe(`two replicas on one ${backend} database`, () => {
       const db = yield* makeTestDatabase
       const fake = makeFakeProvider()
       // Built concurrently: both run the migrations at start, and the migrator's lock makes them take turns.
-      const [a, b] = yield* Effect.all(
-        [Layer.build(layerReplica(fake.layer, db.client())), Layer.build(layerReplica(fake.layer, db.client()))],
-        { concurrency: 2 }
-      )
+      // One MemoMap, so that on PGlite (one session) both share its connection; on PostgreSQL each has its pool.
+      const memoMap = yield* Layer.makeMemoMap
+      const scope = yield* Effect.scope
+      const replica = () => Layer.buildWithMemoMap(layerReplica(fake.layer, db.client()), memoMap, scope)
+      const [a, b] = yield* Effect.all([replica(), replica()], { concurrency: 2 })
       const urlA = yield* baseUrl.pipe(Effect.provide(a))
       const urlB = yield* baseUrl.pipe(Effect.provide(b))
       assert.notStrictEqual(urlA, urlB)

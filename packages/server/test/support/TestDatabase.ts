@@ -37,11 +37,11 @@ const scratchPostgres = (url: string) =>
 
 /**
  * An empty database for the scope, and a way to open clients of it. On
- * PostgreSQL each client is what one server replica holds (its own pool, its
- * own connections), so tests can run several replicas on one database. PGlite
- * is a single session that cannot interleave two clients' statements, so there
- * every client shares the one connection: replicas still share no memory, only
- * the connection.
+ * PostgreSQL each `client()` is a new Layer, what one server replica holds
+ * (its own pool, its own connections), so tests can run several replicas on
+ * one database. PGlite is a single session that cannot interleave two
+ * clients' statements: there `client()` is always the same Layer, and
+ * replicas built with one MemoMap share its one connection (and nothing else).
  */
 export const makeTestDatabase = Effect.gen(function*() {
   const url = process.env.DATABASE_URL
@@ -49,9 +49,8 @@ export const makeTestDatabase = Effect.gen(function*() {
     const scratch = yield* scratchPostgres(url)
     return { client: () => PgClient.layer({ url: Redacted.make(scratch), maxConnections: 5 }) }
   }
-  const socketPath = yield* startEmbeddedPg(undefined)
-  const shared = yield* Layer.build(layerEmbeddedClient(socketPath))
-  return { client: () => Layer.succeedContext(shared) }
+  const client = layerEmbeddedClient(yield* startEmbeddedPg(undefined))
+  return { client: () => client }
 })
 
 /** A migrated, empty database; provides `SqlClient` and `PgClient`. */
