@@ -35,7 +35,7 @@
  * Placeholders, in `content` and in string values of tool call `args`:
  * `{{lastUserMessage}}` (text of the latest user message) and
  * `{{lastToolResult}}` (the latest tool message's error, or its result: a
- * string as is, anything else as JSON). In `transcription`: `{{fileName}}`,
+ * string as is, `{ "text": … }` as its text, anything else as JSON). In `transcription`: `{{fileName}}`,
  * `{{byteSize}}`. Tool call ids are `call_<number of messages>_<index>`.
  */
 import { Effect, Layer, Schema } from "effect"
@@ -110,7 +110,14 @@ const toolResultText = (message: ChatMessage | undefined): string => {
   const result = message?.toolResult
   if (result === undefined) return ""
   if (result.error) return result.error
-  return typeof result.result === "string" ? result.result : JSON.stringify(result.result ?? null)
+  const value = result.result
+  if (typeof value === "string") return value
+  // `transcribe_video` answers `{ text }`: a demo should show the text, not its JSON envelope.
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const text = (value as Record<string, unknown>)["text"]
+    if (typeof text === "string" && Object.keys(value).length === 1) return text
+  }
+  return JSON.stringify(value ?? null)
 }
 
 export const matches = (condition: ScriptedCondition | undefined, messages: ReadonlyArray<ChatMessage>): boolean => {

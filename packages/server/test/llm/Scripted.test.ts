@@ -54,6 +54,11 @@ describe("Scripted: rules", () => {
       "Weather: {\"temp\":21}"
     )
     assert.strictEqual(
+      Scripted.answer(script, params([...base, toolMessage("call_1_0", "get_weather", { result: { text: "cloudy" } })])).content,
+      "Weather: cloudy",
+      "a { text } result shows as its text"
+    )
+    assert.strictEqual(
       Scripted.answer(script, params([...base, toolMessage("call_1_0", "get_weather", { error: "no network" })])).content,
       "Failed: no network"
     )
