@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Result } from "effect"
 import { TranscribeVideo } from "@switchboard/domain"
 import {
   buildMessagesRequest,
@@ -9,21 +8,10 @@ import {
   toAnthropicTools
 } from "../../src/llm/AnthropicWire.ts"
 import { toolResultContent } from "../../src/llm/OpenAiWire.ts"
-import type { ProviderError } from "../../src/llm/ProviderAdapter.ts"
 import { requestProblem } from "../support/FakeAnthropic.ts"
-import { assistant, message, params, toolMessage, user } from "./Messages.ts"
+import { assistant, failure, message, params, success, toolMessage, transcribeVideoJsonSchema, user } from "./Messages.ts"
 
 const options = { model: "claude-test", maxTokens: 1024 }
-
-const failure = (r: Result.Result<unknown, ProviderError>): ProviderError => {
-  if (Result.isSuccess(r)) return assert.fail(`expected a failure, got ${JSON.stringify(r.success)}`)
-  return r.failure
-}
-
-const success = <A>(r: Result.Result<A, ProviderError>): A => {
-  if (Result.isFailure(r)) return assert.fail(`expected a success, got ${r.failure.message}`)
-  return r.success
-}
 
 /** The body must also pass the rules the fake server (and the real API) enforce. */
 const acceptable = (body: unknown) => assert.isUndefined(requestProblem(body), JSON.stringify(body))
@@ -47,15 +35,7 @@ describe("AnthropicWire: tools", () => {
       {
         name: "transcribe_video",
         description: TranscribeVideo.description,
-        input_schema: {
-          type: "object",
-          properties: {
-            assetId: { type: "string", description: "Id of the media asset to transcribe." },
-            language: { type: "string", description: "ISO-639-1 code of the spoken language, e.g. \"en\"." }
-          },
-          required: [],
-          additionalProperties: false
-        }
+        input_schema: transcribeVideoJsonSchema
       },
       {
         // An empty description is left out.

@@ -1,5 +1,4 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Result } from "effect"
 import { TranscribeVideo } from "@switchboard/domain"
 import type { ToolSchema } from "@switchboard/domain"
 import {
@@ -10,20 +9,9 @@ import {
   toParametersSchema,
   toWireTools
 } from "../../src/llm/OpenAiWire.ts"
-import type { ProviderError } from "../../src/llm/ProviderAdapter.ts"
-import { assistant, message, params, toolMessage, user } from "./Messages.ts"
+import { assistant, failure, message, params, success, toolMessage, user } from "./Messages.ts"
 
 const completion = (message: unknown) => ({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message }] })
-
-const failure = (r: Result.Result<unknown, ProviderError>): ProviderError => {
-  if (Result.isSuccess(r)) return assert.fail(`expected a failure, got ${JSON.stringify(r.success)}`)
-  return r.failure
-}
-
-const success = <A>(r: Result.Result<A, ProviderError>): A => {
-  if (Result.isFailure(r)) return assert.fail(`expected a success, got ${r.failure.message}`)
-  return r.success
-}
 
 describe("OpenAiWire: tool schemas", () => {
   it("converts the spec's transcribe_video parameters to a closed JSON Schema object", () => {
