@@ -6,7 +6,16 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Multipart } from "effect/http"
 import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from "./Chat.ts"
-import { ChatNotFound, InvalidRequest, ProviderFailed, ProviderNotConfigured, TurnInFlight, Unauthenticated } from "./Errors.ts"
+import {
+  ChatNotFound,
+  InvalidRequest,
+  ProviderFailed,
+  ProviderNotConfigured,
+  TooManyMessages,
+  TooManyParts,
+  TurnInFlight,
+  Unauthenticated
+} from "./Errors.ts"
 import { Text } from "./Json.ts"
 
 /** `Authorization: Bearer $CHAT_TOKEN` on `/api/*`, enforced only when the server has a CHAT_TOKEN. */
@@ -20,17 +29,28 @@ export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("s
   error: InvalidRequest
 }) {}
 
+/** A BCP 47-style language tag such as `en` or `pt-BR`. */
+export const TranscriptionLanguage = Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/))
+
+/** The upload takes two parts (`file`, optional `language`); more are refused before they are read. */
+export const TRANSCRIPTION_MAX_PARTS = 2
+
+/**
+ * The upload's shape, as documented. It is read as a stream (the handler takes
+ * the parts one by one, files into memory, no temporary files): the buffered
+ * reader of the platform never answers a file part whose filename is empty.
+ */
 export const TranscriptionUpload = Schema.Struct({
   file: Multipart.SingleFileSchema,
-  language: Schema.optionalKey(Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/)))
-}).pipe(HttpApiSchema.asMultipart())
+  language: Schema.optionalKey(TranscriptionLanguage)
+}).pipe(HttpApiSchema.asMultipartStream({ maxParts: TRANSCRIPTION_MAX_PARTS }))
 
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [InvalidRequest, TurnInFlight, ProviderFailed, ProviderNotConfigured]
+      error: [InvalidRequest, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
@@ -49,7 +69,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,
       success: Transcription,
-      error: [InvalidRequest, ProviderFailed, ProviderNotConfigured]
+      error: [InvalidRequest, TooManyParts, ProviderFailed, ProviderNotConfigured]
     }).annotateMerge(OpenApi.annotations({
       summary: "Transcribe a media file",
       description: "The server half of the `transcribe_video` tool: the uploaded file (multipart field `file`, " +

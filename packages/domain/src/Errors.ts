@@ -42,3 +42,17 @@ export class NotReady extends Schema.Error<NotReady>("NotReady")({
   error: Schema.String,
   code: Schema.tag("not_ready")
 }, { httpApiStatus: 503 }) {}
+
+/** A turn carrying more messages than the server takes in one request (`CHAT_MAX_MESSAGES`). */
+export class TooManyMessages extends Schema.Error<TooManyMessages>("TooManyMessages")({
+  error: Schema.String,
+  code: Schema.tag("too_many_messages"),
+  limit: Schema.Int
+}, { httpApiStatus: 400 }) {}
+
+/** A multipart body with more parts than the route takes; refused before the rest is read. */
+export class TooManyParts extends Schema.Error<TooManyParts>("TooManyParts")({
+  error: Schema.String,
+  code: Schema.tag("too_many_parts"),
+  limit: Schema.Int
+}, { httpApiStatus: 400 }) {}

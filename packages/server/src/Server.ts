@@ -9,13 +9,13 @@ import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
-import { createServer } from "node:http"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
+import { createNodeServer } from "./http/NodeServer.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
@@ -33,6 +33,13 @@ export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcribe
   )
   return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
 }
+
+/**
+ * The router's limit on one path parameter (find-my-way's default is 100):
+ * above every documented id (chat ids go to 128), so a longer one reaches the
+ * schema and gets a 400 naming it instead of a 404 "No route".
+ */
+export const ROUTER_CONFIG = { maxParamLength: 1024 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
@@ -52,9 +59,11 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
   Layer.unwrap(Effect.gen(function*() {
     const config = yield* ListenConfig
     yield* checkListenConfig(config)
-    return HttpRouter.serve(makeApp(provider)).pipe(
+    // The port is bound first (Layer.provide builds the outer layer first) and answers at once while the
+    // database starts: /healthz 200, everything else 503 not_ready (see NodeServer.ts).
+    return HttpRouter.serve(makeApp(provider), { routerConfig: ROUTER_CONFIG }).pipe(
       Layer.provide(DatabaseLive),
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+      Layer.provide(NodeHttpServer.layer(createNodeServer, { port: config.port, host: config.host }))
     )
   }))
 

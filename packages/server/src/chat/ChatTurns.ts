@@ -4,7 +4,8 @@
  * write-ahead under the chat's in-flight marker.
  *
  * Write-ahead means the incoming messages are stored before the provider is
- * called, so a provider failure or a crash loses nothing the user sent.
+ * called, so a provider failure, a crash or a client hanging up loses nothing
+ * the user sent once the turn was accepted.
  */
 import type { ChatMessage, ChatRequest, ChatResponse, ToolSchema } from "@switchboard/domain"
 import { clientToolSchemas, TurnInFlight } from "@switchboard/domain"
@@ -53,17 +54,36 @@ export class ChatTurns extends Context.Service<ChatTurns, {
       messageId: assistant.id
     })
 
+    /**
+     * Accepting a turn = taking the chat's marker and storing the request's messages (write-ahead).
+     * It runs uninterruptibly as the acquisition of `persistedTurn`, so a client that hangs up at
+     * any moment either never got the marker or leaves its messages stored and the marker released:
+     * there is no instant at which the marker is held but not yet owned by a release.
+     */
+    const acceptTurn = (chatId: string, turnId: string, request: ChatRequest) =>
+      Effect.gen(function*() {
+        if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) return false
+        yield* repo.append(chatId, request.messages).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
+        return true
+      })
+
+    // A client that goes away interrupts the turn (the provider call is aborted, nothing of an
+    // answer is stored) and the release below frees the chat at once: it never costs more than
+    // the turn itself. The next turn re-sends its history and gets the answer then.
     const persistedTurn = Effect.fn("ChatTurns.persistedTurn")(function*(chatId: string, request: ChatRequest) {
       const turnId = randomUUID()
-      if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) {
-        return yield* new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId })
-      }
-      return yield* Effect.gen(function*() {
-        yield* repo.append(chatId, request.messages)
-        const assistant = yield* callProvider(request)
-        yield* repo.append(chatId, [assistant])
-        return respond(assistant)
-      }).pipe(Effect.ensuring(repo.endTurn(chatId, turnId)))
+      return yield* Effect.acquireUseRelease(
+        acceptTurn(chatId, turnId, request),
+        (accepted): Effect.Effect<ChatResponse, TurnInFlight | ProviderError> =>
+          accepted
+            ? Effect.gen(function*() {
+              const assistant = yield* callProvider(request)
+              yield* repo.append(chatId, [assistant])
+              return respond(assistant)
+            })
+            : Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId })),
+        (accepted) => accepted ? repo.endTurn(chatId, turnId) : Effect.void
+      )
     })
 
     return ChatTurns.of({

@@ -7,19 +7,19 @@ import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { layerMigrated } from "../../src/db/Database.ts"
-import { makeApp } from "../../src/Server.ts"
+import { createNodeServer } from "../../src/http/NodeServer.ts"
+import { makeApp, ROUTER_CONFIG } from "../../src/Server.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
 export const layerTestServer = <E, R>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
   env: Record<string, string> = {}
 ) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provideMerge(TestDatabase),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
   )
 
@@ -77,8 +77,8 @@ export const layerReplica = <E, R>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
   database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>
 ) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
     Layer.provide(layerMigrated(database)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
   )
