@@ -9,6 +9,7 @@ import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from
 import {
   ChatNotFound,
   InvalidRequest,
+  NotReady,
   ProviderFailed,
   ProviderNotConfigured,
   TooManyMessages,
@@ -50,7 +51,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [InvalidRequest, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured]
+      error: [InvalidRequest, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
@@ -61,7 +62,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },
       success: ChatTranscript,
-      error: [ChatNotFound]
+      error: [ChatNotFound, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "The persisted transcript of a chat",
       description: "Every message of the chat's turns, in order, as stored write-ahead."
@@ -69,7 +70,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,
       success: Transcription,
-      error: [InvalidRequest, TooManyParts, ProviderFailed, ProviderNotConfigured]
+      error: [InvalidRequest, TooManyParts, ProviderFailed, ProviderNotConfigured, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "Transcribe a media file",
       description: "The server half of the `transcribe_video` tool: the uploaded file (multipart field `file`, " +

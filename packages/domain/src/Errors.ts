@@ -38,6 +38,10 @@ export class ProviderNotConfigured extends Schema.Error<ProviderNotConfigured>("
   missing: Schema.Array(Schema.String)
 }, { httpApiStatus: 502 }) {}
 
+/**
+ * Readiness (`/readyz`), and every route while the server is still starting
+ * (its database and migrations not up yet), with `Retry-After`.
+ */
 export class NotReady extends Schema.Error<NotReady>("NotReady")({
   error: Schema.String,
   code: Schema.tag("not_ready")

@@ -37,6 +37,7 @@ interface Collected {
 
 const takePart = (collected: Collected, part: Multipart.Part): Effect.Effect<Collected, InvalidRequest | Multipart.MultipartError> => {
   if (part._tag === "Field") {
+    if (part.key === "file") return Effect.fail(invalid("file must be a file part (with a filename) at file"))
     if (part.key !== "language") return Effect.fail(invalid(`unexpected field "${part.key}" (the parts are file and language)`))
     if (collected.language !== undefined) return Effect.fail(invalid("language given twice at language"))
     return decodeLanguage(part.value).pipe(
