@@ -67,7 +67,7 @@ export const ChatMessage = Schema.Struct({
   toJsonSchema: () => ({
     description: "A `tool` message carries `toolResult`.",
     if: { properties: { role: { const: "tool" } }, required: ["role"] },
-    then: { required: ["toolResult"] }
+    then: { properties: { toolResult: { description: "Required with role `tool`" } }, required: ["toolResult"] }
   })
 }))
 export type ChatMessage = typeof ChatMessage.Type
