@@ -4,6 +4,7 @@
  *
  * - the free-form JSON components (`JsonValue`, `JsonObject`) as "any JSON
  *   value per key" instead of `{"type":"object"}`;
+ * - checks' conditionals (`if`/`then`) on the schema itself, not in `allOf`;
  * - unknown keys: the decoder ignores them (they are neither stored nor
  *   echoed), so no object says `additionalProperties: false`;
  * - the auth rule: bearer only when the server has `CHAT_TOKEN`, so each
@@ -32,6 +33,23 @@ const HEADERS_BY_STATUS: Record<string, { name: string; when?: string; value: Re
 const REF = "#/components/schemas/"
 
 /**
+ * Effect puts a check's fragment in `allOf`; client generators read each
+ * `allOf` member as an object type, so a member that is only an `if`/`then`
+ * (a tool message carries `toolResult`) would type every key as `never`.
+ * Such a member moves into the schema itself: same meaning, plain types.
+ */
+const hoistConditionals = (schema: Record<string, unknown>) => {
+  if (!Array.isArray(schema.allOf) || schema.if !== undefined) return
+  const conditional = schema.allOf.find((member) => typeof member === "object" && member !== null && "if" in member)
+  if (conditional === undefined) return
+  const { description, ...rule } = conditional as Record<string, unknown>
+  Object.assign(schema, rule)
+  if (description !== undefined && schema.description === undefined) schema.description = description
+  schema.allOf = schema.allOf.filter((member) => member !== conditional)
+  if ((schema.allOf as Array<unknown>).length === 0) delete schema.allOf
+}
+
+/**
  * In place: drops every `additionalProperties: false`, and points references to
  * a generated copy of a free-form component (`JsonValueEncoded`) at the one
  * {@link jsonComponentSchemas} describes.
@@ -44,6 +62,7 @@ const rewrite = (node: unknown): void => {
     if (!Array.isArray(value)) {
       const object = value as Record<string, unknown>
       if (object.additionalProperties === false) delete object.additionalProperties
+      hoistConditionals(object)
       if (typeof object.$ref === "string") {
         const name = object.$ref.slice(REF.length).replace(/Encoded$/, "")
         if (object.$ref.startsWith(REF) && Object.hasOwn(jsonComponentSchemas, name)) object.$ref = REF + name

@@ -83,7 +83,8 @@ export const jsonComponentSchemas = {
       { type: "boolean" },
       { type: "number" },
       { type: "string", pattern: NUL_FREE_PATTERN },
-      { type: "array", items: ref("JsonValue") },
+      // Array items are left open: openapi-typescript cannot type a union that holds an array of itself.
+      { type: "array", items: { description: "Any JSON value (NUL-free)" } },
       ref("JsonObject")
     ]
   },
