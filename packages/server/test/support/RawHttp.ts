@@ -11,7 +11,9 @@ export interface RawExchange {
 export const rawRequest = (url: string, options: { method?: string; headers?: Record<string, string>; body?: Uint8Array } = {}) =>
   Effect.promise(() =>
     new Promise<RawExchange>((resolve, reject) => {
-      const req = httpRequest(url, { method: options.method ?? "GET", headers: options.headers ?? {} }, (res) => {
+      // An explicit length: for GET, DELETE or OPTIONS Node would send the body with no framing at all.
+      const headers = { ...options.headers, ...(options.body === undefined ? {} : { "content-length": String(options.body.byteLength) }) }
+      const req = httpRequest(url, { method: options.method ?? "GET", headers }, (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (chunk: Buffer) => chunks.push(chunk))
         res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
