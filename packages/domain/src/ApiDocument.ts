@@ -21,7 +21,7 @@ export const unknownKeysRule = "Unknown keys in a request are ignored: they are 
 const header = (description: string) => ({ description, schema: { type: "string" } })
 
 const HEADERS_BY_STATUS: Record<string, { name: string; when?: string; value: ReturnType<typeof header> }> = {
-  "401": { name: "WWW-Authenticate", value: header("`Bearer`: the scheme the operation takes (RFC 9110, 11.6.1)") },
+  "401": { name: "WWW-Authenticate", value: header("`Bearer realm=\"switchboard\"`: the scheme the operation takes (RFC 9110, 11.6.1)") },
   "405": { name: "Allow", value: header("The methods the path takes, comma-separated") },
   "503": {
     name: "Retry-After",
