@@ -15,7 +15,8 @@
  * their own branch; each exclusion names its item and goes when it lands.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { ChatRequest } from "@switchboard/domain"
+import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { fromSchema, jsonValue } from "../support/DocumentArbitrary.ts"
 import { checkDocumented, document } from "../support/DocumentedResponses.ts"
@@ -27,6 +28,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261201)
 /** Runs per property, multiplied by `FUZZ_SCALE` for a longer hunt by hand (npm test keeps 1). */
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1)
 const STACK_TRACE = /\n\s+at |node:internal|\.ts:\d+:\d+|\.js:\d+:\d+/
+
+const decodeChatRequest = Schema.decodeUnknownSync(ChatRequest)
 
 const chatBodySchema = (document as any).paths["/api/agent/chat"].post.requestBody.content["application/json"].schema
 
@@ -109,6 +112,8 @@ describe("fuzz (fast-check, bounded)", () => {
         yield* Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(validTurn(() => n++), async (turn) => {
+              // The document is compiled from the domain schemas: what it accepts, they accept.
+              decodeChatRequest(turn)
               const res = await Effect.runPromise(postJsonAt(base, "/api/agent/chat", turn))
               if (res.status !== 200) throw new Error(`valid by the document, refused: ${res.status} ${res.text}`)
               const transcript = await Effect.runPromise(requestAt(base, `/api/chats/${turn.chatId}/messages`))

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
+import { chooseCoding } from "../../src/http/ApiDocs.ts"
 import { makeFakeProvider } from "../support/FakeProvider.ts"
 import { rawRequest } from "../support/RawHttp.ts"
 import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
@@ -229,6 +230,8 @@ describe("OpenAPI document", () => {
           const changed = yield* rawRequest(base + path, { headers: { "if-none-match": `"something-else"` } })
           assert.strictEqual(changed.status, 200)
         }
+        const codings = ["", "identity", "gzip", "br;q=0, gzip", "*", "*;q=0", "gzip;q=0.5, br;q=0.1", "deflate", "BR"].map(chooseCoding)
+        assert.deepStrictEqual(codings, ["identity", "identity", "gzip", "gzip", "br", "identity", "br", "identity", "br"])
       }))
   })
 
