@@ -32,7 +32,11 @@ const minimal = (root: Schema, schema: Schema): unknown => {
 
 const codePoints = (s: string) => [...s].length
 
-/** Any JSON value without NUL: grapheme strings (whole code points, so no lone surrogates). */
+/**
+ * Any JSON value without NUL. Strings are whole graphemes: issue 8 A1 (a lone
+ * UTF-16 surrogate in a stored message answers 500) is fixed on its own branch;
+ * until it lands no generator here makes one.
+ */
 export const jsonValue = fc.jsonValue({ maxDepth: 2, stringUnit: "grapheme" }).filter((v) => !JSON.stringify(v).includes("\\u0000"))
 
 const stringArbitrary = (schema: Schema): fc.Arbitrary<string> => {
@@ -45,7 +49,7 @@ const stringArbitrary = (schema: Schema): fc.Arbitrary<string> => {
   const specific = patterns.find((p) => !p.source.includes("u0000"))
   const base = specific !== undefined
     ? fc.stringMatching(specific)
-    : fc.string({ unit: "grapheme", minLength: min, maxLength: Math.min(max, 24) })
+    : fc.string({ unit: "grapheme", minLength: min, maxLength: Math.min(max, 24) }) // graphemes: see jsonValue (A1)
   return base.filter((s) => !s.includes(NUL) && codePoints(s) >= min && codePoints(s) <= max && patterns.every((p) => p.test(s)))
 }
 
