@@ -7,7 +7,7 @@
  * and cacheable.
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { spawnSync } from "node:child_process"
@@ -17,6 +17,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { chooseCoding } from "../../src/http/ApiDocs.ts"
+import { checkDocumented } from "../support/DocumentedResponses.ts"
 import { makeFakeProvider } from "../support/FakeProvider.ts"
 import { rawRequest } from "../support/RawHttp.ts"
 import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
@@ -38,6 +39,16 @@ const codesOf = (response: any, doc: any): Array<string> => {
 }
 
 describe("OpenAPI document", () => {
+  it("the route tests' check refuses an undocumented status or body, and lets documented ones through", () => {
+    checkDocumented("POST", "/api/agent/chat", 409, "application/json", { error: "busy", code: "turn_in_flight", chatId: "c" })
+    checkDocumented("GET", "/api/chats/c1/messages?x=1", 404, "application/json", { error: "No route", code: "not_found" })
+    checkDocumented("DELETE", "/api/agent/chat", 405, "application/json", { nothing: "documented operation" })
+    checkDocumented("GET", "/nope", 418, "text/plain", undefined)
+    assert.throws(() => checkDocumented("GET", "/healthz", 400, "application/json", { error: "x", code: "invalid_request" }), /do not document/)
+    assert.throws(() => checkDocumented("GET", "/api/chats/c1/messages", 401, "application/json", { error: "x", code: "nope" }), /does not describe/)
+    assert.throws(() => checkDocumented("POST", "/api/agent/chat", 200, "application/json", { content: 1, messageId: "m" }), /does not describe/)
+  })
+
   layer(layerTestServer(makeFakeProvider().layer), { excludeTestServices: true })("served", (it) => {
     it.effect("@apidevtools/swagger-parser validates it", () =>
       Effect.gen(function*() {
@@ -230,6 +241,8 @@ describe("OpenAPI document", () => {
           const changed = yield* rawRequest(base + path, { headers: { "if-none-match": `"something-else"` } })
           assert.strictEqual(changed.status, 200)
         }
+        const page = (yield* rawRequest(base + "/docs")).body.toString("utf8")
+        assert.include(page, "Retry-After", "the page shows the finished document")
         const codings = ["", "identity", "gzip", "br;q=0, gzip", "*", "*;q=0", "gzip;q=0.5, br;q=0.1", "deflate", "BR"].map(chooseCoding)
         assert.deepStrictEqual(codings, ["identity", "identity", "gzip", "gzip", "br", "identity", "br", "identity", "br"])
       }))
