@@ -69,6 +69,6 @@ describe("client generated from /openapi.json", () => {
           },
           { id: seen.ok.messageId }
         ])
-      }))
+      }), { timeout: 120_000 }) // three child processes, a TypeScript check among them: slow on a loaded CI machine
   })
 })
