@@ -7,8 +7,12 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpAp
 import { Multipart } from "effect/http"
 import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from "./Chat.ts"
 import {
+  anyRouteErrors,
+  bodyErrors,
   ChatNotFound,
+  DatabaseUnavailable,
   InvalidRequest,
+  NotFound,
   NotReady,
   ProviderFailed,
   ProviderNotConfigured,
@@ -19,9 +23,16 @@ import {
 } from "./Errors.ts"
 import { Text } from "./Json.ts"
 
+/** How `/api/*` is authenticated, as the OpenAPI document says it. */
+export const chatAuthRule = "`Authorization: Bearer $CHAT_TOKEN` on every `/api/*` operation, required only when the " +
+  "server is started with `CHAT_TOKEN` set; without it (loopback only) anonymous calls are served. A missing or " +
+  "wrong token answers 401 `unauthenticated` with `WWW-Authenticate: Bearer`."
+
+const bearer: HttpApiSecurity.Http = HttpApiSecurity.annotate(HttpApiSecurity.bearer, OpenApi.Description, chatAuthRule)
+
 /** `Authorization: Bearer $CHAT_TOKEN` on `/api/*`, enforced only when the server has a CHAT_TOKEN. */
 export class ChatAuth extends HttpApiMiddleware.Service<ChatAuth>()("switchboard/domain/ChatAuth", {
-  security: { bearer: HttpApiSecurity.bearer },
+  security: { bearer },
   error: Unauthenticated
 }) {}
 
@@ -31,7 +42,9 @@ export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("s
 }) {}
 
 /** A BCP 47-style language tag such as `en` or `pt-BR`. */
-export const TranscriptionLanguage = Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/))
+export const TranscriptionLanguage = Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/u, {
+  description: "An ISO 639 language code, optionally with a region or script: `en`, `pt-BR`"
+}))
 
 /** The upload takes two parts (`file`, optional `language`); more are refused before they are read. */
 export const TRANSCRIPTION_MAX_PARTS = 2
@@ -51,7 +64,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [InvalidRequest, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured, NotReady]
+      error: [...anyRouteErrors, ...bodyErrors, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
@@ -62,7 +75,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },
       success: ChatTranscript,
-      error: [ChatNotFound, NotReady]
+      error: [...anyRouteErrors, InvalidRequest, ChatNotFound, NotFound, DatabaseUnavailable, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "The persisted transcript of a chat",
       description: "Every message of the chat's turns, in order, as stored write-ahead."
@@ -70,7 +83,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,
       success: Transcription,
-      error: [InvalidRequest, TooManyParts, ProviderFailed, ProviderNotConfigured, NotReady]
+      error: [...anyRouteErrors, ...bodyErrors, TooManyParts, ProviderFailed, ProviderNotConfigured, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "Transcribe a media file",
       description: "The server half of the `transcribe_video` tool: the uploaded file (multipart field `file`, " +
@@ -78,4 +91,9 @@ export class ChatApi extends HttpApiGroup.make("chat")
     }))
   )
   .middleware(ChatAuth)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    description: "The agent session shell: one turn of the conversation, the persisted transcript, transcription. " +
+      chatAuthRule
+  }))
 {}

@@ -9,7 +9,7 @@
 import type { Effect } from "effect"
 import { Schema } from "effect"
 import type { AgentContext } from "./Chat.ts"
-import { NonEmptyText, Text } from "./Json.ts"
+import { JsonObject, NonEmptyText, Text } from "./Json.ts"
 
 export const ParameterType = Schema.Literals(["string", "number", "integer", "boolean", "object", "array"])
 export type ParameterType = typeof ParameterType.Type
@@ -28,7 +28,12 @@ export type ToolParameter = typeof ToolParameter.Type
 export const ToolSchema = Schema.Struct({
   name: NonEmptyText,
   description: Text,
-  parameters: Schema.Array(ToolParameter)
+  parameters: Schema.Array(ToolParameter),
+  /**
+   * A JSON Schema for the arguments, sent to the provider as it is instead of
+   * the one built from `parameters` (the planner's tools arrive as JSON Schema).
+   */
+  inputSchema: Schema.optionalKey(JsonObject)
 })
 export type ToolSchema = typeof ToolSchema.Type
 

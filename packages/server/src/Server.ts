@@ -8,11 +8,12 @@ import { Api } from "@switchboard/domain"
 import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
@@ -21,17 +22,15 @@ import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 
-const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
-
 /** All routes, needing the database (`SqlClient`) and the provider services. */
 export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
   const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
-  const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, SystemHttp]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
-  return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
+  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routesOf(Api, DOCS_ROUTES)))
 }
 
 /**

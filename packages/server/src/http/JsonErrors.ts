@@ -174,7 +174,13 @@ const answerWithJsonErrors = (
     if (response.status >= 400 && (isEmpty(response) || !contentTypeOf(response).includes("json"))) {
       const [error, code] = DEFAULTS[response.status] ?? [`HTTP ${response.status}`, `http_${response.status}`]
       const headers = response.headers["allow"] === undefined ? undefined : { allow: response.headers["allow"] }
-      return body(response.status, response.status === 404 ? `No route for ${request.method} ${path}` : error, code, headers)
+      return withChallenge(body(response.status, response.status === 404 ? `No route for ${request.method} ${path}` : error, code, headers))
     }
-    return response
+    return withChallenge(response)
   })
+
+/** Every 401 names the scheme it wants (RFC 9110, 11.6.1): the bearer token of the route's auth middleware. */
+const withChallenge = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status === 401 && response.headers["www-authenticate"] === undefined
+    ? HttpServerResponse.setHeader(response, "www-authenticate", `Bearer realm="switchboard"`)
+    : response

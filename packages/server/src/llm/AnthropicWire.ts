@@ -20,8 +20,8 @@
  * the same JSON text the OpenAI wire sends (`toolResultContent`).
  */
 import { Result } from "effect"
-import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall, ToolSchema } from "@switchboard/domain"
-import { isRecord, jsonKind, providerText, toolResultContent, toParametersSchema } from "./OpenAiWire.ts"
+import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
+import { isRecord, jsonKind, providerText, toolInputSchema, toolResultContent } from "./OpenAiWire.ts"
 import { ProviderError } from "./ProviderAdapter.ts"
 
 // ---------------------------------------------------------------------------
@@ -54,7 +54,12 @@ export interface AnthropicToolResultBlock {
   readonly is_error?: true
 }
 
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicToolResultBlock
+export interface AnthropicImageBlock {
+  readonly type: "image"
+  readonly source: { readonly type: "base64"; readonly media_type: ProviderImage["mediaType"]; readonly data: string }
+}
+
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicImageBlock
 
 export interface AnthropicMessage {
   readonly role: "user" | "assistant"
@@ -69,6 +74,8 @@ export interface AnthropicMessagesRequest {
   readonly system?: string
   readonly messages: ReadonlyArray<AnthropicMessage>
   readonly tools?: ReadonlyArray<AnthropicTool>
+  /** Set only when exactly one tool call is asked for (`toolChoice: "required"`). */
+  readonly tool_choice?: { readonly type: "any"; readonly disable_parallel_tool_use: true }
 }
 
 export interface AnthropicRequestOptions {
@@ -83,7 +90,7 @@ export interface AnthropicRequestOptions {
 export const toAnthropicTool = (schema: ToolSchema): AnthropicTool => ({
   name: schema.name,
   ...(schema.description !== "" ? { description: schema.description } : {}),
-  input_schema: toParametersSchema(schema.parameters)
+  input_schema: toolInputSchema(schema)
 })
 
 export const toAnthropicTools = (schemas: ReadonlyArray<ToolSchema>): Array<AnthropicTool> => schemas.map(toAnthropicTool)
@@ -159,15 +166,25 @@ const toWireMessage = ({ role, blocks }: Turn): AnthropicMessage => {
   return ordered.length === 1 && only?.type === "text" ? { role, content: only.text } : { role, content: ordered }
 }
 
+const toImageBlock = (image: ProviderImage): AnthropicImageBlock => ({
+  type: "image",
+  source: { type: "base64", media_type: image.mediaType, data: image.data }
+})
+
 /**
  * The `messages` of a request: every non-system message as a turn, turns
- * without content dropped, consecutive turns of one role merged.
+ * without content dropped, consecutive turns of one role merged; the request's
+ * images go after the blocks of the last user message.
  */
 export const toAnthropicMessages = (params: ProviderChatParams): Array<AnthropicMessage> => {
   const turns: Array<Turn> = []
-  for (const message of params.messages) {
+  const images = params.images ?? []
+  const lastUser = params.messages.findLastIndex((m) => m.role === "user")
+  for (const [index, message] of params.messages.entries()) {
     const turn = toTurn(message)
-    if (turn === undefined || turn.blocks.length === 0) continue
+    if (turn === undefined) continue
+    if (index === lastUser) turn.blocks.push(...images.map(toImageBlock))
+    if (turn.blocks.length === 0) continue
     const last = turns.at(-1)
     if (last !== undefined && last.role === turn.role) last.blocks.push(...turn.blocks)
     else turns.push({ role: turn.role, blocks: [...turn.blocks] })
@@ -178,12 +195,16 @@ export const toAnthropicMessages = (params: ProviderChatParams): Array<Anthropic
 /** The body of `POST /messages`; `system` and `tools` are omitted when empty. */
 export const buildMessagesRequest = (params: ProviderChatParams, options: AnthropicRequestOptions): AnthropicMessagesRequest => {
   const system = toAnthropicSystem(params)
+  const tools = params.toolSchemas.length > 0 ? toAnthropicTools(params.toolSchemas) : undefined
   return {
-    model: options.model,
+    model: params.model ?? options.model,
     max_tokens: options.maxTokens,
     ...(system !== "" ? { system } : {}),
     messages: toAnthropicMessages(params),
-    ...(params.toolSchemas.length > 0 ? { tools: toAnthropicTools(params.toolSchemas) } : {})
+    ...(tools ? { tools } : {}),
+    ...(tools && params.toolChoice === "required"
+      ? { tool_choice: { type: "any", disable_parallel_tool_use: true } as const }
+      : {})
   }
 }
 

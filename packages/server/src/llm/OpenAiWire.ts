@@ -10,12 +10,21 @@
  */
 import type {
   ChatCompletionAssistantMessageParam,
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam
 } from "openai/resources/chat/completions"
 import { Result } from "effect"
-import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall, ToolParameter, ToolSchema } from "@switchboard/domain"
+import type {
+  ChatMessage,
+  ProviderChatParams,
+  ProviderChatResponse,
+  ProviderImage,
+  ToolCall,
+  ToolParameter,
+  ToolSchema
+} from "@switchboard/domain"
 import { ProviderError } from "./ProviderAdapter.ts"
 
 /** The JSON Schema of one parameter: `array` and `object` stay unconstrained (the internal format has no item types). */
@@ -33,12 +42,16 @@ export const toParametersSchema = (parameters: ReadonlyArray<ToolParameter>): Re
   additionalProperties: false
 })
 
+/** The arguments' JSON Schema: the tool's own when it brings one, else the one built from `parameters`. */
+export const toolInputSchema = (schema: ToolSchema): Record<string, unknown> =>
+  schema.inputSchema ?? toParametersSchema(schema.parameters)
+
 export const toWireTool = (schema: ToolSchema): ChatCompletionFunctionTool => ({
   type: "function",
   function: {
     name: schema.name,
     ...(schema.description !== "" ? { description: schema.description } : {}),
-    parameters: toParametersSchema(schema.parameters)
+    parameters: toolInputSchema(schema)
   }
 })
 
@@ -88,23 +101,53 @@ const toWireMessage = (message: ChatMessage): ChatCompletionMessageParam | undef
   }
 }
 
+/** A `data:` URL, the form in which Chat Completions takes an inline image. */
+export const imageDataUrl = (image: ProviderImage): string => `data:${image.mediaType};base64,${image.data}`
+
+/** The last user message with the images after its text (`image_url` parts); the rest unchanged. */
+const withImages = (
+  messages: Array<ChatCompletionMessageParam>,
+  images: ReadonlyArray<ProviderImage>
+): Array<ChatCompletionMessageParam> => {
+  if (images.length === 0) return messages
+  const index = messages.findLastIndex((m) => m.role === "user")
+  const target = messages[index]
+  if (target === undefined || target.role !== "user") return messages
+  const text = typeof target.content === "string" ? target.content : ""
+  const content: Array<ChatCompletionContentPart> = [
+    ...(text === "" ? [] : [{ type: "text" as const, text }]),
+    ...images.map((image) => ({ type: "image_url" as const, image_url: { url: imageDataUrl(image) } }))
+  ]
+  return messages.map((m, i) => i === index ? { role: "user", content } : m)
+}
+
 /** The messages of a request: the system prompt first (when there is one), then the conversation. */
 export const toWireMessages = (params: ProviderChatParams): Array<ChatCompletionMessageParam> => {
-  const conversation = params.messages.flatMap((m) => {
-    const wire = toWireMessage(m)
-    return wire === undefined ? [] : [wire]
-  })
+  const conversation = withImages(
+    params.messages.flatMap((m) => {
+      const wire = toWireMessage(m)
+      return wire === undefined ? [] : [wire]
+    }),
+    params.images ?? []
+  )
   return params.systemPrompt === ""
     ? conversation
     : [{ role: "system", content: params.systemPrompt }, ...conversation]
 }
 
-/** The body of `POST /chat/completions`; `tools` is omitted when no tool is offered. */
-export const buildChatRequest = (params: ProviderChatParams, model: string): ChatCompletionCreateParamsNonStreaming => ({
-  model,
-  messages: toWireMessages(params),
-  ...(params.toolSchemas.length > 0 ? { tools: toWireTools(params.toolSchemas) } : {})
-})
+/**
+ * The body of `POST /chat/completions`; `tools` is omitted when no tool is
+ * offered. `model` is the adapter's, unless the call names its own.
+ */
+export const buildChatRequest = (params: ProviderChatParams, model: string): ChatCompletionCreateParamsNonStreaming => {
+  const tools = params.toolSchemas.length > 0 ? toWireTools(params.toolSchemas) : undefined
+  return {
+    model: params.model ?? model,
+    messages: toWireMessages(params),
+    ...(tools ? { tools } : {}),
+    ...(tools && params.toolChoice === "required" ? { tool_choice: "required", parallel_tool_calls: false } : {})
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Response side

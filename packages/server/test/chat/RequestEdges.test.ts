@@ -8,7 +8,7 @@ import type { ChatMessage } from "@switchboard/domain"
 import { Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeFakeProvider } from "../support/FakeProvider.ts"
-import { rawPost, rawRequest } from "../support/RawHttp.ts"
+import { rawPost, rawRequest } from "../support/RawSocket.ts"
 import { baseUrl, postJson, request } from "../support/TestServer.ts"
 import { layerTestServer } from "../support/TestServer.ts"
 

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { TranscribeVideo } from "@switchboard/domain"
+import type { ToolSchema } from "@switchboard/domain"
 import {
   buildMessagesRequest,
   parseMessage,
@@ -299,5 +300,34 @@ describe("FakeAnthropic's request rules (what `acceptable` relies on)", () => {
 
   it("accepts a well-formed tool loop", () => {
     acceptable({ ...base, system: "s", messages: [{ role: "user", content: "a" }, call, { role: "user", content: [result] }] })
+  })
+})
+
+describe("AnthropicWire: planner and sub-agent options", () => {
+  const tool: ToolSchema = {
+    name: "click",
+    description: "Click at a point",
+    parameters: [],
+    inputSchema: { type: "object", properties: { x: { type: "integer" } }, required: ["x"] }
+  }
+
+  it("sends the tool's own JSON Schema, the call's model, one tool call asked for, and the images as image blocks", () => {
+    const body = buildMessagesRequest({
+      ...params([user("what now?")], [tool], "SYS"),
+      model: "vision-model",
+      toolChoice: "required",
+      images: [{ mediaType: "image/png", data: "iVBORw0KGgo=" }]
+    }, options)
+    assert.strictEqual(body.model, "vision-model")
+    assert.deepStrictEqual(body.tools?.[0]?.input_schema, tool.inputSchema)
+    assert.deepStrictEqual(body.tool_choice, { type: "any", disable_parallel_tool_use: true })
+    assert.deepStrictEqual(body.messages, [{
+      role: "user",
+      content: [
+        { type: "text", text: "what now?" },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }
+      ]
+    }])
+    assert.isUndefined(requestProblem(body))
   })
 })

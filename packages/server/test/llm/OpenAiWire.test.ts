@@ -221,3 +221,42 @@ describe("OpenAiWire: completions", () => {
     assert.strictEqual(failure(parseTranscription({ txt: "hello" })).reason, "InvalidResponse")
   })
 })
+
+describe("OpenAiWire: planner and sub-agent options", () => {
+  const tool: ToolSchema = {
+    name: "click",
+    description: "Click at a point",
+    parameters: [],
+    inputSchema: { type: "object", properties: { x: { type: "integer" } }, required: ["x"] }
+  }
+
+  it("sends a tool's own JSON Schema as it is", () => {
+    assert.deepStrictEqual(toWireTools([tool])[0]?.function.parameters, tool.inputSchema)
+  })
+
+  it("names the call's own model, asks for exactly one call, and shows images with the last user message", () => {
+    const body = buildChatRequest({
+      ...params([user("first"), assistant("ok"), user("what now?")], [tool], "SYS"),
+      model: "vision-model",
+      toolChoice: "required",
+      images: [{ mediaType: "image/png", data: "iVBORw0KGgo=" }]
+    }, "default-model")
+    assert.strictEqual(body.model, "vision-model")
+    assert.strictEqual(body.tool_choice, "required")
+    assert.strictEqual(body.parallel_tool_calls, false)
+    assert.deepStrictEqual(body.messages[1], { role: "user", content: "first" })
+    assert.deepStrictEqual(body.messages[3], {
+      role: "user",
+      content: [
+        { type: "text", text: "what now?" },
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }
+      ]
+    })
+  })
+
+  it("leaves tool_choice out without tools, and the adapter's model in place by default", () => {
+    const body = buildChatRequest({ ...params([user("hi")], [], ""), toolChoice: "required" }, "m")
+    assert.strictEqual(body.model, "m")
+    assert.isFalse("tool_choice" in body)
+  })
+})

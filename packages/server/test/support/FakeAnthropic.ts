@@ -141,6 +141,15 @@ const blockProblem = (block: unknown, role: unknown, at: string): string | undef
       if (typeof block["tool_use_id"] !== "string") return `${at}.tool_use_id: Field required`
       if (typeof block["content"] !== "string" && !Array.isArray(block["content"])) return `${at}.content: expected a string or blocks`
       return block["is_error"] === undefined || typeof block["is_error"] === "boolean" ? undefined : `${at}.is_error: expected a boolean`
+    case "image": {
+      if (role !== "user") return `${at}: image blocks are only allowed in user messages`
+      const source = block["source"]
+      if (!isRecord(source) || source["type"] !== "base64") return `${at}.source: expected a base64 source`
+      if (!["image/png", "image/jpeg", "image/gif", "image/webp"].includes(String(source["media_type"]))) {
+        return `${at}.source.media_type: unsupported image type`
+      }
+      return typeof source["data"] === "string" && source["data"] !== "" ? undefined : `${at}.source.data: Field required`
+    }
     default:
       return `${at}: unexpected block type ${JSON.stringify(block["type"])}`
   }

@@ -1,0 +1,268 @@
+/**
+ * Sub-agent jobs (spec: subagent-jobs.contracts.ts) — "ack now, steer later".
+ *
+ * The job tools (`research`, `demo`, `visual`) are executed by the server: a
+ * call creates a job record, starts the sub-agent in the background and is
+ * answered at once with an acknowledgement. The finished result comes back
+ * into the chat as a *steer message* (`buildSubagentSteer`): a user-role
+ * message whose text part is all the model sees, and whose
+ * `data-subagent-artifact` part carries the full result for UIs.
+ *
+ * Everything here is pure and shared by the server (runner, wake pipeline),
+ * the CLI (dispatch cards, results) and tests.
+ */
+import { Schema } from "effect"
+import type { ChatMessage } from "./Chat.ts"
+import { NonEmptyText, Text } from "./Json.ts"
+import type { ToolSchema } from "./Tools.ts"
+
+export const JobKind = Schema.Literals(["research", "demo", "visual"])
+export type JobKind = typeof JobKind.Type
+
+export const JobStatus = Schema.Literals(["running", "done", "error"])
+export type JobStatus = typeof JobStatus.Type
+
+// ---------------------------------------------------------------------------
+// Tool inputs and results
+
+export const ResearchToolInput = Schema.Struct({
+  question: NonEmptyText,
+  /** What the teacher needs it for — focuses the research brief. */
+  context: Schema.optionalKey(Text)
+})
+export type ResearchToolInput = typeof ResearchToolInput.Type
+
+export const DemoToolInput = Schema.Struct({
+  title: NonEmptyText,
+  /** Precise brief: concept, parameters/interactions, visual style. */
+  brief: NonEmptyText
+})
+export type DemoToolInput = typeof DemoToolInput.Type
+
+export const VisualToolInput = Schema.Struct({
+  /** Precise brief for ONE visual (what it must show, exactly). */
+  brief: NonEmptyText
+})
+export type VisualToolInput = typeof VisualToolInput.Type
+
+export const ResearchSource = Schema.Struct({ title: Schema.String, url: Schema.String })
+export type ResearchSource = typeof ResearchSource.Type
+
+export const ResearchResult = Schema.Struct({
+  brief: Schema.String,
+  sources: Schema.Array(ResearchSource)
+})
+export type ResearchResult = typeof ResearchResult.Type
+
+export const DemoResult = Schema.Struct({
+  title: Schema.String,
+  /** Self-contained single-file HTML/JS document (sandboxed-iframe ready); empty on failure. */
+  html: Schema.String,
+  /**
+   * The builder headlessly executed the demo before delivery. The spec types it
+   * `true`; the failure shape (empty `html`) carries `false`.
+   */
+  tested: Schema.Boolean,
+  notes: Schema.optionalKey(Schema.String)
+})
+export type DemoResult = typeof DemoResult.Type
+
+export const VisualResult = Schema.Struct({
+  /** Complete SVG markup (verified by the maker looking at the render); empty on failure. */
+  svg: Schema.String,
+  notes: Schema.optionalKey(Schema.String)
+})
+export type VisualResult = typeof VisualResult.Type
+
+export const SubagentResult = Schema.Union([ResearchResult, DemoResult, VisualResult])
+export type SubagentResult = typeof SubagentResult.Type
+
+/** The input each kind's tool takes, by kind. */
+export interface JobInputs {
+  readonly research: ResearchToolInput
+  readonly demo: DemoToolInput
+  readonly visual: VisualToolInput
+}
+export type JobInput = JobInputs[JobKind]
+
+export const jobInputSchemas = {
+  research: ResearchToolInput,
+  demo: DemoToolInput,
+  visual: VisualToolInput
+} as const
+
+// ---------------------------------------------------------------------------
+// The job record (GET /api/jobs?chatId=…)
+
+export const JobRecord = Schema.Struct({
+  id: Schema.String,
+  kind: JobKind,
+  chatId: Schema.String,
+  /** The provider's id of the job tool call this job fulfils. */
+  toolCallId: Schema.String,
+  status: JobStatus,
+  /** Latest human-readable activity line, e.g. `web_search: "sigma.js v3"`. */
+  activity: Schema.String,
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  /** The sub-agent's result (the steer artifact's payload). */
+  result: Schema.optionalKey(SubagentResult),
+  error: Schema.optionalKey(Schema.String)
+})
+export type JobRecord = typeof JobRecord.Type
+
+export const JobList = Schema.Struct({ jobs: Schema.Array(JobRecord) })
+export type JobList = typeof JobList.Type
+
+// ---------------------------------------------------------------------------
+// The job tools as the model sees them
+
+export const ResearchTool: ToolSchema = {
+  name: "research",
+  description:
+    "Dispatch a research sub-agent in the background: it searches the web, reads sources and writes a sourced brief. " +
+    "Returns at once with an acknowledgement; the brief arrives later as a message. Continue your turn meanwhile.",
+  parameters: [
+    { key: "question", type: "string", required: true, description: "The question to research." },
+    { key: "context", type: "string", required: false, description: "What you need the answer for: focuses the brief." }
+  ]
+}
+
+export const DemoTool: ToolSchema = {
+  name: "demo",
+  description:
+    "Dispatch a builder sub-agent in the background: it writes one self-contained interactive HTML demo and tests it " +
+    "in a headless browser. Returns at once with an acknowledgement; the demo arrives later as a message.",
+  parameters: [
+    { key: "title", type: "string", required: true, description: "The demo's title." },
+    { key: "brief", type: "string", required: true, description: "Concept, parameters and interactions, visual style." }
+  ]
+}
+
+export const VisualTool: ToolSchema = {
+  name: "visual",
+  description:
+    "Dispatch a visual-maker sub-agent in the background: it draws ONE SVG figure and checks its render. Returns at " +
+    "once with an acknowledgement; the figure arrives later as a message.",
+  parameters: [
+    { key: "brief", type: "string", required: true, description: "What the figure must show, exactly." }
+  ]
+}
+
+/** The server-executed job tools, offered beside the client tools only in a chat with a `chatId`. */
+export const jobToolSchemas: ReadonlyArray<ToolSchema> = [ResearchTool, DemoTool, VisualTool]
+
+export const isJobKind = (name: string): name is JobKind => name === "research" || name === "demo" || name === "visual"
+
+/** The job tool's result, forever: what the model reads as the call's outcome. */
+export const jobAcknowledgement = (job: Pick<JobRecord, "id" | "kind">) => ({
+  status: "dispatched",
+  jobId: job.id,
+  kind: job.kind,
+  message: `The ${job.kind} job is dispatched and runs in the background; its result will arrive as a message. Continue your turn.`
+})
+
+// ---------------------------------------------------------------------------
+// Steer messages (protocol §3–4)
+
+export interface SubagentResultMeta {
+  readonly jobId: string
+  readonly kind: JobKind
+  readonly toolCallId: string
+}
+
+export interface SubagentArtifactData {
+  readonly kind: JobKind
+  readonly result: SubagentResult
+}
+
+/** Whether a result is the failure shape (html/svg empty, failure brief). */
+export const isSubagentFailure = (kind: JobKind, result: SubagentResult): boolean => {
+  if (kind === "research") {
+    const r = result as ResearchResult
+    return r.sources.length === 0 && /^Research failed:/i.test(r.brief)
+  }
+  if (kind === "demo") {
+    const r = result as DemoResult
+    return typeof r.html !== "string" || r.html.length === 0
+  }
+  const r = result as VisualResult
+  return typeof r.svg !== "string" || r.svg.length === 0
+}
+
+/** The failure shape of each kind, with the reason where the kind has room for one. */
+export const subagentFailure = (kind: JobKind, input: JobInput, reason: string): SubagentResult => {
+  switch (kind) {
+    case "research":
+      return { brief: `Research failed: ${reason}`, sources: [] }
+    case "demo":
+      return { title: (input as DemoToolInput).title ?? "demo", html: "", tested: false, notes: reason }
+    case "visual":
+      return { svg: "", notes: reason }
+  }
+}
+
+/** The model-facing text of a steer: what the result IS, what to do with it (the spec's wording). */
+export const steerText = (kind: JobKind, result: SubagentResult): string => {
+  if (isSubagentFailure(kind, result)) {
+    if (kind === "research") {
+      return `${(result as ResearchResult).brief}\n\nContinue with what you can establish and flag the uncertainty to the learner.`
+    }
+    if (kind === "demo") {
+      return `The demo "${(result as DemoResult).title}" could not be built: ${
+        (result as DemoResult).notes ?? "unknown reason"
+      }. Fall back to explaining in prose; if the brief was the problem, re-call demo with a tighter one.`
+    }
+    return `The figure could not be made: ${
+      (result as VisualResult).notes ?? "unknown reason"
+    }. Fall back to prose or mermaid, or re-call visual with a tighter brief.`
+  }
+  if (kind === "research") {
+    return `Research complete — the researcher's full brief follows. Weave it into the lesson and cite its sources when you use its findings:\n\n${
+      (result as ResearchResult).brief
+    }`
+  }
+  if (kind === "demo") {
+    return `The demo "${(result as DemoResult).title}" is built, headlessly tested, and rendered in the lesson. Builder notes: ${
+      (result as DemoResult).notes ?? "(none)"
+    }.\nTeach with it — reference its controls by name and point the learner at what to try.`
+  }
+  return `The figure is drawn, verified by inspection, and rendered in the lesson. Maker notes: ${
+    (result as VisualResult).notes ?? "(none)"
+  }.\nReference its elements as you teach.`
+}
+
+/** The id of a job's steer message: deterministic, so re-delivery is idempotent. */
+export const steerMessageId = (jobId: string) => `steer_${jobId}`
+
+/**
+ * The steer message for a finished job (pure). A user-role ChatMessage whose
+ * `content` is the text part's text — all a provider ever sees of it (data
+ * parts are never sent) — with `metadata.subagentResult` marking it as a
+ * sub-agent result, never a user interjection.
+ */
+export const buildSubagentSteer = (
+  job: Pick<JobRecord, "id" | "kind" | "toolCallId">,
+  result: SubagentResult,
+  timestamp = 0
+): ChatMessage => {
+  const text = steerText(job.kind, result)
+  return {
+    id: steerMessageId(job.id),
+    role: "user",
+    content: text,
+    metadata: { subagentResult: { jobId: job.id, kind: job.kind, toolCallId: job.toolCallId } },
+    parts: [
+      { type: "text", text },
+      { type: "data-subagent-artifact", data: { kind: job.kind, result } }
+    ],
+    timestamp
+  }
+}
+
+/** True when the transcript already carries this job's steer (idempotent delivery). */
+export const steerDelivered = (messages: ReadonlyArray<ChatMessage>, jobId: string): boolean =>
+  messages.some((m) => {
+    const meta = m.metadata?.["subagentResult"] as { jobId?: unknown } | undefined
+    return meta?.jobId === jobId
+  })
