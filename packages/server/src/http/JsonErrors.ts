@@ -115,7 +115,8 @@ const answerWithJsonErrors = (
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 ) =>
   Effect.gen(function*() {
-    const path = request.url.split("?")[0] ?? "/"
+    // The router ends the path at `?` and at `;` (find-my-way's matrix parameters): so does this layer.
+    const path = request.url.split(/[?;]/)[0] ?? "/"
     const matching = routes.filter((r) => r.pattern.test(path))
     const route = matching.find((r) => r.method === request.method)
 
