@@ -381,6 +381,17 @@ describe("cloud planner proxy", () => {
         assert.strictEqual(new Set(sent.map((r) => r.remotePort)).size, 1, "one kept-alive connection: no pool per request or per profile")
       }))
 
+    it.effect("the OpenAPI document lists every answer of the planner and host routes", () =>
+      Effect.gen(function*() {
+        const doc = (yield* request("/openapi.json")).json
+        const statuses = (path: string) => Object.keys(doc.paths[path].post.responses).sort()
+        assert.deepStrictEqual(statuses("/internal/planner/decision"), ["200", "400", "401", "403", "404", "409", "502", "503", "504"])
+        assert.deepStrictEqual(statuses("/internal/hosts/{hostId}/claim"), ["200", "204", "400", "401", "403"])
+        assert.deepStrictEqual(statuses("/internal/tasks/{taskId}/lease"), ["200", "400", "401", "403", "404", "409"])
+        assert.deepStrictEqual(statuses("/admin/provider-profiles"), ["201", "400", "401", "409", "503"])
+        assert.notInclude(JSON.stringify(doc), "sk-")
+      }))
+
     it.effect("provider profiles: created without echoing the key, listed without it, one active", () =>
       Effect.gen(function*() {
         const c = yield* api
