@@ -1,7 +1,12 @@
 /**
- * Benchmark child: a minimal OpenAI-compatible upstream. `POST /v1/chat/completions`
- * is answered as soon as the request body has been read, with a fixed
- * ChatCompletion (one assistant message, content "ok", no tool calls).
+ * Benchmark child: a minimal OpenAI-compatible upstream (the 0 ms mock).
+ * `POST /v1/chat/completions` is answered as soon as the request body has been
+ * read, with a fixed ChatCompletion (one assistant message, content "ok", no
+ * tool calls).
+ *
+ * It also serves the orchestrator case's instant fake of the Switchboard chat
+ * route: `POST /api/agent/chat` answers a `lookup` tool call until the history
+ * holds `TOOL_ROUNDS` tool results, then the final answer.
  *
  * Started by `bench/run.ts` with an IPC channel: it reports `{ type: "ready", port }`,
  * answers `{ type: "count" }` with `{ type: "count", count, connections }` (chat
@@ -30,7 +35,33 @@ const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid
 let served = 0
 let connections = 0
 
+/** Rounds of tool calls the fake chat route asks for before it answers. */
+const TOOL_ROUNDS = 3
+
+let fakeSeq = 0
+const fakeChatAnswer = (body: string) => {
+  const request = JSON.parse(body) as { messages: ReadonlyArray<{ role: string }> }
+  let results = 0
+  for (const message of request.messages) if (message.role === "tool") results++
+  const id = `srv_${++fakeSeq}`
+  return JSON.stringify(
+    results < TOOL_ROUNDS
+      ? { content: "", toolCalls: [{ id: `call_${id}`, name: "lookup", args: { q: `q${results + 1}` } }], messageId: id }
+      : { content: `looked up ${results} things`, messageId: id }
+  )
+}
+
 const server = createServer((req, res) => {
+  if (req.method === "POST" && req.url === "/api/agent/chat") {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const answer = fakeChatAnswer(Buffer.concat(chunks).toString("utf8"))
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(answer)) })
+      res.end(answer)
+    })
+    return
+  }
   if (req.method === "POST" && req.url === "/v1/chat/completions") {
     req.resume()
     req.on("end", () => {
