@@ -103,6 +103,7 @@ const main = async () => {
 
 // Started by `bench/run.ts`: ready at once, measures on `{ type: "start" }`, exits when the parent goes away.
 process.on("disconnect", () => process.exit(0))
+process.on("SIGTERM", () => process.exit(0))
 process.on("message", (message: unknown) => {
   if ((message as { type?: unknown } | null)?.type !== "start") return
   main().then(

@@ -68,10 +68,11 @@ export const startHelper = (
   name: string,
   file: string,
   args: ReadonlyArray<string>,
-  env: NodeJS.ProcessEnv = process.env
+  env: NodeJS.ProcessEnv = process.env,
+  execArgv: ReadonlyArray<string> = []
 ) =>
   new Promise<Helper>((resolve, reject) => {
-    const child = track(fork(file, [...args], { execPath: process.execPath, env, stdio: ["ignore", "inherit", "inherit", "ipc"] }))
+    const child = track(fork(file, [...args], { execPath: process.execPath, execArgv: [...execArgv], env, stdio: ["ignore", "inherit", "inherit", "ipc"] }))
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
       reject(new Error(`${name} did not start within 60 s`))

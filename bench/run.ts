@@ -24,7 +24,8 @@
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
  *   --only=chat,chatid,orchestrator   run only these cases (memory comes with chat/chatid)
- *   --cpu-prof=DIR          write a V8 CPU profile of each server process to DIR
+ *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
+ *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
  *
  *   npm run bench                      # ~5 min
  *   npm run bench -- --quick           # ~1 min
@@ -73,6 +74,7 @@ const { values: flags } = parseArgs({
     conversations: { type: "string" },
     only: { type: "string" },
     "cpu-prof": { type: "string" },
+    "server-env": { type: "string", multiple: true },
     help: { type: "boolean", short: "h" }
   },
   strict: true
@@ -81,7 +83,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,orchestrator] [--cpu-prof=DIR]"
+      "[--only=chat,chatid,orchestrator] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
   )
   process.exit(0)
 }
@@ -113,9 +115,17 @@ const options = {
   runs: numberOption(flags.runs, "runs", 3, true),
   concurrency: numberOption(flags.concurrency, "concurrency", 32, true),
   conversations: numberOption(flags.conversations, "conversations", 500, true),
-  warmupConversations: quick ? 100 : 200,
+  warmupConversations: quick ? 300 : 500,
   cases: only,
-  cpuProfDir: flags["cpu-prof"]
+  cpuProfDir: flags["cpu-prof"],
+  serverEnv: Object.fromEntries((flags["server-env"] ?? []).map((pair) => {
+    const at = pair.indexOf("=")
+    if (at <= 0) {
+      console.error(`invalid --server-env=${JSON.stringify(pair)}: expected NAME=VALUE`)
+      process.exit(2)
+    }
+    return [pair.slice(0, at), pair.slice(at + 1)]
+  }))
 }
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
@@ -425,7 +435,9 @@ const orchestratorCase = async (upstream: { child: ChildProcess; port: number })
   const child = await startHelper(
     "orchestrator",
     ORCHESTRATOR,
-    [String(upstream.port), String(options.conversations), String(options.warmupConversations), String(options.runs)]
+    [String(upstream.port), String(options.conversations), String(options.warmupConversations), String(options.runs)],
+    process.env,
+    options.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`, "--cpu-prof-name=orchestrator.cpuprofile"]
   )
   try {
     const message = await ask<{ runs: Array<{ floorUsPerStep: number; caseUsPerStep: number; floorMs: number; caseMs: number }> }>(
@@ -510,7 +522,8 @@ const main = async () => {
         name: `server (${backend})`,
         upstreamPort: upstream.port,
         databaseUrl: backend === "postgres" ? scratchUrl : undefined,
-        cpuProfDir: options.cpuProfDir
+        cpuProfDir: options.cpuProfDir,
+        env: options.serverEnv
       })
       try {
         if (backend === "embedded" && options.cases.includes("chat")) await attempt("chat", () => chatCase(upstream, server))
@@ -520,7 +533,7 @@ const main = async () => {
             pgliteAlone = await chatIdCase(upstream, server, backend)
           })
         }
-        memoryCase(server, backend, pgliteAlone)
+        if (options.cases.includes("chatid")) memoryCase(server, backend, pgliteAlone)
         const errors = errorLines(server.logFile)
         if (errors.length > 0) machineNotes.push(`server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
       } finally {

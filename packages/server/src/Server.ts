@@ -19,6 +19,7 @@ import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
+import { batchedJsonLogger } from "./system/BatchedLog.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 
 const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
@@ -63,8 +64,8 @@ const LEVELS: Record<string, LogLevel.LogLevel> = {
 }
 
 /**
- * Observability settings. `LOG_FORMAT=json` for log shippers (default: the
- * readable console format); `LOG_LEVEL` (default `info`, which includes one
+ * Observability settings. `LOG_FORMAT=json` for log shippers, written in
+ * batches (`BatchedLog.ts`; default: the readable console format); `LOG_LEVEL` (default `info`, which includes one
  * line per HTTP request; `warn` drops those). `TRACING=on` records Effect
  * spans (named span frames in the stack traces of logged defects); it is off
  * by default because no span exporter is configured and, measured with
@@ -75,7 +76,7 @@ export const ObservabilityLive = Layer.unwrap(Effect.gen(function*() {
   const level = yield* Config.Literals(Object.keys(LEVELS), "LOG_LEVEL").pipe(Config.withDefault("info"))
   const tracing = yield* Config.Literals(["on", "off"], "TRACING").pipe(Config.withDefault("off"))
   return Layer.mergeAll(
-    format === "json" ? Logger.layer([Logger.consoleJson]) : Layer.empty,
+    format === "json" ? Logger.layer([batchedJsonLogger()]) : Layer.empty,
     Layer.succeed(References.MinimumLogLevel, LEVELS[level] ?? "Info"),
     Layer.succeed(References.TracerEnabled, tracing === "on")
   )

@@ -4,20 +4,18 @@
  * validated and executed, results sent back, at most `maxIterations` rounds —
  * resolved as a Promise of the messages the turn added (the final assistant
  * message last). It is the same `makeOrchestrator` loop `switchboard chat`
- * runs, over in-memory stores.
+ * runs, over stores that live for the turn (not persisted).
  *
  * The HTTP client of a `(serverUrl, token)` pair is built once and kept for
  * the process (building it compiles the API's schemas): every later `run`
  * against the same server reuses it and its keep-alive connections.
  */
 import type { AgentContext, ChatMessage, ToolParameter } from "@switchboard/domain"
-import { Cause, Effect, Exit, Layer, ManagedRuntime } from "effect"
-import { ApiClient } from "../api/ApiClient.ts"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
 import { MediaTranscriber } from "../api/MediaTranscriber.ts"
-import { makeAgentStore } from "../stores/AgentStore.ts"
-import { makeChatStore } from "../stores/ChatStore.ts"
+import { makeTransientAgentStore } from "../stores/AgentStore.ts"
+import { makeTransientChatStore } from "../stores/ChatStore.ts"
 import type { NewChatMessage } from "../stores/ChatStore.ts"
-import { memoryStorage } from "../stores/StateStorage.ts"
 import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
 import { ToolRegistry } from "../tools/ToolRegistry.ts"
 import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
@@ -53,8 +51,11 @@ const clientFor = (serverUrl: string, token: string | undefined): Client => {
   let client = clients.get(key)
   if (client === undefined) {
     client = ManagedRuntime.make(
-      Layer.mergeAll(ChatTransport.layerNoDeps, MediaTranscriber.layerNoDeps).pipe(
-        Layer.provide(ApiClient.layer({ baseUrl: serverUrl, token }))
+      Layer.mergeAll(
+        ChatTransport.layer({ baseUrl: serverUrl, token }),
+        MediaTranscriber.layer({ baseUrl: serverUrl, token }),
+        // No span exporter here: recording the loop's spans would only cost CPU on every step.
+        Layer.succeed(References.TracerEnabled, false)
       )
     )
     clients.set(key, client)
@@ -98,8 +99,8 @@ export const run = async (
   options: RunOptions
 ): Promise<ReadonlyArray<ChatMessage>> => {
   const client = clientFor(options.serverUrl, options.token)
-  const chatStore = makeChatStore(memoryStorage())
-  const agentStore = makeAgentStore(memoryStorage())
+  const chatStore = makeTransientChatStore()
+  const agentStore = makeTransientAgentStore()
   if (options.chatId !== undefined) chatStore.setState({ chatId: options.chatId })
   for (const message of messages) chatStore.getState().addMessage(message)
   const before = chatStore.getState().messages.length
