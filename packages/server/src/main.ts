@@ -7,7 +7,7 @@
  * where generated code is not allowed.
  */
 if (process.env["SCHEMA_JIT"] !== "off") await import("effect/schema/SchemaJITCompiler/enable")
-const { NodeRuntime } = await import("@effect/platform-node")
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { runServer } = await import("./Server.ts")
 
 NodeRuntime.runMain(runServer)
