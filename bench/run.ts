@@ -23,7 +23,7 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,orchestrator   run only these cases (memory comes with chat/chatid)
+ *   --only=chat,chatid,planner,orchestrator   run only these cases (memory comes with chatid)
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
  *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
  *
@@ -83,7 +83,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,orchestrator] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
+      "[--only=chat,chatid,planner,orchestrator] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
   )
   process.exit(0)
 }
@@ -99,7 +99,7 @@ const numberOption = (raw: string | undefined, name: string, fallback: number, i
 }
 
 const quick = flags.quick === true
-const CASES = ["chat", "chatid", "orchestrator"] as const
+const CASES = ["chat", "chatid", "planner", "orchestrator"] as const
 const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
 for (const name of only) {
   if (!(CASES as ReadonlyArray<string>).includes(name)) {
@@ -206,6 +206,14 @@ const phase = async (load: LoadGenerator, target: ChildProcess | undefined, upst
     cpuUsPerRequest: target === undefined || targetMs === undefined || result.ok === 0 ? undefined : (targetMs * 1000) / result.ok,
     restPct: restMs === undefined ? undefined : (restMs / result.elapsedMs) * 100
   }
+}
+
+// The planner's settings (ignored by a build without the planner). Leases outlive the whole run.
+const ADMIN_TOKEN = randomBytes(16).toString("hex")
+const PLANNER_ENV = {
+  ADMIN_TOKEN,
+  CREDENTIAL_KEY: randomBytes(32).toString("base64"),
+  TASK_LEASE_SECONDS: "3600"
 }
 
 const CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
@@ -370,10 +378,7 @@ const chatIdCase = async (
   backend: "embedded" | "postgres"
 ) => {
   console.log(`\nchat route, new chatId per request (${backend}) — vs node:http proxy doing one INSERT per request`)
-  const env = cleanEnv()
-  if (backend === "postgres") env["BENCH_DATABASE_URL"] = scratchUrl!
-  else env["BENCH_DATA_DIR"] = join(workDir, "floor-pgdata")
-  const proxy = await startHelper(`one-INSERT proxy (${backend})`, PROXY, [String(upstream.port), "insert"], env)
+  const proxy = await startInsertFloor(upstream.port, backend, "chatid")
   const floor = await loadFor("one-INSERT proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: newChatBody }, checkCompletion)
   const route = await loadFor("chat route", { origin: `http://127.0.0.1:${server.port}`, path: "/api/agent/chat", body: newChatBody }, checkChatAnswer)
   try {
@@ -402,6 +407,113 @@ const chatIdCase = async (
       target: "(no target)", holds: () => undefined, notes: []
     })
     return peakRssMbOf(proxy.child.pid)
+  } finally {
+    await Promise.all([floor.close(), route.close()])
+    await stop(proxy.child)
+  }
+}
+
+/** The one-INSERT proxy on the backend's database. */
+const startInsertFloor = (upstreamPort: number, backend: "embedded" | "postgres", name: string) => {
+  const env = cleanEnv()
+  if (backend === "postgres") env["BENCH_DATABASE_URL"] = scratchUrl!
+  else env["BENCH_DATA_DIR"] = join(workDir, `floor-pgdata-${name}`)
+  return startHelper(`one-INSERT proxy (${backend})`, PROXY, [String(upstreamPort), "insert"], env)
+}
+
+const adminCall = async (origin: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${origin}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
+  return (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>
+}
+
+/**
+ * Planner decision: 32 hosts (one per connection, one decision in flight
+ * each), each on its own claimed task, through the whole path (host token,
+ * active profile, decrypted key, provider call, step index, persisted
+ * decision) vs the one-INSERT proxy. Left out (said so) when the build has no
+ * planner route.
+ */
+const plannerCase = async (upstream: { child: ChildProcess; port: number }, server: ServerProcess, backend: "embedded" | "postgres") => {
+  const origin = `http://127.0.0.1:${server.port}`
+  const document = await (await fetch(`${origin}/openapi.json`)).text()
+  if (!document.includes("/internal/planner/decision")) {
+    machineNotes.push("planner decision: this build has no /internal/planner/decision route; the case is left out")
+    console.log("\nplanner decision: not in this build (no /internal/planner/decision): left out")
+    return
+  }
+  console.log(`\nplanner decision (${backend}) — ${options.concurrency} hosts, one decision in flight each, vs the one-INSERT proxy`)
+  const profile = await adminCall(origin, "POST", "/admin/provider-profiles", {
+    name: `bench-${randomBytes(4).toString("hex")}`,
+    provider: "openai-compatible",
+    model: "bench-planner",
+    timeoutMs: 30_000,
+    baseUrl: `http://127.0.0.1:${upstream.port}/v1`,
+    apiKey: "bench-key"
+  })
+  await adminCall(origin, "POST", `/admin/provider-profiles/${String(profile["profileId"])}/activate`)
+  const hosts: Array<{ hostId: string; token: string; taskId: string }> = []
+  for (let i = 0; i < options.concurrency; i++) {
+    const host = await adminCall(origin, "POST", "/admin/hosts", { name: `bench-host-${i}` })
+    const hostId = String(host["hostId"])
+    const token = String(host["token"])
+    const task = await adminCall(origin, "POST", "/admin/tasks", { goal: "benchmark", hostId })
+    const claim = await fetch(`${origin}/internal/hosts/${hostId}/claim`, { method: "POST", headers: { authorization: `Bearer ${token}` } })
+    if (!claim.ok) throw new Error(`claim for ${hostId}: HTTP ${claim.status}: ${(await claim.text()).slice(0, 200)}`)
+    await claim.arrayBuffer()
+    hosts.push({ hostId, token, taskId: String(task["taskId"]) })
+  }
+  const decisionBody = hosts.map((h) =>
+    JSON.stringify({
+      hostId: h.hostId,
+      taskId: h.taskId,
+      attempt: 1,
+      systemPrompt: "You carry out tasks. Call exactly one tool.",
+      userPrompt: "Task: benchmark. If it is done, call finish.",
+      tools: [{ name: "finish", description: "The task is done", parameters: { type: "object", properties: {} } }]
+    })
+  )
+  const checkDecision = (status: number, text: string) =>
+    status === 200 && (JSON.parse(text) as { toolName?: unknown }).toolName === "finish" ? undefined : `expected 200 { toolName: "finish" }`
+
+  const proxy = await startInsertFloor(upstream.port, backend, "planner")
+  const floor = await loadFor("one-INSERT proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: newChatBody }, checkCompletion)
+  const route = await loadFor("planner decision", {
+    origin,
+    path: "/internal/planner/decision",
+    body: (worker) => decisionBody[worker % hosts.length]!,
+    headers: (worker) => ({ authorization: `Bearer ${hosts[worker % hosts.length]!.token}` })
+  }, checkDecision)
+  try {
+    await phase(floor, proxy.child, upstream.child, options.warmupMs)
+    await phase(route, server.child, upstream.child, options.warmupMs)
+    const floors: Array<Phase> = []
+    const routes: Array<Phase> = []
+    for (let i = 0; i < options.runs; i++) {
+      console.log(`  run ${i + 1}/${options.runs}`)
+      floors.push(await phase(floor, proxy.child, upstream.child, options.durationMs))
+      logPhase("one-INSERT proxy", floors[i]!)
+      routes.push(await phase(route, server.child, upstream.child, options.durationMs))
+      logPhase("planner decision", routes[i]!)
+    }
+    record({
+      id: `planner.throughput.${backend}`, name: "planner decision: throughput", backend, unit: "req/s",
+      floorName: "one-INSERT proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
+      target: ">= 0.5 × floor", holds: (vs) => vs >= 0.5,
+      notes: [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
+    })
+    record({
+      id: `planner.p99.${backend}`, name: "planner decision: p99", backend, unit: "ms",
+      floorName: "one-INSERT proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.p99), floors.map((p) => p.result.p99), "ratio"),
+      target: "p99 <= 20 ms", holds: (_vs, figure) => figure <= 20, notes: []
+    })
   } finally {
     await Promise.all([floor.close(), route.close()])
     await stop(proxy.child)
@@ -512,10 +624,9 @@ const main = async () => {
   }
 
   const backends: Array<"embedded" | "postgres"> = ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
-  const wantsServer = options.cases.includes("chat") || options.cases.includes("chatid")
+  const wantsServer = options.cases.includes("chat") || options.cases.includes("chatid") || options.cases.includes("planner")
   for (const backend of backends) {
     if (!wantsServer) break
-    if (backend === "embedded" && !options.cases.includes("chat") && !options.cases.includes("chatid")) continue
     await attempt(`server (${backend})`, async () => {
       if (backend === "postgres") await createScratchDatabase()
       const server = await startServer({
@@ -523,7 +634,7 @@ const main = async () => {
         upstreamPort: upstream.port,
         databaseUrl: backend === "postgres" ? scratchUrl : undefined,
         cpuProfDir: options.cpuProfDir,
-        env: options.serverEnv
+        env: { ...PLANNER_ENV, ...options.serverEnv }
       })
       try {
         if (backend === "embedded" && options.cases.includes("chat")) await attempt("chat", () => chatCase(upstream, server))
@@ -534,6 +645,7 @@ const main = async () => {
           })
         }
         if (options.cases.includes("chatid")) memoryCase(server, backend, pgliteAlone)
+        if (options.cases.includes("planner")) await attempt(`planner (${backend})`, () => plannerCase(upstream, server, backend))
         const errors = errorLines(server.logFile)
         if (errors.length > 0) machineNotes.push(`server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
       } finally {

@@ -30,6 +30,27 @@ const COMPLETION = Buffer.from(JSON.stringify({
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
 }))
 const HEADERS = { "content-type": "application/json", "content-length": String(COMPLETION.length) }
+
+/** For the planner case's profile (model `bench-planner`): one call of its `finish` tool, no arguments. */
+const TOOL_CALL = Buffer.from(JSON.stringify({
+  id: "chatcmpl-bench-planner",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "bench-planner",
+  choices: [{
+    index: 0,
+    finish_reason: "tool_calls",
+    logprobs: null,
+    message: {
+      role: "assistant",
+      content: null,
+      refusal: null,
+      tool_calls: [{ id: "call_bench", type: "function", function: { name: "finish", arguments: "{}" } }]
+    }
+  }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
+}))
+const TOOL_CALL_HEADERS = { "content-type": "application/json", "content-length": String(TOOL_CALL.length) }
 const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } })
 
 let served = 0
@@ -63,11 +84,14 @@ const server = createServer((req, res) => {
     return
   }
   if (req.method === "POST" && req.url === "/v1/chat/completions") {
-    req.resume()
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       served++
-      res.writeHead(200, HEADERS)
-      res.end(COMPLETION)
+      // A substring test, not a parse: the mock must stay as cheap as it can be.
+      const planner = Buffer.concat(chunks).includes('"model":"bench-planner"')
+      res.writeHead(200, planner ? TOOL_CALL_HEADERS : HEADERS)
+      res.end(planner ? TOOL_CALL : COMPLETION)
     })
     return
   }
