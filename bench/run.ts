@@ -23,7 +23,8 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,planner,orchestrator   run only these cases (memory comes with chatid)
+ *   --only=chat,chatid,planner,retention,orchestrator   run only these cases (memory comes with chatid)
+ *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
  *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
  *
@@ -32,13 +33,14 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # adds the PostgreSQL rows
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Effect, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { LoadGenerator } from "./load.ts"
@@ -72,6 +74,7 @@ const { values: flags } = parseArgs({
     runs: { type: "string" },
     concurrency: { type: "string" },
     conversations: { type: "string" },
+    decisions: { type: "string" },
     only: { type: "string" },
     "cpu-prof": { type: "string" },
     "server-env": { type: "string", multiple: true },
@@ -83,7 +86,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,planner,orchestrator] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
+      "[--only=chat,chatid,planner,retention,orchestrator] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
   )
   process.exit(0)
 }
@@ -99,7 +102,7 @@ const numberOption = (raw: string | undefined, name: string, fallback: number, i
 }
 
 const quick = flags.quick === true
-const CASES = ["chat", "chatid", "planner", "orchestrator"] as const
+const CASES = ["chat", "chatid", "planner", "retention", "orchestrator"] as const
 const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
 for (const name of only) {
   if (!(CASES as ReadonlyArray<string>).includes(name)) {
@@ -116,6 +119,7 @@ const options = {
   concurrency: numberOption(flags.concurrency, "concurrency", 32, true),
   conversations: numberOption(flags.conversations, "conversations", 500, true),
   warmupConversations: quick ? 300 : 500,
+  decisions: numberOption(flags.decisions, "decisions", quick ? 100_000 : 1_000_000, true),
   cases: only,
   cpuProfDir: flags["cpu-prof"],
   serverEnv: Object.fromEntries((flags["server-env"] ?? []).map((pair) => {
@@ -213,7 +217,9 @@ const ADMIN_TOKEN = randomBytes(16).toString("hex")
 const PLANNER_ENV = {
   ADMIN_TOKEN,
   CREDENTIAL_KEY: randomBytes(32).toString("base64"),
-  TASK_LEASE_SECONDS: "3600"
+  TASK_LEASE_SECONDS: "3600",
+  // The retention case starts the sweep itself; the periodic one must not run in between.
+  PLANNER_PRUNE_INTERVAL_SECONDS: "86400"
 }
 
 const CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
@@ -520,6 +526,106 @@ const plannerCase = async (upstream: { child: ChildProcess; port: number }, serv
   }
 }
 
+/**
+ * Retention sweep: `--decisions` planner decisions over 1,000 tasks, the
+ * decisions of 100 of them (10 %) past the retention window; the server's
+ * sweep (`POST /admin/planner-decisions/prune`: batches under SKIP LOCKED) vs
+ * one plain `DELETE … WHERE` of the same rows, each on a freshly seeded table,
+ * interleaved. Meanwhile the longest open transaction of a client on that
+ * database is sampled every 20 ms: how long the sweep holds its row locks.
+ * PostgreSQL only: the embedded database belongs to the server process, so the
+ * bench cannot seed it.
+ */
+const retentionCase = async (server: ServerProcess, backend: "embedded" | "postgres") => {
+  const origin = `http://127.0.0.1:${server.port}`
+  const document = await (await fetch(`${origin}/openapi.json`)).text()
+  if (!document.includes("/admin/planner-decisions/prune")) {
+    machineNotes.push("retention sweep: this build has no /admin/planner-decisions/prune route; the case is left out")
+    console.log("\nretention sweep: not in this build (no /admin/planner-decisions/prune): left out")
+    return
+  }
+  if (backend === "embedded") {
+    machineNotes.push("retention sweep: measured on PostgreSQL only (the embedded database belongs to the server process: the bench cannot seed it)")
+    return
+  }
+  console.log(`\nretention sweep (${backend}) — ${options.decisions.toLocaleString("en-US")} decisions, 10 % prunable, vs a plain DELETE … WHERE`)
+  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(scratchUrl!), maxConnections: 3 }))
+  const sql = await runtime.runPromise(Effect.service(SqlClient.SqlClient))
+  const exec = <A>(statement: Effect.Effect<A, unknown>) => runtime.runPromise(statement)
+  const seed = async () => {
+    await exec(sql`TRUNCATE planner_decisions`)
+    await exec(sql`DELETE FROM tasks WHERE id LIKE 'bench_task_%'`)
+    await exec(sql`
+      INSERT INTO tasks (id, goal, status, attempt, created_at, terminal_at)
+      SELECT 'bench_task_' || i, 'bench', CASE WHEN i < 100 THEN 'succeeded' ELSE 'running' END, 1,
+             now() - interval '40 days', CASE WHEN i < 100 THEN now() - interval '30 days' END
+      FROM generate_series(0, 999) AS i`)
+    await exec(sql`
+      INSERT INTO planner_decisions (task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at, task_terminal_at)
+      SELECT 'bench_task_' || (i % 1000), 1, i / 1000, 'You carry out tasks.', 'Task: bench', 'finish', '{}'::jsonb,
+             now() - interval '35 days', CASE WHEN i % 1000 < 100 THEN now() - interval '30 days' END
+      FROM generate_series(0, ${options.decisions - 1}) AS i`)
+    await exec(sql`VACUUM ANALYZE planner_decisions`)
+  }
+  /** Longest open transaction (s) of another client on this database, sampled until `done`. */
+  const sampleLocks = (done: { value: boolean }) =>
+    (async () => {
+      let longest = 0
+      while (!done.value) {
+        const rows = await exec(sql<{ s: number | null }>`
+          SELECT max(extract(epoch FROM clock_timestamp() - xact_start))::float8 AS s FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND xact_start IS NOT NULL`)
+        longest = Math.max(longest, Number(rows[0]?.s ?? 0))
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      return longest
+    })()
+  const prunable = Math.floor(options.decisions / 1000) * 100 + Math.min(100, options.decisions % 1000)
+  const sweeps: Array<number> = []
+  const deletes: Array<number> = []
+  const locks: Array<number> = []
+  try {
+    for (let i = 0; i < options.runs; i++) {
+      console.log(`  run ${i + 1}/${options.runs}`)
+      await seed()
+      let t0 = performance.now()
+      const deleted = await exec(sql<{ n: number }>`
+        WITH gone AS (
+          DELETE FROM planner_decisions WHERE task_terminal_at IS NOT NULL AND task_terminal_at < now() - interval '7 days' RETURNING 1
+        ) SELECT count(*)::int AS n FROM gone`)
+      deletes.push(performance.now() - t0)
+      if (deleted[0]?.n !== prunable) throw new Error(`plain DELETE removed ${deleted[0]?.n}, expected ${prunable}`)
+      console.log(`    plain DELETE … WHERE: ${fmt(deletes[i]!)} ms (${prunable.toLocaleString("en-US")} rows)`)
+      await seed()
+      const done = { value: false }
+      const sampler = sampleLocks(done)
+      t0 = performance.now()
+      const answer = await adminCall(origin, "POST", "/admin/planner-decisions/prune")
+      sweeps.push(performance.now() - t0)
+      done.value = true
+      locks.push(await sampler)
+      const left = await exec(sql<{ n: number }>`SELECT count(*)::int AS n FROM planner_decisions WHERE task_terminal_at IS NOT NULL`)
+      if (left[0]?.n !== 0) throw new Error(`the sweep left ${left[0]?.n} prunable decisions`)
+      console.log(`    server sweep: ${fmt(sweeps[i]!)} ms (answer ${JSON.stringify(answer)}), longest transaction seen ${fmt(locks[i]! * 1000)} ms`)
+    }
+  } finally {
+    await exec(sql`TRUNCATE planner_decisions`).catch(() => undefined)
+    await runtime.dispose()
+  }
+  record({
+    id: "retention.time", name: `retention sweep of ${options.decisions.toLocaleString("en-US")} decisions (10 % prunable): time`, backend, unit: "ms",
+    floorName: "plain DELETE … WHERE", compare: "ratio",
+    runs: pairsOf(sweeps, deletes, "ratio"),
+    target: "<= 1.5 × floor", holds: (vs) => vs <= 1.5, notes: []
+  })
+  record({
+    id: "retention.lock", name: "retention sweep: longest transaction (row locks held)", backend, unit: "ms",
+    floorName: "—", compare: "none",
+    runs: locks.map((l) => ({ figure: l * 1000, floor: Number.NaN, vs: Number.NaN })),
+    target: "<= 1000 ms", holds: (_vs, figure) => figure <= 1000, notes: []
+  })
+}
+
 /** Peak RSS of the server under the chat-route load; on PGlite against PGlite's own footprint (the one-INSERT proxy). */
 const memoryCase = (server: ServerProcess, backend: "embedded" | "postgres", pgliteAloneMb: number | undefined) => {
   const peak = peakRssMbOf(server.child.pid) ?? Number.NaN
@@ -624,7 +730,7 @@ const main = async () => {
   }
 
   const backends: Array<"embedded" | "postgres"> = ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
-  const wantsServer = options.cases.includes("chat") || options.cases.includes("chatid") || options.cases.includes("planner")
+  const wantsServer = ["chat", "chatid", "planner", "retention"].some((name) => options.cases.includes(name))
   for (const backend of backends) {
     if (!wantsServer) break
     await attempt(`server (${backend})`, async () => {
@@ -646,6 +752,7 @@ const main = async () => {
         }
         if (options.cases.includes("chatid")) memoryCase(server, backend, pgliteAlone)
         if (options.cases.includes("planner")) await attempt(`planner (${backend})`, () => plannerCase(upstream, server, backend))
+        if (options.cases.includes("retention")) await attempt(`retention (${backend})`, () => retentionCase(server, backend))
         const errors = errorLines(server.logFile)
         if (errors.length > 0) machineNotes.push(`server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
       } finally {
