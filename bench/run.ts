@@ -557,7 +557,7 @@ const retentionCase = async (server: ServerProcess, backend: "embedded" | "postg
     await exec(sql`DELETE FROM tasks WHERE id LIKE 'bench_task_%'`)
     await exec(sql`
       INSERT INTO tasks (id, goal, status, attempt, created_at, terminal_at)
-      SELECT 'bench_task_' || i, 'bench', CASE WHEN i < 100 THEN 'succeeded' ELSE 'running' END, 1,
+      SELECT 'bench_task_' || i, 'bench', CASE WHEN i < 100 THEN 'succeeded' ELSE 'queued' END, 1,
              now() - interval '40 days', CASE WHEN i < 100 THEN now() - interval '30 days' END
       FROM generate_series(0, 999) AS i`)
     await exec(sql`
@@ -725,7 +725,12 @@ const main = async () => {
     } catch (error) {
       if (shuttingDown) throw error
       failures.push(name)
-      console.log(`  ${name}: FAILED: ${error instanceof Error ? error.message : String(error)}`)
+      // An SqlError's message is generic: its cause says what the database refused.
+      const cause = (error as { cause?: unknown; reason?: { cause?: unknown } } | null)?.reason?.cause ?? (error as { cause?: unknown } | null)?.cause
+      console.log(
+        `  ${name}: FAILED: ${error instanceof Error ? error.message : String(error)}` +
+          (cause instanceof Error ? ` (${cause.message})` : "")
+      )
     }
   }
 
