@@ -377,6 +377,27 @@ const chatCase = async (upstream: { child: ChildProcess; port: number }, server:
   }
 }
 
+/** One warm-up of each, then `--runs` measured phases: floor, case, floor, case, … */
+const interleaved = async (
+  upstream: ChildProcess,
+  floor: readonly [LoadGenerator, ChildProcess, string],
+  route: readonly [LoadGenerator, ChildProcess, string]
+) => {
+  const width = Math.max(floor[2].length, route[2].length)
+  await phase(floor[0], floor[1], upstream, options.warmupMs)
+  await phase(route[0], route[1], upstream, options.warmupMs)
+  const floors: Array<Phase> = []
+  const routes: Array<Phase> = []
+  for (let i = 0; i < options.runs; i++) {
+    console.log(`  run ${i + 1}/${options.runs}`)
+    floors.push(await phase(floor[0], floor[1], upstream, options.durationMs))
+    logPhase(floor[2].padEnd(width), floors[i]!)
+    routes.push(await phase(route[0], route[1], upstream, options.durationMs))
+    logPhase(route[2].padEnd(width), routes[i]!)
+  }
+  return { floors, routes }
+}
+
 /** Chat route with a new chatId per request (write-ahead turn) vs a proxy doing one INSERT per request. */
 const chatIdCase = async (
   upstream: { child: ChildProcess; port: number },
@@ -388,17 +409,7 @@ const chatIdCase = async (
   const floor = await loadFor("one-INSERT proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: newChatBody }, checkCompletion)
   const route = await loadFor("chat route", { origin: `http://127.0.0.1:${server.port}`, path: "/api/agent/chat", body: newChatBody }, checkChatAnswer)
   try {
-    await phase(floor, proxy.child, upstream.child, options.warmupMs)
-    await phase(route, server.child, upstream.child, options.warmupMs)
-    const floors: Array<Phase> = []
-    const routes: Array<Phase> = []
-    for (let i = 0; i < options.runs; i++) {
-      console.log(`  run ${i + 1}/${options.runs}`)
-      floors.push(await phase(floor, proxy.child, upstream.child, options.durationMs))
-      logPhase("one-INSERT proxy", floors[i]!)
-      routes.push(await phase(route, server.child, upstream.child, options.durationMs))
-      logPhase("chat route      ", routes[i]!)
-    }
+    const { floors, routes } = await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "chat route"])
     record({
       id: `chatid.throughput.${backend}`, name: "chat route, new chatId per request: throughput", backend, unit: "req/s",
       floorName: "one-INSERT proxy", compare: "ratio",
@@ -496,17 +507,7 @@ const plannerCase = async (upstream: { child: ChildProcess; port: number }, serv
     headers: (worker) => ({ authorization: `Bearer ${hosts[worker % hosts.length]!.token}` })
   }, checkDecision)
   try {
-    await phase(floor, proxy.child, upstream.child, options.warmupMs)
-    await phase(route, server.child, upstream.child, options.warmupMs)
-    const floors: Array<Phase> = []
-    const routes: Array<Phase> = []
-    for (let i = 0; i < options.runs; i++) {
-      console.log(`  run ${i + 1}/${options.runs}`)
-      floors.push(await phase(floor, proxy.child, upstream.child, options.durationMs))
-      logPhase("one-INSERT proxy", floors[i]!)
-      routes.push(await phase(route, server.child, upstream.child, options.durationMs))
-      logPhase("planner decision", routes[i]!)
-    }
+    const { floors, routes } = await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "planner decision"])
     record({
       id: `planner.throughput.${backend}`, name: "planner decision: throughput", backend, unit: "req/s",
       floorName: "one-INSERT proxy", compare: "ratio",
