@@ -10,12 +10,13 @@ import { Api } from "@switchboard/domain"
 import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
@@ -24,17 +25,15 @@ import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { batchedJsonLogger } from "./system/BatchedLog.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 
-const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
-
 /** All routes, needing the database (`SqlClient`) and the provider services. */
 export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
   const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
-  const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, SystemHttp]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
-  return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
+  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routesOf(Api, DOCS_ROUTES)))
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
