@@ -17,9 +17,9 @@
  * (markdown) goes to stdout, the whole record to `bench/results/latest.json`.
  *
  * Options:
- *   --quick                 about a minute: 2 s phases, 1 s warm-up
+ *   --quick                 about a minute or two: 2 s phases, 3 s warm-up
  *   --duration=10           measured phase, seconds
- *   --warmup=3              warm-up phase of each target, seconds (the JIT needs it)
+ *   --warmup=5              warm-up phase of each target, seconds (the JIT needs a few)
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
@@ -114,7 +114,7 @@ for (const name of only) {
 const options = {
   quick,
   durationMs: numberOption(flags.duration, "duration", quick ? 2 : 10, false) * 1000,
-  warmupMs: numberOption(flags.warmup, "warmup", quick ? 1 : 3, false) * 1000,
+  warmupMs: numberOption(flags.warmup, "warmup", quick ? 3 : 5, false) * 1000,
   runs: numberOption(flags.runs, "runs", 3, true),
   concurrency: numberOption(flags.concurrency, "concurrency", 32, true),
   conversations: numberOption(flags.conversations, "conversations", 500, true),
