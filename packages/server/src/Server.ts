@@ -3,16 +3,24 @@
  * page, JSON errors everywhere, the database and the provider — listening on
  * `HOST:PORT`.
  */
-import { NodeHttpServer, NodeServices } from "@effect/platform-node"
+// Modules, not the package index: the index loads every platform module (~25 MB more memory).
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Api } from "@switchboard/domain"
 import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { AdminAuthLive } from "./admin/AdminAuth.ts"
+import { AdminHttp } from "./admin/AdminHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { HostAuthLive } from "./hosts/HostAuth.ts"
+import { HostsHttp } from "./hosts/HostsHttp.ts"
+import { HostsRepo } from "./hosts/HostsRepo.ts"
+import { TasksRepo } from "./hosts/TasksRepo.ts"
 import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
@@ -20,13 +28,43 @@ import { createNodeServer } from "./http/NodeServer.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
+import { ProviderPools } from "./llm/ProviderPools.ts"
+import { CredentialKeys } from "./planner/CredentialKeys.ts"
+import { DecisionRetention, DecisionSweepLive } from "./planner/DecisionRetention.ts"
+import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
+import { PlannerDecisions } from "./planner/PlannerDecisions.ts"
+import { PlannerHttp } from "./planner/PlannerHttp.ts"
+import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
+import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
+import { batchedJsonLogger } from "./system/BatchedLog.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
+
+/**
+ * The host control plane and the planner proxy: repositories over the
+ * database, the credential keys and provider pools, the decision service and
+ * this replica's retention sweep. The planner takes nothing from the chat
+ * route's provider configuration: its provider comes from the active profile.
+ */
+export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive).pipe(
+  Layer.provideMerge(DecisionRetention.layer),
+  Layer.provideMerge(Layer.mergeAll(
+    HostsRepo.layer,
+    TasksRepo.layer,
+    ProfilesRepo.layer,
+    DecisionsRepo.layer,
+    CredentialKeys.layer,
+    ProviderPools.layer
+  ))
+)
 
 /** All routes, needing the database (`SqlClient`) and the provider services. */
 export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
-  const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
+  const chat = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
+  // Fresh: two apps built together (replicas in one test process) share no in-memory service.
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
   const api = HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([ChatHttp, SystemHttp]),
+    Layer.provide([ChatHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
+    Layer.provide([HostAuthLive, AdminAuthLive]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
@@ -71,8 +109,8 @@ const LEVELS: Record<string, LogLevel.LogLevel> = {
 }
 
 /**
- * Observability settings. `LOG_FORMAT=json` for log shippers (default: the
- * readable console format); `LOG_LEVEL` (default `info`, which includes one
+ * Observability settings. `LOG_FORMAT=json` for log shippers, written in
+ * batches (`BatchedLog.ts`; default: the readable console format); `LOG_LEVEL` (default `info`, which includes one
  * line per HTTP request; `warn` drops those). `TRACING=on` records Effect
  * spans (named span frames in the stack traces of logged defects); it is off
  * by default because no span exporter is configured and, measured with
@@ -83,7 +121,7 @@ export const ObservabilityLive = Layer.unwrap(Effect.gen(function*() {
   const level = yield* Config.Literals(Object.keys(LEVELS), "LOG_LEVEL").pipe(Config.withDefault("info"))
   const tracing = yield* Config.Literals(["on", "off"], "TRACING").pipe(Config.withDefault("off"))
   return Layer.mergeAll(
-    format === "json" ? Logger.layer([Logger.consoleJson]) : Layer.empty,
+    format === "json" ? Logger.layer([batchedJsonLogger()]) : Layer.empty,
     Layer.succeed(References.MinimumLogLevel, LEVELS[level] ?? "Info"),
     Layer.succeed(References.TracerEnabled, tracing === "on")
   )

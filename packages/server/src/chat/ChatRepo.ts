@@ -11,7 +11,7 @@ import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 
-/** Bounds of one INSERT statement of `append`. */
+/** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
 
 /**
@@ -39,10 +39,19 @@ export const inBatches = (messages: ReadonlyArray<ChatMessage>): Array<string> =
 }
 
 export class ChatRepo extends Context.Service<ChatRepo, {
-  /** Takes the chat's in-flight marker for `ttl`; false when another live turn holds it. */
-  beginTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
-  /** Releases the marker, only if this turn still holds it. */
-  endTurn(chatId: string, turnId: string): Effect.Effect<void>
+  /**
+   * Takes the chat's in-flight marker for `ttl`; false when another live turn
+   * holds it. With `messages`, they are appended, only when the marker was
+   * taken: the first batch in the same statement (a write-ahead turn's first
+   * round trip), any further ones ({@link inBatches}) right after.
+   */
+  beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  /**
+   * Releases the marker, only if this turn still holds it. With `messages`,
+   * they are appended in the same statement (the turn's answer and its end:
+   * one round trip).
+   */
+  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<void>
   /**
    * Appends messages in order; a message whose id the chat already has is left as it was.
    * Large appends go in several statements ({@link inBatches}), each atomic: one cut short
@@ -64,39 +73,83 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         Effect.map((rows) => (rows[0]?.n ?? 0) > 0)
       )
 
+    // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
+    // in `seq`, and batches run one after the other, so the order holds across them.
+    const appendBatch = (chatId: string, batch: string) =>
+      sql`
+        WITH chat AS (
+          INSERT INTO chats (id) VALUES (${chatId})
+          ON CONFLICT (id) DO UPDATE SET updated_at = now()
+        )
+        INSERT INTO chat_messages (chat_id, id, role, message)
+        SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+        FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+        ORDER BY t.n
+        ON CONFLICT (chat_id, id) DO NOTHING`
+
     return ChatRepo.of({
-      beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl) {
+      beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl, messages = []) {
+        const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         // One statement (one round trip, atomic): create the chat if new, then take the marker
         // unless a live one exists. Foreign keys are checked at the end of the statement.
+        if (first === undefined) {
+          const rows = yield* sql<{ turn_id: string }>`
+            WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
+            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+            ON CONFLICT (chat_id) DO UPDATE
+              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE chat_turns.expires_at < now()
+            RETURNING turn_id`
+          return rows.length === 1
+        }
+        // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
         const rows = yield* sql<{ turn_id: string }>`
-          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
-          INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-          VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
-          ON CONFLICT (chat_id) DO UPDATE
-            SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
-            WHERE chat_turns.expires_at < now()
-          RETURNING turn_id`
-        return rows.length === 1
-      }, Effect.orDie),
-      endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId) {
-        yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
-      }, Effect.orDie),
-      append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
-        // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
-        // in `seq`, and the batches run one after the other, so the order holds across them.
-        for (const batch of inBatches(messages)) {
-          yield* sql`
-            WITH chat AS (
-              INSERT INTO chats (id) VALUES (${chatId})
-              ON CONFLICT (id) DO UPDATE SET updated_at = now()
-            )
+          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          marker AS (
+            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+            ON CONFLICT (chat_id) DO UPDATE
+              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE chat_turns.expires_at < now()
+            RETURNING turn_id
+          ),
+          appended AS (
             INSERT INTO chat_messages (chat_id, id, role, message)
             SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+            FROM jsonb_array_elements(${first}::jsonb) WITH ORDINALITY AS t(m, n)
+            WHERE EXISTS (SELECT 1 FROM marker)
             ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING`
+            ON CONFLICT (chat_id, id) DO NOTHING
+          )
+          SELECT turn_id FROM marker`
+        if (rows.length !== 1) return false
+        for (const batch of rest) yield* appendBatch(chatId, batch)
+        return true
+      }, Effect.orDie),
+      endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId, messages = []) {
+        if (messages.length === 0) {
+          yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+          return
         }
+        // Append (chat upsert included, as `append`) and release, in one statement.
+        yield* sql`
+          WITH chat AS (
+            INSERT INTO chats (id) VALUES (${chatId})
+            ON CONFLICT (id) DO UPDATE SET updated_at = now()
+          ),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          )
+          DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+      }, Effect.orDie),
+      append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
+        for (const batch of inBatches(messages)) yield* appendBatch(chatId, batch)
       }, Effect.orDie),
       transcript: Effect.fn("ChatRepo.transcript")(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)

@@ -9,7 +9,7 @@
  */
 import type { ChatMessage, ChatRequest, ChatResponse, ToolSchema } from "@switchboard/domain"
 import { clientToolSchemas, TurnInFlight } from "@switchboard/domain"
-import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
@@ -55,34 +55,33 @@ export class ChatTurns extends Context.Service<ChatTurns, {
     })
 
     /**
-     * Accepting a turn = taking the chat's marker and storing the request's messages (write-ahead).
-     * It runs uninterruptibly as the acquisition of `persistedTurn`, so a client that hangs up at
-     * any moment either never got the marker or leaves its messages stored and the marker released:
-     * there is no instant at which the marker is held but not yet owned by a release.
+     * Accepting a turn = taking the chat's marker and storing the request's messages (write-ahead),
+     * in one statement for an ordinary turn. It runs uninterruptibly as the acquisition below, so a
+     * client that hangs up at any moment either never got the marker, or has its messages stored
+     * and the marker released: no instant at which the marker is held but owned by no release.
+     * (A big turn's later batches are further statements: if one fails, the marker goes too.)
      */
     const acceptTurn = (chatId: string, turnId: string, request: ChatRequest) =>
-      Effect.gen(function*() {
-        if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) return false
-        yield* repo.append(chatId, request.messages).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
-        return true
-      })
+      repo.beginTurn(chatId, turnId, markerTtl, request.messages).pipe(
+        Effect.onError(() => repo.endTurn(chatId, turnId))
+      )
 
-    // A client that goes away interrupts the turn (the provider call is aborted, nothing of an
-    // answer is stored) and the release below frees the chat at once: it never costs more than
-    // the turn itself. The next turn re-sends its history and gets the answer then.
+    // A client that goes away interrupts the turn (the provider call is aborted, no answer is
+    // stored) and the release frees the chat at once: it never costs more than the turn itself.
+    // The next turn re-sends its history and gets the answer then.
     const persistedTurn = Effect.fn("ChatTurns.persistedTurn")(function*(chatId: string, request: ChatRequest) {
       const turnId = randomUUID()
+      // Two round trips per ordinary turn: marker + the request's messages, then the answer + the marker's release.
       return yield* Effect.acquireUseRelease(
         acceptTurn(chatId, turnId, request),
         (accepted): Effect.Effect<ChatResponse, TurnInFlight | ProviderError> =>
           accepted
-            ? Effect.gen(function*() {
-              const assistant = yield* callProvider(request)
-              yield* repo.append(chatId, [assistant])
-              return respond(assistant)
-            })
+            ? callProvider(request).pipe(
+              Effect.flatMap((assistant) => repo.endTurn(chatId, turnId, [assistant]).pipe(Effect.as(respond(assistant))))
+            )
             : Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId })),
-        (accepted) => accepted ? repo.endTurn(chatId, turnId) : Effect.void
+        // Failed or interrupted (the answer not stored): the marker is released all the same.
+        (accepted, exit) => accepted && !Exit.isSuccess(exit) ? repo.endTurn(chatId, turnId) : Effect.void
       )
     })
 

@@ -16,7 +16,6 @@ import { buildChatRequest, parseChatCompletion, parseTranscription } from "./Ope
 import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
 import type { TranscriptionInput } from "./ProviderAdapter.ts"
 import { withDeadline } from "./ProviderHttp.ts"
-import * as SdkTransport from "./SdkTransport.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -33,6 +32,19 @@ export interface OpenAiCompatibleSettings {
   readonly transcriptionModel: string
 }
 
+/** `chat` over a transport's `send`: build the body, send it within the deadline, read the completion. */
+export const chatVia = (
+  send: ChatCompletionsTransport["Service"]["send"],
+  settings: Pick<OpenAiCompatibleSettings, "model" | "timeoutMs">,
+  transport: TransportKind
+) =>
+(params: ProviderChatParams) =>
+  send(buildChatRequest(params, settings.model)).pipe(
+    withDeadline(settings.timeoutMs, "chat completion"),
+    Effect.flatMap((body) => Effect.fromResult(parseChatCompletion(body))),
+    Effect.withSpan("OpenAiCompatible.chat", { attributes: { model: params.model ?? settings.model, transport } })
+  )
+
 /** Both services over whichever transport is in context. */
 export const layerNoDeps = (
   settings: OpenAiCompatibleSettings
@@ -41,16 +53,7 @@ export const layerNoDeps = (
     ProviderAdapter,
     Effect.gen(function*() {
       const transport = yield* ChatCompletionsTransport
-      return ProviderAdapter.of({
-        chat: (params: ProviderChatParams) =>
-          transport.send(buildChatRequest(params, settings.model)).pipe(
-            withDeadline(settings.timeoutMs, "chat completion"),
-            Effect.flatMap((body) => Effect.fromResult(parseChatCompletion(body))),
-            Effect.withSpan("OpenAiCompatible.chat", {
-              attributes: { model: settings.model, transport: transport.kind }
-            })
-          )
-      })
+      return ProviderAdapter.of({ chat: chatVia(transport.send, settings, transport.kind) })
     })
   )
   const transcriber = Layer.effect(
@@ -72,9 +75,14 @@ export const layerNoDeps = (
   return Layer.mergeAll(adapter, transcriber)
 }
 
-/** The transport named by `settings.transport`. */
+/**
+ * The transport named by `settings.transport`. The SDK is imported only when
+ * chosen: loading the `openai` package costs the server ~7 MB of memory.
+ */
 export const transportLayer = (settings: OpenAiCompatibleSettings): Layer.Layer<ChatCompletionsTransport> =>
-  settings.transport === "sdk" ? SdkTransport.layer(settings) : UndiciTransport.layer(settings)
+  settings.transport === "sdk"
+    ? Layer.unwrap(Effect.promise(() => import("./SdkTransport.ts")).pipe(Effect.map((sdk) => sdk.layer(settings))))
+    : UndiciTransport.layer(settings)
 
 export const layer = (settings: OpenAiCompatibleSettings): Layer.Layer<ProviderAdapter | Transcriber> =>
   layerNoDeps(settings).pipe(Layer.provide(transportLayer(settings)))
