@@ -9,8 +9,14 @@
  * Every replica sweeps on its own, every `PLANNER_PRUNE_INTERVAL_SECONDS`
  * (default 600) with ±20 % jitter so replicas started together drift apart;
  * the batches' `SKIP LOCKED` makes simultaneous sweeps harmless anyway. One
- * sweep deletes batches of `PLANNER_PRUNE_BATCH_SIZE` (default 5000) until a
- * batch comes back short; each batch is its own short statement.
+ * sweep deletes batches until a batch comes back short; each batch is its own
+ * statement (its own transaction). The first batch has
+ * `PLANNER_PRUNE_BATCH_SIZE` rows (default 5000); each next one is sized from
+ * the rate the last one ran at to take about `PLANNER_PRUNE_BATCH_MILLIS`
+ * (default 200), growing at most 16-fold a step: few statements on a fast
+ * database (each batch re-walks the dead index entries its predecessors
+ * left), short ones on a slow or busy one, every row lock held well under a
+ * second either way.
  */
 import { Config, Context, Duration, Effect, Layer, Random } from "effect"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
@@ -27,6 +33,10 @@ export const parseRetention = (raw: string): number | undefined => {
   return Number.isSafeInteger(ms) ? ms : undefined
 }
 
+/** The next batch's rows: the last batch's rate × the time a batch should take, at most 16 × the last batch. */
+export const nextBatchSize = (limit: number, tookMs: number, targetMs: number): number =>
+  Math.max(1, Math.min(limit * 16, Math.floor(limit * targetMs / Math.max(tookMs, 1)), 10_000_000))
+
 export class DecisionRetention extends Context.Service<DecisionRetention, {
   readonly retentionMs: number
   /** One sweep: every decision past the window, in batches; answers how many were deleted. */
@@ -42,13 +52,16 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
       ))
     }
     const batchSize = yield* Config.Int("PLANNER_PRUNE_BATCH_SIZE").pipe(Config.withDefault(5000))
-    const limit = Math.max(1, batchSize)
+    const targetMs = Math.max(1, yield* Config.Int("PLANNER_PRUNE_BATCH_MILLIS").pipe(Config.withDefault(200)))
+    const firstLimit = Math.max(1, batchSize)
     const prune = Effect.gen(function*() {
       let total = 0
+      let limit = firstLimit
       while (true) {
-        const deleted = yield* repo.pruneBatch(retentionMs, limit)
+        const [took, deleted] = yield* Effect.timed(repo.pruneBatch(retentionMs, limit))
         total += deleted
         if (deleted < limit) return total
+        limit = nextBatchSize(limit, Duration.toMillis(took), targetMs)
       }
     }).pipe(Effect.withSpan("DecisionRetention.prune"))
     return DecisionRetention.of({ retentionMs, prune })

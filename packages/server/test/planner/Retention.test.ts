@@ -12,7 +12,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { DecisionRetention, parseRetention } from "../../src/planner/DecisionRetention.ts"
+import { DecisionRetention, nextBatchSize, parseRetention } from "../../src/planner/DecisionRetention.ts"
 import { DecisionsRepo } from "../../src/planner/DecisionsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
@@ -75,6 +75,14 @@ describe("PLANNER_DECISION_RETENTION", () => {
     assert.strictEqual(parseRetention("90 Minutes"), 90 * 60_000)
     assert.strictEqual(parseRetention("12 hours"), 12 * 3_600_000)
     for (const bad of ["", "7", "seven days", "7 weeks", "-1 days", "1.5 hours"]) assert.isUndefined(parseRetention(bad), bad)
+  })
+
+  it("the sweep sizes each next batch from the last one's rate, growing at most 16-fold", () => {
+    assert.strictEqual(nextBatchSize(5000, 10, 200), 80_000, "20 × would do: capped at 16 ×")
+    assert.strictEqual(nextBatchSize(80_000, 400, 200), 40_000, "too slow: halves")
+    assert.strictEqual(nextBatchSize(1000, 100, 200), 2000)
+    assert.strictEqual(nextBatchSize(7, 0, 200), 112, "a batch faster than a millisecond")
+    assert.strictEqual(nextBatchSize(1, 5000, 200), 1, "never below one row")
   })
 
   it.effect("an unreadable value stops the server at start, naming the variable", () =>
