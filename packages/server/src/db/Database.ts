@@ -42,7 +42,9 @@ const layerClient = Layer.unwrap(Effect.gen(function*() {
     const waitSeconds = yield* Config.Int("DATABASE_WAIT_SECONDS").pipe(Config.withDefault(30))
     yield* Effect.logInfo("database: PostgreSQL from DATABASE_URL")
     yield* waitForDatabase(url.value, Duration.seconds(Math.max(0, waitSeconds)))
-    return PgClient.layer({ url: url.value, maxConnections: 10 })
+    // Per replica; PostgreSQL's own max_connections bounds the sum over replicas.
+    const maxConnections = yield* Config.Int("DATABASE_MAX_CONNECTIONS").pipe(Config.withDefault(10))
+    return PgClient.layer({ url: url.value, maxConnections: Math.max(1, maxConnections) })
   }
   const dataDir = join(yield* Config.String("DATA_DIR").pipe(Config.withDefault("./.switchboard")), "pgdata")
   yield* Effect.logInfo(`database: embedded PGlite in ${dataDir}`)

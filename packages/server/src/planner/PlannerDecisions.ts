@@ -78,9 +78,11 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
     return PlannerDecisions.of({
       decide: Effect.fn("PlannerDecisions.decide")(function*(request) {
         const { attempt, hostId, taskId } = request
-        yield* tasks.checkLease(taskId, hostId, attempt)
+        // The lease check and the active profile in one statement; the reason a
+        // lease is not held (403/404/409) is looked up only when it is not.
+        const { leaseHeld, profile } = yield* profiles.activeForLease(taskId, hostId, attempt)
+        if (!leaseHeld) yield* tasks.checkLease(taskId, hostId, attempt)
 
-        const profile = yield* profiles.active
         if (profile === undefined) {
           return yield* new NoActiveProfile({
             error: "No provider profile is active: create one and activate it (POST /admin/provider-profiles/{profileId}/activate)"

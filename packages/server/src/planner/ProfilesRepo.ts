@@ -86,6 +86,15 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
   list: Effect.Effect<ReadonlyArray<ProfileView>>
   /** The active profile, read afresh on every call (no cache: a switch on any replica applies at once). */
   active: Effect.Effect<ProfileRecord | undefined>
+  /**
+   * In one round trip: whether this host's attempt holds a live lease on the
+   * task (the condition of `TasksRepo.checkLease`), and the active profile,
+   * read afresh like `active`.
+   */
+  activeForLease(taskId: string, hostId: string, attempt: number): Effect.Effect<{
+    readonly leaseHeld: boolean
+    readonly profile: ProfileRecord | undefined
+  }>
   activate(profileId: string): Effect.Effect<ProfileView, ProfileNotFound>
   /** Every profile with its sealed key (for the rotation). */
   allSealed: Effect.Effect<ReadonlyArray<ProfileRecord>>
@@ -125,6 +134,23 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
         Effect.orDie,
         Effect.withSpan("ProfilesRepo.active")
       ),
+
+      activeForLease: Effect.fn("ProfilesRepo.activeForLease")(function*(taskId, hostId, attempt) {
+        const rows = yield* sql<Partial<SealedRow> & { readonly lease_held: boolean }>`
+          SELECT lease.held AS lease_held, p.id, p.name, p.provider, p.model, p.timeout_ms, p.base_url,
+            p.credential_key_id, p.api_key_ciphertext, p.api_key_nonce, p.api_key_tag
+          FROM (SELECT EXISTS (
+            SELECT 1 FROM tasks
+            WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
+              AND status = 'running' AND lease_expires_at > now()
+          ) AS held) AS lease
+          LEFT JOIN provider_profiles p ON p.active`
+        const row = rows[0]
+        return {
+          leaseHeld: row?.lease_held === true,
+          profile: row?.id === undefined || row.id === null ? undefined : toRecord(row as SealedRow)
+        }
+      }, Effect.orDie),
 
       activate: Effect.fn("ProfilesRepo.activate")(function*(profileId) {
         const rows = yield* sql.withTransaction(Effect.gen(function*() {
