@@ -17,6 +17,8 @@ import { subagentFailure } from "@switchboard/domain"
 import { ProviderAdapter } from "../../llm/ProviderAdapter.ts"
 import { Subagents } from "../Subagents.ts"
 import type { SubagentJob } from "../Subagents.ts"
+import { runDemo } from "./demo/Demo.ts"
+import * as HeadlessBrowser from "./demo/HeadlessBrowser.ts"
 import * as PageFetcher from "./research/PageFetcher.ts"
 import { runResearch } from "./research/Research.ts"
 import * as WebSearch from "./research/WebSearch.ts"
@@ -33,6 +35,8 @@ const make = (settings: SubagentSettings, overrides: SubagentOverrides = {}) =>
     const provider = yield* ProviderAdapter
     const fetcher = yield* PageFetcher.make({ ...overrides.fetch, allowPrivate: settings.fetchAllowPrivate })
     const search = settings.searchUrl === undefined ? undefined : yield* WebSearch.make(settings.searchUrl)
+    // Launched on the first demo, not here: a server that never builds a demo never starts a browser.
+    const browser = yield* HeadlessBrowser.make(settings.chromiumPath)
 
     const runKind = (job: SubagentJob): Effect.Effect<SubagentResult, never, ProviderAdapter> => {
       switch (job.kind) {
@@ -43,7 +47,7 @@ const make = (settings: SubagentSettings, overrides: SubagentOverrides = {}) =>
             job.reportActivity
           )
         case "demo":
-          return Effect.succeed(subagentFailure("demo", job.input as DemoToolInput, "the demo builder is not available yet"))
+          return runDemo({ browser, model: settings.models.demo }, job.input as DemoToolInput, job.reportActivity)
         case "visual":
           return Effect.succeed(subagentFailure("visual", job.input as VisualToolInput, "the visual maker is not available yet"))
       }
