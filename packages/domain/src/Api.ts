@@ -1,11 +1,13 @@
 /** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { ChatApi, RequestErrors } from "./ChatApi.ts"
+import { JobsApi } from "./JobsApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class Api extends HttpApi.make("switchboard")
   .add(SystemApi)
   .add(ChatApi)
+  .add(JobsApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",

@@ -13,6 +13,7 @@ import { createServer } from "node:http"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
+import { TurnComposer } from "./chat/TurnComposer.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
@@ -20,14 +21,38 @@ import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
+import { JobsBackground } from "./jobs/Jobs.ts"
+import { JobsConfig } from "./jobs/JobsConfig.ts"
+import { JobsHttp } from "./jobs/JobsHttp.ts"
+import { JobSignals } from "./jobs/JobSignals.ts"
+import { JobsRepo } from "./jobs/JobsRepo.ts"
+import type { Subagents } from "./jobs/Subagents.ts"
+import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
 
 const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
 
-/** All routes, needing the database (`SqlClient`) and the provider services. */
-export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
-  const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
+/** What the server runs sub-agents with: the real ones, over the configured provider. */
+export type SubagentsLayer<E = never, R = never> = Layer.Layer<Subagents, E, R | ProviderAdapter>
+
+/**
+ * All routes and the job pipeline's background loops, needing the database
+ * (`SqlClient`, `PgClient`) and the provider services. `subagents` and
+ * `jobsConfig` are the real ones unless a test brings its own.
+ */
+export const makeApp = <E, R, E2 = never, R2 = never>(
+  provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
+  subagents: SubagentsLayer<E2, R2> = SubagentsLive as SubagentsLayer<E2, R2>,
+  jobsConfig: Layer.Layer<JobsConfig> = JobsConfig.layer
+) => {
+  const core = TurnComposer.layerNoDeps.pipe(
+    Layer.provideMerge(JobSignals.layer),
+    Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
+    Layer.provideMerge(provider)
+  )
+  const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
+  const services = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
   const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([ChatHttp, SystemHttp]),
+    Layer.provide([ChatHttp, JobsHttp, SystemHttp]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )

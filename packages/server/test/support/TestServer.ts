@@ -11,13 +11,30 @@ import { createServer } from "node:http"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { layerMigrated } from "../../src/db/Database.ts"
 import { makeApp } from "../../src/Server.ts"
+import type { SubagentsLayer } from "../../src/Server.ts"
+import type { JobsSettings } from "../../src/jobs/JobsConfig.ts"
+import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
-export const layerTestServer = <E, R>(
+/** What a test may swap in the job pipeline: the sub-agents (a fake, by default the real ones) and its settings. */
+export interface JobsOptions<E2 = never, R2 = never> {
+  readonly subagents?: SubagentsLayer<E2, R2>
+  /** Defaults tuned for tests: short leases and sweeps. */
+  readonly jobs?: Partial<JobsSettings>
+}
+
+const testJobsConfig = (jobs: Partial<JobsSettings> = {}) =>
+  JobsConfig.layerWith({ leaseMs: 2_000, sweepMs: 200, ...jobs })
+
+export const layerTestServer = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  options: JobsOptions<E2, R2> = {}
 ) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
     Layer.provideMerge(TestDatabase),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
@@ -73,11 +90,15 @@ export const postJsonAt = (base: string, path: string, body: unknown, headers: R
  * pool): several of them over one database behave as replicas behind a load
  * balancer. Migrations run at its start, as in production.
  */
-export const layerReplica = <E, R>(
+export const layerReplica = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
-  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>
+  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>,
+  options: JobsOptions<E2, R2> = {}
 ) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(
+  HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
     Layer.provide(layerMigrated(database)),
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))

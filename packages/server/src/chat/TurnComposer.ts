@@ -1,0 +1,212 @@
+/**
+ * The composition of one persisted turn — the one code path shared by a
+ * client's request (`POST /api/agent/chat` with `chatId`) and a server-side
+ * wake turn delivering a sub-agent's steer:
+ *
+ * 1. take the chat's in-flight marker (else `TurnInFlight`, the 409);
+ * 2. read the stored transcript; a `guard` may look at it first (a wake defers
+ *    behind an unanswered client call, or finds its steer already answered);
+ * 3. store the request's messages that are not stored yet (by id), write-ahead;
+ * 4. call the provider with the transcript *as the conversation* (the stored
+ *    messages, steers and wake answers included, then the new ones), offering
+ *    the client tools and the server-executed job tools;
+ * 5. execute the job calls of the answer — job record, acknowledgement as the
+ *    tool result, both stored in one transaction with the assistant message —
+ *    and call the provider again, until an answer without job calls (or with
+ *    client calls, which are the client's to execute) or `maxJobRounds`;
+ * 6. store the final answer (with the caller's `onComplete`, e.g. the wake
+ *    settling its job, in the same transaction) and release the marker.
+ *
+ * Job calls never reach the client: the answer's `toolCalls` are the client
+ * calls only. An answer mixing both is stored as it came (one assistant
+ * message with every call) followed by the job calls' acks, so the client's
+ * continuation (its own copy of the message, deduplicated by id, then its tool
+ * results) makes a valid provider conversation.
+ */
+import type { AgentContext, ChatMessage, ChatResponse, DispatchedJob, ToolCall } from "@switchboard/domain"
+import {
+  clientToolSchemas,
+  isJobKind,
+  jobAcknowledgement,
+  jobInputSchemas,
+  jobToolSchemas,
+  TurnInFlight
+} from "@switchboard/domain"
+import { Clock, Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { JobSignals } from "../jobs/JobSignals.ts"
+import type { NewJob } from "../jobs/JobsRepo.ts"
+import { JobsRepo } from "../jobs/JobsRepo.ts"
+import type { ProviderError } from "../llm/ProviderAdapter.ts"
+import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
+import { ChatRepo } from "./ChatRepo.ts"
+import { buildSystemPrompt } from "./SystemPrompt.ts"
+
+/** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
+export const maxJobRounds = 8
+
+/** What a guard decides, looking at the stored transcript under the marker. */
+export type TurnGuard = "proceed" | "defer" | "skip"
+
+export interface TurnInput {
+  readonly chatId: string
+  /** The request's messages; those already stored (same id) are not stored again. */
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly context: AgentContext | undefined
+  /** `defer`: nothing is written, the turn is `Deferred`; `skip`: only `onComplete` runs. */
+  readonly guard?: (transcript: ReadonlyArray<ChatMessage>) => TurnGuard
+  /** Runs in the transaction that stores the turn's last message. */
+  readonly onComplete?: Effect.Effect<void>
+}
+
+export type TurnOutcome =
+  | { readonly _tag: "Answered"; readonly response: ChatResponse }
+  | { readonly _tag: "Deferred" }
+  | { readonly _tag: "Skipped" }
+
+const decodeInput = {
+  research: Schema.decodeUnknownResult(jobInputSchemas.research),
+  demo: Schema.decodeUnknownResult(jobInputSchemas.demo),
+  visual: Schema.decodeUnknownResult(jobInputSchemas.visual)
+}
+
+const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, jobs: ReadonlyArray<DispatchedJob>): ChatResponse => ({
+  content: assistant.content,
+  ...(clientCalls.length > 0 ? { toolCalls: clientCalls } : {}),
+  messageId: assistant.id,
+  ...(jobs.length > 0 ? { jobs } : {})
+})
+
+export class TurnComposer extends Context.Service<TurnComposer, {
+  /** A turn without `chatId`: nothing stored, no job tools. */
+  unpersisted(
+    messages: ReadonlyArray<ChatMessage>,
+    context: AgentContext | undefined
+  ): Effect.Effect<ChatResponse, ProviderError>
+  persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError>
+  /** How long a turn's marker lives: longer than the longest provider call. */
+  readonly markerTtl: Duration.Duration
+}>()("switchboard/server/chat/TurnComposer") {
+  static readonly layerNoDeps = Layer.effect(TurnComposer, Effect.gen(function*() {
+    const adapter = yield* ProviderAdapter
+    const repo = yield* ChatRepo
+    const jobs = yield* JobsRepo
+    const signals = yield* JobSignals
+    const sql = yield* SqlClient.SqlClient
+    // The marker must outlive the longest provider call, or a slow turn could be overtaken.
+    // An invalid value is the provider's to report (502 provider_not_configured), not a reason to refuse to start.
+    const providerTimeout = yield* Config.Int("LLM_TIMEOUT_MS").pipe(
+      Config.withDefault(60_000),
+      Effect.orElseSucceed(() => 60_000)
+    )
+    const markerTtl = Duration.millis(providerTimeout + 30_000)
+
+    const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
+      Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
+        id: `msg_${randomUUID()}`,
+        role: "assistant",
+        content,
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        timestamp: now
+      })))
+
+    const unpersisted = Effect.fn("TurnComposer.unpersisted")(function*(
+      messages: ReadonlyArray<ChatMessage>,
+      context: AgentContext | undefined
+    ) {
+      const answer = yield* adapter.chat({ messages, systemPrompt: buildSystemPrompt(context), toolSchemas: clientToolSchemas })
+      const calls = answer.toolCalls ?? []
+      return respond(yield* assistantMessage(answer.content, calls), calls, [])
+    })
+
+    /** Each job call: a job record and its ack, or (bad arguments) a tool error the model can correct. */
+    const dispatch = (chatId: string, context: AgentContext | undefined, calls: ReadonlyArray<ToolCall>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const created: Array<NewJob> = []
+        const acks: Array<ChatMessage> = []
+        for (const call of calls) {
+          const kind = call.name
+          if (!isJobKind(kind)) continue
+          const decoded = call.invalidArgs === undefined ? decodeInput[kind](call.args) : undefined
+          const id = `msg_${randomUUID()}`
+          if (decoded === undefined || decoded._tag === "Failure") {
+            const error = `invalid arguments for ${kind}: ${
+              decoded === undefined ? call.invalidArgs : decoded.failure.message.replace(/\s*\n\s*/g, " ")
+            }`
+            acks.push({ id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now })
+            continue
+          }
+          const job: NewJob = { id: `job_${randomUUID()}`, chatId, kind, toolCallId: call.id, input: decoded.success, context }
+          const ack = jobAcknowledgement(job)
+          created.push(job)
+          acks.push({ id, role: "tool", content: ack.message, toolResult: { toolCallId: call.id, name: kind, result: ack }, timestamp: now })
+        }
+        return { created, acks }
+      })
+
+    const persisted = Effect.fn("TurnComposer.persisted")(function*(input: TurnInput) {
+      const { chatId, context } = input
+      const turnId = randomUUID()
+      if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) {
+        return yield* new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId })
+      }
+      const turnEnded = repo.endTurn(chatId, turnId).pipe(
+        // Wakes that waited behind this turn are due now (every replica hears of it).
+        Effect.andThen(jobs.chatTurnEnded(chatId)),
+        Effect.flatMap((pending) => pending ? signals.local : Effect.void)
+      )
+      return yield* Effect.gen(function*() {
+        const transcript = yield* repo.transcript(chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+        const decision = input.guard?.(transcript) ?? "proceed"
+        if (decision === "defer") return { _tag: "Deferred" } as const
+        if (decision === "skip") {
+          yield* sql.withTransaction(input.onComplete ?? Effect.void).pipe(Effect.orDie)
+          return { _tag: "Skipped" } as const
+        }
+
+        const stored = new Set(transcript.map((m) => m.id))
+        const fresh = input.messages.filter((m) => {
+          if (stored.has(m.id)) return false
+          stored.add(m.id)
+          return true
+        })
+        yield* repo.append(chatId, fresh)
+        const conversation: Array<ChatMessage> = [...transcript, ...fresh]
+        const systemPrompt = buildSystemPrompt(context, { jobs: true })
+        const dispatched: Array<DispatchedJob> = []
+
+        for (let round = 1;; round++) {
+          const jobsOffered = round < maxJobRounds
+          const answer = yield* adapter.chat({
+            messages: conversation,
+            systemPrompt,
+            toolSchemas: jobsOffered ? [...clientToolSchemas, ...jobToolSchemas] : clientToolSchemas
+          })
+          const calls = answer.toolCalls ?? []
+          const clientCalls = calls.filter((c) => !isJobKind(c.name))
+          const jobCalls = jobsOffered ? calls.filter((c) => isJobKind(c.name)) : []
+          if (jobCalls.length < calls.length - clientCalls.length) {
+            yield* Effect.logWarning(`chat ${chatId}: job calls past the round limit (${maxJobRounds}) were dropped`)
+          }
+          const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
+          const { acks, created } = yield* dispatch(chatId, context, jobCalls)
+          const last = jobCalls.length === 0 || clientCalls.length > 0
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* repo.append(chatId, [assistant, ...acks])
+            yield* jobs.create(created)
+            if (created.length > 0) yield* signals.notify
+            if (last && input.onComplete) yield* input.onComplete
+          })).pipe(Effect.orDie)
+          if (created.length > 0) yield* signals.local
+          dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
+          if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
+          conversation.push(assistant, ...acks)
+        }
+      }).pipe(Effect.ensuring(turnEnded))
+    })
+
+    return TurnComposer.of({ unpersisted, persisted, markerTtl })
+  }))
+}
