@@ -53,8 +53,8 @@ const pages: ReadonlyArray<Page> = [
   }
 ]
 
-const port = Number(process.env["PORT"] ?? 8888)
-const origin = `http://127.0.0.1:${port}`
+// PORT=0 picks a free port (the tests do); the origin is known once listening.
+let origin = ""
 
 const words = (text: string) => text.toLowerCase().split(/[^a-z0-9.]+/).filter((w) => w.length > 1)
 
@@ -79,7 +79,7 @@ const html = (page: Page) =>
   `<footer>Example pages served by examples/search-server.ts</footer></body></html>`
 
 const server = createServer((req, res) => {
-  const url = new URL(req.url ?? "/", origin)
+  const url = new URL(req.url ?? "/", "http://localhost")
   const send = (status: number, type: string, body: string) =>
     res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) }).end(body)
 
@@ -96,4 +96,8 @@ const server = createServer((req, res) => {
   return send(404, "text/plain", "not found")
 })
 
-server.listen(port, "127.0.0.1", () => console.log(`search server on ${origin} (GET /search?q=…&format=json)`))
+server.listen(Number(process.env["PORT"] ?? 8888), "127.0.0.1", () => {
+  const address = server.address()
+  origin = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+  console.log(`search server on ${origin} (GET /search?q=…&format=json)`)
+})
