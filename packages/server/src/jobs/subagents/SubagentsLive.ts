@@ -23,6 +23,7 @@ import * as PageFetcher from "./research/PageFetcher.ts"
 import { runResearch } from "./research/Research.ts"
 import * as WebSearch from "./research/WebSearch.ts"
 import { readSubagentSettings } from "./SubagentConfig.ts"
+import { runVisual } from "./visual/Visual.ts"
 import type { SubagentSettings } from "./SubagentConfig.ts"
 
 /** Knobs tests turn that no environment variable does. */
@@ -49,7 +50,11 @@ const make = (settings: SubagentSettings, overrides: SubagentOverrides = {}) =>
         case "demo":
           return runDemo({ browser, model: settings.models.demo }, job.input as DemoToolInput, job.reportActivity)
         case "visual":
-          return Effect.succeed(subagentFailure("visual", job.input as VisualToolInput, "the visual maker is not available yet"))
+          return runVisual(
+            { model: settings.models.visual, vision: settings.visualVision },
+            job.input as VisualToolInput,
+            job.reportActivity
+          )
       }
     }
 

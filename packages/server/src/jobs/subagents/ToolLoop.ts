@@ -146,7 +146,8 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
 
     for (let round = 1; round <= options.maxRounds; round++) {
       const answer = yield* call({
-        messages,
+        // A copy: the conversation grows after the call, and a provider may keep what it was given.
+        messages: [...messages],
         systemPrompt: options.systemPrompt,
         toolSchemas,
         ...(options.model !== undefined ? { model: options.model } : {}),

@@ -91,15 +91,17 @@ layer(Env, { excludeTestServices: true })("demo sub-agent (headless Chromium)", 
       assert.match(result.notes ?? "", new RegExp(`^the demo still failed its headless test after ${DEMO_MAX_FIXES + 1} attempts: `))
     }))
 
-  it.effect("a page that renders nothing is not a demo", () =>
+  it.effect("a page that renders nothing, or stops responding after it loads, is not a demo", () =>
     Effect.gen(function*() {
       const fake = yield* fresh
       fake.enqueue(
         FakeOpenAi.reply.toolCalls([call("write_demo", { html: "<!doctype html><html><body></body></html>" })]),
+        FakeOpenAi.reply.toolCalls([call("write_demo", { html: page(`setTimeout(() => { for (;;) {} }, 20)`) })]),
         FakeOpenAi.reply.toolCalls([call("write_demo", { html: GOOD })])
       )
       const { result } = yield* demo()
       assert.include(String(toolResults(fake, 1)[0]?.["error"]), "the page renders nothing visible")
+      assert.include(String(toolResults(fake, 2)[1]?.["error"]), "the page stopped responding after it loaded")
       assert.isTrue(result.tested)
     }))
 })

@@ -44,6 +44,9 @@ export const LOAD_TIMEOUT_MS = 10_000
 /** How long to keep watching after `load`: errors from timers and the first animation frames. */
 export const SETTLE_MS = 400
 
+/** How long a loaded page may take to answer one evaluation. */
+export const RESPONSIVE_MS = 2_000
+
 /** A problem line, single-line and bounded: problems go back to the model. */
 const problemLine = (text: string) => {
   const line = text.replace(/\s+/g, " ").trim()
@@ -132,8 +135,14 @@ export const make = (chromiumPath: string): Effect.Effect<HeadlessBrowser, never
           return { problems }
         }
         await page.waitForTimeout(SETTLE_MS)
-        const rendered = await page.evaluate(RENDERED_SOMETHING).catch(() => true)
-        if (rendered !== true) problems.push("the page renders nothing visible (its body is empty)")
+        // A page busy-looping after `load` never answers: that is a failure, not a wait.
+        const rendered = await Promise.race([
+          page.evaluate(RENDERED_SOMETHING).then((value) => value === true, () => true),
+          new Promise<"unresponsive">((resolve) => setTimeout(() => resolve("unresponsive"), RESPONSIVE_MS).unref())
+        ])
+        if (rendered === "unresponsive") {
+          problems.push(`the page stopped responding after it loaded (no answer within ${RESPONSIVE_MS} ms: a busy loop?)`)
+        } else if (!rendered) problems.push("the page renders nothing visible (its body is empty)")
         for (const url of [...new Set(blocked)]) {
           problems.push(problemLine(`network request blocked: ${url} (the demo must be self-contained: inline every script, style and image)`))
         }
