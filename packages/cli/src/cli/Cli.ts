@@ -5,13 +5,14 @@
  */
 import { Command } from "effect/cli"
 import { chatCommand } from "./ChatCommand.ts"
+import { jobsCommand } from "./JobsCommand.ts"
 import { serveCommand } from "./ServeCommand.ts"
 
 export const version = "0.1.0"
 
 export const switchboard = Command.make("switchboard").pipe(
   Command.withDescription("Switchboard: tool-calling LLM agents — the server, and a client to talk to it."),
-  Command.withSubcommands([chatCommand, serveCommand])
+  Command.withSubcommands([chatCommand, jobsCommand, serveCommand])
 )
 
 /** Parses `process.argv` (through the Stdio service) and runs the chosen command. */
