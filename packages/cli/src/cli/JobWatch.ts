@@ -152,12 +152,13 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     )
   )
 
+  const watching = () => expected.size > 0 || [...seen.values()].some((j) => j.status === "running")
   return {
     expect: (ids) => ids.forEach((id) => expected.add(id)),
-    watching: () => expected.size > 0 || [...seen.values()].some((j) => j.status === "running"),
+    watching,
     poll,
     untilSettled: Effect.gen(function*() {
-      while (yield* poll) yield* Effect.sleep(jobPollMs)
+      while (watching() && (yield* poll)) yield* Effect.sleep(jobPollMs)
     })
   }
 }
