@@ -16,9 +16,10 @@
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
 import { isSubagentFailure, jobInputSchemas, subagentFailure } from "@switchboard/domain"
-import { Cause, Deferred, Effect, Layer, Option, Ref, Schema } from "effect"
+import { Cause, Deferred, Effect, Layer, Option, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
+import { forkClaimLoop } from "./ClaimLoop.ts"
 import { Subagents } from "./Subagents.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
@@ -65,8 +66,6 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
   const subagents = yield* Subagents
   const config = yield* JobsConfig
   const owner = makeOwner("runner")
-  const running = yield* Ref.make(0)
-  const scope = yield* Effect.scope
 
   const decode = (job: ClaimedJob) =>
     Schema.decodeUnknownOption(jobInputSchemas[job.kind] as Schema.Codec<JobInput>)(job.input)
@@ -110,24 +109,15 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
     }).pipe(
       // Shutting down: give the job back now rather than when the lease expires.
       Effect.onInterrupt(() => repo.release(job.id, owner)),
-      Effect.ensuring(Ref.update(running, (n) => n - 1).pipe(Effect.andThen(signals.local))),
       Effect.annotateLogs({ jobId: job.id, kind: job.kind })
     )
 
-  const loop = Effect.gen(function*() {
-    while (true) {
-      const signal = yield* signals.next
-      const free = config.concurrency - (yield* Ref.get(running))
-      const claimed = yield* repo.claimRun(owner, free, config.leaseMs)
-      yield* Ref.update(running, (n) => n + claimed.length)
-      for (const job of claimed) yield* Effect.forkIn(runJob(job), scope)
-      if (claimed.length > 0 && claimed.length === free) continue
-      yield* Deferred.await(signal).pipe(Effect.timeoutOption(config.sweepMs))
-    }
-  }).pipe(
-    Effect.catchCause((cause) => Effect.logError("jobs: runner loop failed, restarting", cause)),
-    Effect.andThen(Effect.sleep(config.sweepMs)),
-    Effect.forever
-  )
-  yield* Effect.forkScoped(loop)
+  yield* forkClaimLoop({
+    name: "runner",
+    concurrency: config.concurrency,
+    sweepMs: config.sweepMs,
+    signals,
+    claim: (free) => repo.claimRun(owner, free, config.leaseMs),
+    handle: runJob
+  })
 }))

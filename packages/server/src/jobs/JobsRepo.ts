@@ -33,7 +33,17 @@ export interface ClaimedJob {
   readonly result: SubagentResult | undefined
   readonly runAttempts: number
   readonly wakeAttempts: number
+  readonly wakeFailures: number
 }
+
+/** Why a wake goes back to its queue. */
+export type WakeDeferral =
+  /** A turn holds the chat: due again when it ends (or after the delay, if the marker is gone by then). */
+  | "busy"
+  /** A client tool call is unanswered: due again when the client's continuation ends. */
+  | "pending-call"
+  /** The wake turn failed: counted, retried after the delay. */
+  | "failed"
 
 interface JobRow {
   readonly id: string
@@ -48,6 +58,7 @@ interface JobRow {
   readonly error: string | null
   readonly run_attempts: number
   readonly wake_attempts: number
+  readonly wake_failures: number
   readonly created_at: Date | string
   readonly updated_at: Date | string
 }
@@ -77,7 +88,8 @@ const toClaimed = (row: JobRow): ClaimedJob => ({
   context: row.context ?? undefined,
   result: row.result ?? undefined,
   runAttempts: row.run_attempts,
-  wakeAttempts: row.wake_attempts
+  wakeAttempts: row.wake_attempts,
+  wakeFailures: row.wake_failures
 })
 
 /** The channel of every job notification (a job to run, a wake to fire). */
@@ -99,11 +111,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   release(id: string, owner: string): Effect.Effect<void>
   /** Claims the heads of chats' wake queues: at most one job per chat, the earliest finished. */
   claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
-  /**
-   * Puts a wake back in its queue for `delayMs`. With `whileTurnInFlight`, the
-   * delay applies only while the chat's marker is live (else it is due now).
-   */
-  deferWake(id: string, owner: string, delayMs: number, whileTurnInFlight: boolean): Effect.Effect<void>
+  /** Puts a wake back in its queue for `delayMs` (see `WakeDeferral`). */
+  deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
   /** `wake` → `settled` with its public status; meant to run in the wake turn's final transaction. */
   settle(id: string, status: Exclude<JobStatus, "running">): Effect.Effect<void>
   /** A turn of the chat ended: its deferred wakes are due now. True when the chat has some (notified). */
@@ -202,14 +211,15 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         return rows.map(toClaimed)
       }, Effect.orDie),
 
-      deferWake: Effect.fn("JobsRepo.deferWake")(function*(id, owner, delayMs, whileTurnInFlight) {
-        const due = whileTurnInFlight
+      deferWake: Effect.fn("JobsRepo.deferWake")(function*(id, owner, delayMs, reason) {
+        const due = reason === "busy"
           ? sql`CASE WHEN EXISTS (
               SELECT 1 FROM chat_turns t WHERE t.chat_id = jobs.chat_id AND t.expires_at >= now()
             ) THEN now() + ${ms(delayMs)} ELSE now() END`
           : sql`now() + ${ms(delayMs)}`
         yield* sql`
-          UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, wake_after = ${due}, updated_at = now()
+          UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, wake_after = ${due}, updated_at = now(),
+            wake_failures = wake_failures + ${reason === "failed" ? 1 : 0}
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'wake'`
       }, Effect.orDie),
 

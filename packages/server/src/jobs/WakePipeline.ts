@@ -33,10 +33,11 @@ import {
   unansweredToolCalls
 } from "@switchboard/domain"
 import type { JobInput } from "@switchboard/domain"
-import { Cause, Clock, Deferred, Effect, Layer, Option, Ref } from "effect"
+import { Cause, Clock, Effect, Layer, Option } from "effect"
 import type { TurnGuard } from "../chat/TurnComposer.ts"
 import { TurnComposer } from "../chat/TurnComposer.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
+import { forkClaimLoop } from "./ClaimLoop.ts"
 import { makeOwner, withLease } from "./JobRunner.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
@@ -63,8 +64,6 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
   const chats = yield* ChatRepo
   const config = yield* JobsConfig
   const owner = makeOwner("wake")
-  const active = yield* Ref.make(0)
-  const scope = yield* Effect.scope
 
   const deliver = (job: ClaimedJob) =>
     Effect.gen(function*() {
@@ -96,8 +95,8 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
         Effect.catchIf((e) => e instanceof TurnInFlight, () => Effect.succeed({ _tag: "Busy" } as const)),
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logWarning(`wake of job ${job.id} failed (attempt ${job.wakeAttempts})`, cause).pipe(
+            ? Effect.interrupt
+            : Effect.logWarning(`wake of job ${job.id} failed (${job.wakeFailures + 1} of ${config.maxWakes})`, cause).pipe(
               Effect.as({ _tag: "Failed" } as const)
             )
         )
@@ -108,43 +107,34 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           return yield* Effect.logDebug(`job ${job.id}: steer delivered, ${status}`)
         case "Busy":
           // The 409: a turn holds the chat. Its end makes this wake due at once (chatTurnEnded).
-          yield* repo.deferWake(job.id, owner, busyRetryMs, true)
+          yield* repo.deferWake(job.id, owner, busyRetryMs, "busy")
           return yield* signals.local
         case "Deferred":
           // An unanswered client tool call: the client's continuation ends a turn, which makes this due.
-          return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, false)
+          return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, "pending-call")
         case "LeaseLost":
           return yield* Effect.logWarning(`job ${job.id}: wake lease lost`)
         case "Failed": {
-          if (job.wakeAttempts >= config.maxWakes) {
+          const failures = job.wakeFailures + 1
+          if (failures >= config.maxWakes) {
             // The steer is in the transcript (write-ahead); a client turn will let the model see it.
-            yield* Effect.logError(`job ${job.id}: ${job.wakeAttempts} wake turns failed, settling without an answer`)
+            yield* Effect.logError(`job ${job.id}: ${failures} wake turns failed, settling without an answer`)
             return yield* repo.settle(job.id, status)
           }
-          const backoff = Math.min(30_000, 500 * 2 ** job.wakeAttempts)
-          return yield* repo.deferWake(job.id, owner, backoff, false)
+          return yield* repo.deferWake(job.id, owner, Math.min(30_000, 500 * 2 ** failures), "failed")
         }
       }
     }).pipe(
       Effect.onInterrupt(() => repo.release(job.id, owner)),
-      Effect.ensuring(Ref.update(active, (n) => n - 1).pipe(Effect.andThen(signals.local))),
       Effect.annotateLogs({ jobId: job.id, chatId: job.chatId })
     )
 
-  const loop = Effect.gen(function*() {
-    while (true) {
-      const signal = yield* signals.next
-      const free = wakeConcurrency - (yield* Ref.get(active))
-      const claimed = yield* repo.claimWake(owner, free, config.leaseMs)
-      yield* Ref.update(active, (n) => n + claimed.length)
-      for (const job of claimed) yield* Effect.forkIn(deliver(job), scope)
-      if (claimed.length > 0 && claimed.length === free) continue
-      yield* Deferred.await(signal).pipe(Effect.timeoutOption(config.sweepMs))
-    }
-  }).pipe(
-    Effect.catchCause((cause) => Effect.logError("jobs: wake loop failed, restarting", cause)),
-    Effect.andThen(Effect.sleep(config.sweepMs)),
-    Effect.forever
-  )
-  yield* Effect.forkScoped(loop)
+  yield* forkClaimLoop({
+    name: "wake",
+    concurrency: wakeConcurrency,
+    sweepMs: config.sweepMs,
+    signals,
+    claim: (free) => repo.claimWake(owner, free, config.leaseMs),
+    handle: deliver
+  })
 }))

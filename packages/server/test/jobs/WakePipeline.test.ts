@@ -13,6 +13,7 @@ import { buildSubagentSteer, steerMessageId, subagentResultOf } from "@switchboa
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
+import { ProviderError } from "../../src/llm/ProviderAdapter.ts"
 import { makeFakeProvider } from "../support/FakeProvider.ts"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { chat, eventually, jobsOf, settled, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
@@ -212,6 +213,56 @@ describe("the wake pipeline", () => {
         assert.strictEqual(steersIn(yield* transcriptOf("redeliver")).length, 1)
       }).pipe(Effect.provide(ChatRepo.layer)))
 
+    it.effect("a wake turn that fails (provider error) is retried; the steer is still delivered once", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        const jobId = yield* dispatch("wake-fails")
+        let wakeCalls = 0
+        fake.answerWith((params) =>
+          isWake(params) && ++wakeCalls === 1
+            ? Effect.fail(new ProviderError({ reason: "Status", status: 529, message: "overloaded" }))
+            : Effect.succeed(teacher(params))
+        )
+        yield* subagents.finish(jobId, researchResult("brief"))
+        const [done] = yield* settled("wake-fails")
+        assert.strictEqual(done!.status, "done")
+        assert.strictEqual(wakeCalls, 2)
+        const after = yield* transcriptOf("wake-fails")
+        assert.strictEqual(steersIn(after).length, 1, "the retry found its steer stored and answered it")
+        assert.match(after.at(-1)!.content, /^wake answer:/)
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ wake_failures: number }>`SELECT wake_failures FROM jobs WHERE id = ${jobId}`
+        assert.strictEqual(row!.wake_failures, 1)
+      }))
+
+    it.effect("a wake answer that asks for client tools is left for the client", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        const jobId = yield* dispatch("wake-client-call")
+        fake.answerWith((params) =>
+          Effect.succeed(
+            isWake(params)
+              ? { content: "let me check the video", toolCalls: [{ id: "call_after_wake", name: "transcribe_video", args: {} }] }
+              : teacher(params)
+          )
+        )
+        yield* subagents.finish(jobId, researchResult("brief"))
+        const [done] = yield* settled("wake-client-call")
+        assert.strictEqual(done!.status, "done", "the wake turn completed: its answer is the client's now")
+        const after = yield* transcriptOf("wake-client-call")
+        assert.deepStrictEqual(after.at(-1)!.toolCalls?.map((c) => c.name), ["transcribe_video"])
+        // The client's continuation answers it, like any tool call.
+        const res = yield* chat("wake-client-call", [{
+          id: "t-after-wake",
+          role: "tool",
+          content: "hi",
+          toolResult: { toolCallId: "call_after_wake", name: "transcribe_video", result: { text: "hi" } },
+          timestamp: 9
+        }])
+        assert.strictEqual(res.status, 200)
+        assert.strictEqual(res.json.content, "got the transcript")
+      }))
+
     it.effect("recovery after a killed wake: the stale-job sweep re-enters it, the stored steer is answered once", () =>
       Effect.gen(function*() {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
@@ -255,9 +306,9 @@ describe("the wake pipeline", () => {
 
   const slow = makeFakeSubagents()
   layer(
-    layerTestServer(fake.layer, {}, { subagents: slow.layer, jobs: { timeoutMs: 300 } }),
+    layerTestServer(fake.layer, {}, { subagents: slow.layer, jobs: { timeoutMs: 300, concurrency: 2 } }),
     { excludeTestServices: true }
-  )("JOB_TIMEOUT_MS", (it) => {
+  )("JOB_TIMEOUT_MS and JOB_CONCURRENCY", (it) => {
     it.effect("a job past its time limit ends in the failure shape and is steered like any result", () =>
       Effect.gen(function*() {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
@@ -267,6 +318,26 @@ describe("the wake pipeline", () => {
         assert.deepStrictEqual(job!.result, { brief: "Research failed: timed out after 300 ms", sources: [] })
         const steer = steersIn(yield* transcriptOf("timeout"))[0]!
         assert.match(steer.content, /^Research failed: timed out after 300 ms/)
+      }))
+
+    it.effect("no more than JOB_CONCURRENCY sub-agents run at once in a server; the others wait for a slot", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        let running = 0
+        let most = 0
+        slow.answerWith((_job, gated) =>
+          Effect.sync(() => {
+            running++
+            most = Math.max(most, running)
+          }).pipe(Effect.andThen(gated), Effect.ensuring(Effect.sync(() => running--)))
+        )
+        const before = slow.runs.length
+        for (const n of [1, 2, 3]) yield* dispatch("concurrency", `u${n}`, `question ${n}`)
+        // Each run ends at the time limit (300 ms), which frees a slot for the next.
+        const jobs = yield* settled("concurrency", 3)
+        assert.deepStrictEqual(jobs.map((j) => j.status), ["error", "error", "error"])
+        assert.strictEqual(slow.runs.length - before, 3)
+        assert.strictEqual(most, 2)
       }))
   })
 })

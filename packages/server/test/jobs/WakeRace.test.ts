@@ -89,6 +89,8 @@ describe("the wake pipeline under a race", () => {
       yield* Fiber.join(clientTurn!)
       const [job] = yield* eventually(jobs.list("race"), (list) => list[0]?.status === "done", "the job settled")
       assert.strictEqual(job!.status, "done")
+      // The job settles inside the wake turn's last transaction, just before the turn returns.
+      yield* eventually(Effect.sync(() => wakeAttempts.filter(Exit.isSuccess).length), (n) => n >= 1, "the wake turn's return")
       assert.strictEqual(wakeAttempts.filter(Exit.isSuccess).length, 1, "one successful wake turn")
       const after: ReadonlyArray<ChatMessage> = yield* chats.transcript("race")
       assert.deepStrictEqual(

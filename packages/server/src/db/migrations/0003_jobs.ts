@@ -11,7 +11,9 @@
  * The lease (`lease_owner`, `lease_expires_at`) is what a runner or a wake
  * holds while it works; an expired lease means its holder died, and the
  * stale-job sweep lets another replica re-enter the job. `wake_after` delays a
- * wake that found its chat busy (a turn in flight, an unanswered client call).
+ * wake that found its chat busy (a turn in flight, an unanswered client call)
+ * or whose turn failed; `wake_attempts` counts its claims, `wake_failures` the
+ * turns that failed (a provider error).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -35,6 +37,7 @@ export default Effect.gen(function*() {
     lease_expires_at timestamptz,
     run_attempts int NOT NULL DEFAULT 0,
     wake_attempts int NOT NULL DEFAULT 0,
+    wake_failures int NOT NULL DEFAULT 0,
     wake_after timestamptz NOT NULL DEFAULT now(),
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(),
