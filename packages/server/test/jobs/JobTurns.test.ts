@@ -169,6 +169,10 @@ describe("job tools in a chat turn", () => {
         assert.strictEqual(bad.status, 400)
         assert.include(bad.json.error, "chatId")
         assert.deepStrictEqual(yield* jobsOf("never-seen"), [])
+        const openapi = (yield* request("/openapi.json")).json
+        const list = openapi.paths["/api/jobs"].get
+        assert.includeMembers(Object.keys(list.responses), ["200", "400"], "its errors are documented")
+        assert.strictEqual(list.parameters.find((p: { name: string }) => p.name === "chatId").in, "query")
       }))
   })
 })
