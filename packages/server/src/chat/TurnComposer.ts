@@ -146,65 +146,93 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         return { created, acks }
       })
 
-    const persisted = Effect.fn("TurnComposer.persisted")(function*(input: TurnInput) {
-      const { chatId, context } = input
-      const turnId = randomUUID()
-      if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) {
-        return yield* new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId })
-      }
-      const turnEnded = repo.endTurn(chatId, turnId).pipe(
-        // Wakes that waited behind this turn are due now (every replica hears of it).
-        Effect.andThen(jobs.chatTurnEnded(chatId)),
-        Effect.flatMap((pending) => pending ? signals.local : Effect.void)
-      )
-      return yield* Effect.gen(function*() {
-        const transcript = yield* repo.transcript(chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
-        const decision = input.guard?.(transcript) ?? "proceed"
-        if (decision === "defer") return { _tag: "Deferred" } as const
-        if (decision === "skip") {
-          yield* sql.withTransaction(input.onComplete ?? Effect.void).pipe(Effect.orDie)
-          return { _tag: "Skipped" } as const
-        }
-
-        const stored = new Set(transcript.map((m) => m.id))
-        const fresh = input.messages.filter((m) => {
-          if (stored.has(m.id)) return false
-          stored.add(m.id)
-          return true
-        })
-        yield* repo.append(chatId, fresh)
-        const conversation: Array<ChatMessage> = [...transcript, ...fresh]
-        const systemPrompt = buildSystemPrompt(context, { jobs: true })
-        const dispatched: Array<DispatchedJob> = []
-
-        for (let round = 1;; round++) {
-          const jobsOffered = round < maxJobRounds
-          const answer = yield* adapter.chat({
-            messages: conversation,
-            systemPrompt,
-            toolSchemas: jobsOffered ? [...clientToolSchemas, ...jobToolSchemas] : clientToolSchemas
+    /**
+     * Accepting a turn: taking the chat's marker, reading the transcript, the guard's look, and the
+     * write-ahead append of the new messages. It runs uninterruptibly (the acquisition below), so a
+     * client that hangs up at any moment either never got the marker or leaves its messages stored
+     * and the marker released: the marker is never held without a release that owns it.
+     */
+    const accept = (input: TurnInput, turnId: string) =>
+      Effect.gen(function*() {
+        const { chatId } = input
+        if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) return undefined
+        return yield* Effect.gen(function*() {
+          const transcript = yield* repo.transcript(chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+          const decision = input.guard?.(transcript) ?? "proceed"
+          const stored = new Set(transcript.map((m) => m.id))
+          const fresh = decision !== "proceed" ? [] : input.messages.filter((m) => {
+            if (stored.has(m.id)) return false
+            stored.add(m.id)
+            return true
           })
-          const calls = answer.toolCalls ?? []
-          const clientCalls = calls.filter((c) => !isJobKind(c.name))
-          const jobCalls = jobsOffered ? calls.filter((c) => isJobKind(c.name)) : []
-          if (jobCalls.length < calls.length - clientCalls.length) {
-            yield* Effect.logWarning(`chat ${chatId}: job calls past the round limit (${maxJobRounds}) were dropped`)
-          }
-          const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
-          const { acks, created } = yield* dispatch(chatId, context, jobCalls)
-          const last = jobCalls.length === 0 || clientCalls.length > 0
-          yield* sql.withTransaction(Effect.gen(function*() {
-            yield* repo.append(chatId, [assistant, ...acks])
-            yield* jobs.create(created)
-            if (created.length > 0) yield* signals.notify
-            if (last && input.onComplete) yield* input.onComplete
-          })).pipe(Effect.orDie)
-          if (created.length > 0) yield* signals.local
-          dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
-          if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
-          conversation.push(assistant, ...acks)
+          yield* repo.append(chatId, fresh)
+          return { decision, conversation: [...transcript, ...fresh] }
+        }).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
+      })
+
+    /** The provider rounds of an accepted turn, job calls executed between them. */
+    const rounds = Effect.fn("TurnComposer.rounds")(function*(input: TurnInput, transcript: ReadonlyArray<ChatMessage>) {
+      const { chatId, context } = input
+      const conversation = [...transcript]
+      const systemPrompt = buildSystemPrompt(context, { jobs: true })
+      const dispatched: Array<DispatchedJob> = []
+      for (let round = 1;; round++) {
+        const jobsOffered = round < maxJobRounds
+        const answer = yield* adapter.chat({
+          messages: conversation,
+          systemPrompt,
+          toolSchemas: jobsOffered ? [...clientToolSchemas, ...jobToolSchemas] : clientToolSchemas
+        })
+        const calls = answer.toolCalls ?? []
+        const clientCalls = calls.filter((c) => !isJobKind(c.name))
+        const jobCalls = jobsOffered ? calls.filter((c) => isJobKind(c.name)) : []
+        if (jobCalls.length < calls.length - clientCalls.length) {
+          yield* Effect.logWarning(`chat ${chatId}: job calls past the round limit (${maxJobRounds}) were dropped`)
         }
-      }).pipe(Effect.ensuring(turnEnded))
+        const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
+        const { acks, created } = yield* dispatch(chatId, context, jobCalls)
+        const last = jobCalls.length === 0 || clientCalls.length > 0
+        // The calls, their jobs and their acks together: no job call is ever stored unanswered.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* repo.append(chatId, [assistant, ...acks])
+          yield* jobs.create(created)
+          if (created.length > 0) yield* signals.notify
+          if (last && input.onComplete) yield* input.onComplete
+        })).pipe(Effect.orDie)
+        if (created.length > 0) yield* signals.local
+        dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
+        if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
+        conversation.push(assistant, ...acks)
+      }
+    })
+
+    // A client that goes away interrupts the turn (the provider call is aborted, nothing of an answer
+    // is stored) and the release frees the chat at once.
+    const persisted = Effect.fn("TurnComposer.persisted")(function*(input: TurnInput) {
+      const { chatId } = input
+      const turnId = randomUUID()
+      return yield* Effect.acquireUseRelease(
+        accept(input, turnId),
+        (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError> => {
+          if (accepted === undefined) {
+            return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
+          }
+          switch (accepted.decision) {
+            case "defer":
+              return Effect.succeed({ _tag: "Deferred" })
+            case "skip":
+              return sql.withTransaction(input.onComplete ?? Effect.void).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
+            case "proceed":
+              return rounds(input, accepted.conversation)
+          }
+        },
+        (accepted) =>
+          accepted === undefined ? Effect.void : repo.endTurn(chatId, turnId).pipe(
+            // Wakes that waited behind this turn are due now (every replica hears of it).
+            Effect.andThen(jobs.chatTurnEnded(chatId)),
+            Effect.flatMap((pending) => pending ? signals.local : Effect.void)
+          )
+      )
     })
 
     return TurnComposer.of({ unpersisted, persisted, markerTtl })
