@@ -16,6 +16,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   beginTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /** Releases the marker, only if this turn still holds it. */
   endTurn(chatId: string, turnId: string): Effect.Effect<void>
+  /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
+  renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /** Appends messages in order; a message whose id the chat already has is left as it was. */
   append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<void>
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
@@ -50,6 +52,14 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       }, Effect.orDie),
       endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId) {
         yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+      }, Effect.orDie),
+      renewTurn: Effect.fn("ChatRepo.renewTurn")(function*(chatId, turnId, ttl) {
+        const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+        const rows = yield* sql`
+          UPDATE chat_turns SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
+          WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+          RETURNING turn_id`
+        return rows.length === 1
       }, Effect.orDie),
       append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
         if (messages.length === 0) return

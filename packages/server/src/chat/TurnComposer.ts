@@ -100,7 +100,13 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       Config.withDefault(60_000),
       Effect.orElseSucceed(() => 60_000)
     )
-    const markerTtl = Duration.millis(providerTimeout + 30_000)
+    // The slack beyond the provider call (storing the answer, the job rounds' writes); tests of a killed
+    // replica shorten it so that a dead turn's marker expires within the test.
+    const grace = yield* Config.Int("TURN_MARKER_GRACE_MS").pipe(
+      Config.withDefault(30_000),
+      Effect.orElseSucceed(() => 30_000)
+    )
+    const markerTtl = Duration.millis(providerTimeout + Math.max(0, grace))
 
     const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
       Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
@@ -171,13 +177,19 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       })
 
     /** The provider rounds of an accepted turn, job calls executed between them. */
-    const rounds = Effect.fn("TurnComposer.rounds")(function*(input: TurnInput, transcript: ReadonlyArray<ChatMessage>) {
+    const rounds = Effect.fn("TurnComposer.rounds")(function*(
+      input: TurnInput,
+      turnId: string,
+      transcript: ReadonlyArray<ChatMessage>
+    ) {
       const { chatId, context } = input
       const conversation = [...transcript]
       const systemPrompt = buildSystemPrompt(context, { jobs: true })
       const dispatched: Array<DispatchedJob> = []
       for (let round = 1;; round++) {
         const jobsOffered = round < maxJobRounds
+        // The marker covers one provider call at a time: each further round extends it.
+        if (round > 1) yield* repo.renewTurn(chatId, turnId, markerTtl)
         const answer = yield* adapter.chat({
           messages: conversation,
           systemPrompt,
@@ -223,7 +235,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             case "skip":
               return sql.withTransaction(input.onComplete ?? Effect.void).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
             case "proceed":
-              return rounds(input, accepted.conversation)
+              return rounds(input, turnId, accepted.conversation)
           }
         },
         (accepted) =>
