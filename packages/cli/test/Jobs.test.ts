@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { ProviderLayer } from "../../server/src/llm/ProviderConfig.ts"
 import { makeFakeSubagents } from "../../server/test/support/FakeSubagents.ts"
+import { eventually } from "../../server/test/support/JobsHelpers.ts"
 import { baseUrl, layerTestServer, request } from "../../server/test/support/TestServer.ts"
 import { describeSteer } from "../src/cli/JobWatch.ts"
 import { chatStoreName } from "../src/stores/ChatStore.ts"
@@ -77,6 +78,27 @@ describe("switchboard chat with sub-agent jobs", () => {
         assert.match(jobs.stdout, /^job_[0-9a-f-]+ {2}research {2}done/m)
         const other = yield* runCli(["jobs", "--server", server, "--chat", "no-such-chat"], { home })
         assert.include(other.stdout, "No jobs in chat no-such-chat.")
+      }))
+
+    it.effect("--no-wait leaves the job running; the next run shows what arrived meanwhile, then its own answer", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const home = tempDir()
+        const first = yield* runCli(["chat", "--server", server, "--no-wait", "Please research what is new in sigma.js v3"], { home })
+        assert.strictEqual(first.code, 0, first.stderr)
+        assert.include(first.stdout, "I have sent a researcher off")
+        assert.notInclude(first.stdout, "── research result")
+        const { chatId } = localState(home)
+        yield* eventually(
+          request(`/api/jobs?chatId=${chatId}`),
+          (r) => r.json.jobs.length === 1 && r.json.jobs[0].status === "done",
+          "the job done on the server"
+        )
+        const second = yield* runCli(["chat", "--server", server, "hello again"], { home })
+        assert.strictEqual(second.code, 0, second.stderr)
+        const result = second.stdout.indexOf("── research result")
+        const answer = second.stdout.indexOf("I'm the scripted research demo")
+        assert.isTrue(result >= 0 && result < answer, second.stdout)
       }))
 
     it.effect("interactive: the user types while the job runs; the steer arrives after their turn", () =>

@@ -113,6 +113,9 @@ export const chatCommand = Command.make("chat", {
       artifactsDir: Option.getOrElse(artifacts, () => path.join(dir, "artifacts"))
     })
 
+    // Results that arrived since the last run (e.g. after `--no-wait`) first, then the jobs still running.
+    yield* watch.catchUp
+
     let failed = 0
     // A server-side wake turn (a sub-agent's result arriving) holds the chat for one provider call:
     // a 409 then means "in a moment", so the turn is retried rather than failed.

@@ -88,6 +88,12 @@ export interface JobWatch {
   readonly poll: Effect.Effect<boolean, never, ChatTransport>
   /** Polls until no watched job runs. */
   readonly untilSettled: Effect.Effect<void, never, ChatTransport>
+  /**
+   * At the start of a run on an existing conversation: what arrived since the
+   * last run (steers, wake answers) is re-synced and shown, and the chat's
+   * jobs that still run are followed.
+   */
+  readonly catchUp: Effect.Effect<void, never, ChatTransport>
 }
 
 export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
@@ -159,6 +165,16 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     poll,
     untilSettled: Effect.gen(function*() {
       while (watching() && (yield* poll)) yield* Effect.sleep(jobPollMs)
+    }),
+    catchUp: Effect.gen(function*() {
+      if (chatStore.getState().messages.length === 0) return
+      // Best effort: a server that does not know the chat (or is down) is the turn's to report.
+      yield* lock.withPermits(1)(resync).pipe(Effect.timeout("10 seconds"), Effect.ignore)
+      const { jobs } = yield* client.jobs.list({ query: { chatId: chatStore.getState().chatId } }).pipe(
+        Effect.timeout("10 seconds"),
+        Effect.orElseSucceed(() => ({ jobs: [] as ReadonlyArray<JobRecord> }))
+      )
+      for (const job of jobs) if (job.status === "running") expected.add(job.id)
     })
   }
 }
