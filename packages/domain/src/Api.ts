@@ -1,6 +1,7 @@
 /** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
 import { HttpApi, OpenApi } from "effect/http-api"
-import { ChatApi, RequestErrors } from "./ChatApi.ts"
+import { finishDocument, unknownKeysRule } from "./ApiDocument.ts"
+import { ChatApi } from "./ChatApi.ts"
 import { JobsApi } from "./JobsApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
@@ -8,11 +9,14 @@ export class Api extends HttpApi.make("switchboard")
   .add(SystemApi)
   .add(ChatApi)
   .add(JobsApi)
-  .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",
     version: "0.1.0",
-    description: "Runs tool-calling LLM agents: the agent session shell, sub-agent jobs and the cloud planner proxy."
+    description: "Runs tool-calling LLM agents: the agent session shell, sub-agent jobs and the cloud planner proxy. " +
+      "Every error is JSON `{ error, code }` (plus details such as `chatId`). " + unknownKeysRule,
+    // Relative: the operations live on the server that serves this document.
+    servers: [{ url: "/", description: "The server serving this document" }],
+    transform: finishDocument
   }))
 {}
 

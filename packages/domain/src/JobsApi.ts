@@ -5,8 +5,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ChatId } from "./Chat.ts"
-import { ChatAuth } from "./ChatApi.ts"
-import { InvalidRequest } from "./Errors.ts"
+import { ChatAuth, chatAuthRule, RequestErrors } from "./ChatApi.ts"
+import { anyRouteErrors, DatabaseUnavailable, InvalidRequest } from "./Errors.ts"
 import { JobList } from "./Jobs.ts"
 
 export class JobsApi extends HttpApiGroup.make("jobs")
@@ -14,7 +14,7 @@ export class JobsApi extends HttpApiGroup.make("jobs")
     HttpApiEndpoint.get("list", "/api/jobs", {
       query: { chatId: ChatId },
       success: JobList,
-      error: [InvalidRequest]
+      error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "The sub-agent jobs of a chat",
       description: "Every job the chat's turns dispatched, oldest first, with its live `activity` line. A job's " +
@@ -24,4 +24,8 @@ export class JobsApi extends HttpApiGroup.make("jobs")
     }))
   )
   .middleware(ChatAuth)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    description: "Sub-agent jobs (ack now, steer later): the jobs a chat's turns dispatched. " + chatAuthRule
+  }))
 {}

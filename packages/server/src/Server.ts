@@ -8,13 +8,14 @@ import { Api } from "@switchboard/domain"
 import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { TurnComposer } from "./chat/TurnComposer.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
@@ -28,8 +29,6 @@ import { JobSignals } from "./jobs/JobSignals.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import type { Subagents } from "./jobs/Subagents.ts"
 import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
-
-const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
 
 /** What the server runs sub-agents with: the real ones, over the configured provider. */
 export type SubagentsLayer<E = never, R = never> = Layer.Layer<Subagents, E, R | ProviderAdapter>
@@ -51,12 +50,12 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
   const services = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
-  const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, JobsHttp, SystemHttp]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
-  return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
+  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routesOf(Api, DOCS_ROUTES)))
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])

@@ -209,7 +209,12 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           yield* repo.append(chatId, [assistant, ...acks])
           yield* jobs.create(created)
           if (created.length > 0) yield* signals.notify
-          if (last && input.onComplete) yield* input.onComplete
+          if (last) {
+            if (input.onComplete) yield* input.onComplete
+            // The chat is free the moment the turn's end is visible (a wake's job settled with it):
+            // a client that sees either may go on at once. The release below is then a no-op.
+            yield* repo.endTurn(chatId, turnId)
+          }
         })).pipe(Effect.orDie)
         if (created.length > 0) yield* signals.local
         dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
@@ -233,7 +238,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             case "defer":
               return Effect.succeed({ _tag: "Deferred" })
             case "skip":
-              return sql.withTransaction(input.onComplete ?? Effect.void).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
+              return sql.withTransaction(
+                (input.onComplete ?? Effect.void).pipe(Effect.andThen(repo.endTurn(chatId, turnId)))
+              ).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
             case "proceed":
               return rounds(input, turnId, accepted.conversation)
           }

@@ -14,6 +14,7 @@ import { makeApp } from "../../src/Server.ts"
 import type { SubagentsLayer } from "../../src/Server.ts"
 import type { JobsSettings } from "../../src/jobs/JobsConfig.ts"
 import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
+import { checkDocumented } from "./DocumentedResponses.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
 /** What a test may swap in the job pipeline: the sub-agents (a fake, by default the real ones) and its settings. */
@@ -53,7 +54,10 @@ export interface RawResponse {
   readonly headers: Headers
 }
 
-/** A plain `fetch` against the server: the wire as an independent client sees it. */
+/**
+ * A plain `fetch` against the server: the wire as an independent client sees it.
+ * Every answer to a documented operation must be documented (DocumentedResponses.ts).
+ */
 export const request = (path: string, init?: RequestInit) =>
   Effect.flatMap(baseUrl, (base) => requestAt(base, path, init))
 
@@ -69,7 +73,9 @@ export const requestAt = (base: string, path: string, init?: RequestInit) =>
       } catch {
         json = undefined
       }
-      return { status: response.status, contentType: response.headers.get("content-type") ?? "", text, json, headers: response.headers }
+      const contentType = response.headers.get("content-type") ?? ""
+      checkDocumented(init?.method ?? "GET", path, response.status, contentType, json)
+      return { status: response.status, contentType, text, json, headers: response.headers }
     })
   })
 
