@@ -116,12 +116,17 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           return yield* Effect.logWarning(`job ${job.id}: wake lease lost`)
         case "Failed": {
           const failures = job.wakeFailures + 1
-          if (failures >= config.maxWakes) {
-            // The steer is in the transcript (write-ahead); a client turn will let the model see it.
+          const stored = yield* chats.transcript(job.chatId).pipe(
+            Effect.map((messages) => messages.some((m) => m.id === steer.id)),
+            Effect.orElseSucceed(() => false)
+          )
+          if (failures >= config.maxWakes && stored) {
+            // The steer is in the transcript (write-ahead): the chat's next turn lets the model see it.
             yield* Effect.logError(`job ${job.id}: ${failures} wake turns failed, settling without an answer`)
             return yield* repo.settle(job.id, status)
           }
-          return yield* repo.deferWake(job.id, owner, Math.min(30_000, 500 * 2 ** failures), "failed")
+          // Never settled without its steer stored: a job is not lost to a provider (or database) outage.
+          return yield* repo.deferWake(job.id, owner, Math.min(30_000, 500 * 2 ** Math.min(failures, 6)), "failed")
         }
       }
     }).pipe(

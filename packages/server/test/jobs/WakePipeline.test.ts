@@ -306,9 +306,9 @@ describe("the wake pipeline", () => {
 
   const slow = makeFakeSubagents()
   layer(
-    layerTestServer(fake.layer, {}, { subagents: slow.layer, jobs: { timeoutMs: 300, concurrency: 2 } }),
+    layerTestServer(fake.layer, {}, { subagents: slow.layer, jobs: { timeoutMs: 300, concurrency: 2, maxWakes: 2 } }),
     { excludeTestServices: true }
-  )("JOB_TIMEOUT_MS and JOB_CONCURRENCY", (it) => {
+  )("JOB_TIMEOUT_MS, JOB_CONCURRENCY, a wake that keeps failing", (it) => {
     it.effect("a job past its time limit ends in the failure shape and is steered like any result", () =>
       Effect.gen(function*() {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
@@ -318,6 +318,28 @@ describe("the wake pipeline", () => {
         assert.deepStrictEqual(job!.result, { brief: "Research failed: timed out after 300 ms", sources: [] })
         const steer = steersIn(yield* transcriptOf("timeout"))[0]!
         assert.match(steer.content, /^Research failed: timed out after 300 ms/)
+      }))
+
+    it.effect("a wake turn that keeps failing settles the job after the last try, its steer stored for the next turn", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) =>
+          isWake(params)
+            ? Effect.fail(new ProviderError({ reason: "Network", message: "ECONNRESET" }))
+            : Effect.succeed(teacher(params))
+        )
+        yield* dispatch("wake-down")
+        const [job] = yield* settled("wake-down")
+        assert.strictEqual(job!.status, "error", "the timed-out job's failure shape")
+        const transcript = yield* transcriptOf("wake-down")
+        assert.strictEqual(steersIn(transcript).length, 1, "the steer is stored (write-ahead)")
+        assert.strictEqual(transcript.at(-1)!.id, steersIn(transcript)[0]!.id, "and unanswered")
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ wake_failures: number }>`SELECT wake_failures FROM jobs WHERE chat_id = 'wake-down'`
+        assert.strictEqual(row!.wake_failures, 1, "one deferral, then the last try settled it")
+        // The chat's next turn lets the model see the steer.
+        fake.answerWith((params) => Effect.succeed({ content: `last before mine: ${params.messages.at(-2)!.content.split(":")[0]}` }))
+        const next = yield* chat("wake-down", [user("u9", "so?")])
+        assert.strictEqual(next.json.content, "last before mine: Research failed")
       }))
 
     it.effect("no more than JOB_CONCURRENCY sub-agents run at once in a server; the others wait for a slot", () =>
