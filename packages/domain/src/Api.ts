@@ -1,14 +1,20 @@
 /** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { AdminApi } from "./AdminApi.ts"
 import { finishDocument, unknownKeysRule } from "./ApiDocument.ts"
 import { ChatApi } from "./ChatApi.ts"
+import { HostsApi } from "./HostsApi.ts"
 import { JobsApi } from "./JobsApi.ts"
+import { PlannerApi } from "./PlannerApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class Api extends HttpApi.make("switchboard")
   .add(SystemApi)
   .add(ChatApi)
   .add(JobsApi)
+  .add(HostsApi)
+  .add(PlannerApi)
+  .add(AdminApi)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",
     version: "0.1.0",

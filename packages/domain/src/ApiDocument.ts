@@ -8,7 +8,8 @@
  * - unknown keys: the decoder ignores them (they are neither stored nor
  *   echoed), so no object says `additionalProperties: false`;
  * - the auth rule: bearer only when the server has `CHAT_TOKEN`, so each
- *   secured operation also accepts the empty requirement;
+ *   chat operation also accepts the empty requirement (host and admin
+ *   tokens are always required);
  * - response headers the HTTP layer sets: `WWW-Authenticate` on 401,
  *   `Allow` on 405, `Retry-After` on 503 `database_unavailable`.
  */
@@ -87,7 +88,9 @@ export const finishDocument = (spec: Record<string, any>): Record<string, any> =
   for (const item of Object.values(spec.paths ?? {}) as Array<Record<string, Operation>>) {
     for (const operation of Object.values(item)) {
       const security = operation.security ?? []
-      if (security.length > 0 && !security.some((requirement) => Object.keys(requirement).length === 0)) {
+      // Only the chat routes' `bearer` (CHAT_TOKEN) is optional; host and admin tokens are always required.
+      const optional = security.some((requirement) => Object.hasOwn(requirement, "bearer"))
+      if (optional && !security.some((requirement) => Object.keys(requirement).length === 0)) {
         operation.security = [...security, {}]
       }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {

@@ -10,17 +10,31 @@ import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
+import { AdminAuthLive } from "./admin/AdminAuth.ts"
+import { AdminHttp } from "./admin/AdminHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { TurnComposer } from "./chat/TurnComposer.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { HostAuthLive } from "./hosts/HostAuth.ts"
+import { HostsHttp } from "./hosts/HostsHttp.ts"
+import { HostsRepo } from "./hosts/HostsRepo.ts"
+import { TasksRepo } from "./hosts/TasksRepo.ts"
 import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
+import { ProviderPools } from "./llm/ProviderPools.ts"
+import { CredentialKeys } from "./planner/CredentialKeys.ts"
+import { DecisionRetention, DecisionSweepLive } from "./planner/DecisionRetention.ts"
+import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
+import { PlannerDecisions } from "./planner/PlannerDecisions.ts"
+import { PlannerHttp } from "./planner/PlannerHttp.ts"
+import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
+import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 import { JobsBackground } from "./jobs/Jobs.ts"
 import { JobsConfig } from "./jobs/JobsConfig.ts"
@@ -29,6 +43,24 @@ import { JobSignals } from "./jobs/JobSignals.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import type { Subagents } from "./jobs/Subagents.ts"
 import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
+
+/**
+ * The host control plane and the planner proxy: repositories over the
+ * database, the credential keys and provider pools, the decision service and
+ * this replica's retention sweep. The planner takes nothing from the chat
+ * route's provider configuration: its provider comes from the active profile.
+ */
+export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive).pipe(
+  Layer.provideMerge(DecisionRetention.layer),
+  Layer.provideMerge(Layer.mergeAll(
+    HostsRepo.layer,
+    TasksRepo.layer,
+    ProfilesRepo.layer,
+    DecisionsRepo.layer,
+    CredentialKeys.layer,
+    ProviderPools.layer
+  ))
+)
 
 /** What the server runs sub-agents with: the real ones, over the configured provider. */
 export type SubagentsLayer<E = never, R = never> = Layer.Layer<Subagents, E, R | ProviderAdapter>
@@ -49,9 +81,13 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provideMerge(provider)
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
-  const services = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
+  const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
+  // Fresh: two apps built together (replicas in one test process) share no in-memory service
+  // (each has its own job runner, wake pipeline and signals, as separate processes would).
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
   const api = HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([ChatHttp, JobsHttp, SystemHttp]),
+    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
+    Layer.provide([HostAuthLive, AdminAuthLive]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )

@@ -7,11 +7,12 @@ import { PgMigrator } from "@effect/sql-pg"
 import { Layer } from "effect"
 import { NodeServices } from "@effect/platform-node"
 import chats from "./migrations/0001_chats.ts"
+import planner from "./migrations/0002_planner.ts"
 import jobs from "./migrations/0003_jobs.ts"
 
 export const migrations = {
   "0001_chats": chats,
-  // 0002 is reserved for the planner.
+  "0002_planner": planner,
   "0003_jobs": jobs
 }
 
