@@ -48,6 +48,10 @@ export const describeChatError = (error: ChatError): string => {
       return `the server lacks ${error.missing.join(", ")}`
     case "database_unavailable":
       return "retry later"
+    case "not_ready":
+      return "the server is starting: retry shortly"
+    case "too_many_messages":
+      return `send at most ${error.limit} messages (only those the server has not stored)`
     default: {
       const unhandled: never = error
       return unhandled

@@ -11,7 +11,8 @@
  *   chat operation also accepts the empty requirement (host and admin
  *   tokens are always required);
  * - response headers the HTTP layer sets: `WWW-Authenticate` on 401,
- *   `Allow` on 405, `Retry-After` on 503 `database_unavailable`.
+ *   `Allow` on 405, `Retry-After` on 503 `database_unavailable` and
+ *   `not_ready` (the answer of every route while the server starts).
  */
 import { jsonComponentSchemas } from "./Json.ts"
 
@@ -21,13 +22,13 @@ export const unknownKeysRule = "Unknown keys in a request are ignored: they are 
 
 const header = (description: string) => ({ description, schema: { type: "string" } })
 
-const HEADERS_BY_STATUS: Record<string, { name: string; when?: string; value: ReturnType<typeof header> }> = {
+const HEADERS_BY_STATUS: Record<string, { name: string; when?: ReadonlyArray<string>; value: ReturnType<typeof header> }> = {
   "401": { name: "WWW-Authenticate", value: header("`Bearer realm=\"switchboard\"`: the scheme the operation takes (RFC 9110, 11.6.1)") },
   "405": { name: "Allow", value: header("The methods the path takes, comma-separated") },
   "503": {
     name: "Retry-After",
-    when: "DatabaseUnavailable",
-    value: header("Seconds to wait before retrying (sent with `database_unavailable`)")
+    when: ["DatabaseUnavailable", "NotReady"],
+    value: header("Seconds to wait before retrying (sent with `database_unavailable`, and with `not_ready` while the server starts)")
   }
 }
 
@@ -96,7 +97,8 @@ export const finishDocument = (spec: Record<string, any>): Record<string, any> =
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const extra = HEADERS_BY_STATUS[status]
         if (extra === undefined) continue
-        if (extra.when !== undefined && !JSON.stringify(response.content ?? {}).includes(extra.when)) continue
+        const content = JSON.stringify(response.content ?? {})
+        if (extra.when !== undefined && !extra.when.some((error) => content.includes(error))) continue
         response.headers = { ...response.headers, [extra.name]: extra.value }
       }
     }

@@ -13,8 +13,11 @@ import {
   DatabaseUnavailable,
   InvalidRequest,
   NotFound,
+  NotReady,
   ProviderFailed,
   ProviderNotConfigured,
+  TooManyMessages,
+  TooManyParts,
   TurnInFlight,
   Unauthenticated
 } from "./Errors.ts"
@@ -38,19 +41,30 @@ export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("s
   error: InvalidRequest
 }) {}
 
+/** A BCP 47-style language tag such as `en` or `pt-BR`. */
+export const TranscriptionLanguage = Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/u, {
+  description: "An ISO 639 language code, optionally with a region or script: `en`, `pt-BR`"
+}))
+
+/** The upload takes two parts (`file`, optional `language`); more are refused before they are read. */
+export const TRANSCRIPTION_MAX_PARTS = 2
+
+/**
+ * The upload's shape, as documented. It is read as a stream (the handler takes
+ * the parts one by one, files into memory, no temporary files): the buffered
+ * reader of the platform never answers a file part whose filename is empty.
+ */
 export const TranscriptionUpload = Schema.Struct({
   file: Multipart.SingleFileSchema,
-  language: Schema.optionalKey(Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/u, {
-    description: "An ISO 639 language code, optionally with a region or script: `en`, `pt-BR`"
-  })))
-}).pipe(HttpApiSchema.asMultipart())
+  language: Schema.optionalKey(TranscriptionLanguage)
+}).pipe(HttpApiSchema.asMultipartStream({ maxParts: TRANSCRIPTION_MAX_PARTS }))
 
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [...anyRouteErrors, ...bodyErrors, TurnInFlight, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
@@ -61,7 +75,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },
       success: ChatTranscript,
-      error: [...anyRouteErrors, InvalidRequest, ChatNotFound, NotFound, DatabaseUnavailable]
+      error: [...anyRouteErrors, InvalidRequest, ChatNotFound, NotFound, DatabaseUnavailable, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "The persisted transcript of a chat",
       description: "Every message of the chat's turns, in order, as stored write-ahead."
@@ -69,7 +83,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,
       success: Transcription,
-      error: [...anyRouteErrors, ...bodyErrors, ProviderFailed, ProviderNotConfigured]
+      error: [...anyRouteErrors, ...bodyErrors, TooManyParts, ProviderFailed, ProviderNotConfigured, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "Transcribe a media file",
       description: "The server half of the `transcribe_video` tool: the uploaded file (multipart field `file`, " +

@@ -38,10 +38,28 @@ export class ProviderNotConfigured extends Schema.Error<ProviderNotConfigured>("
   missing: Schema.Array(Schema.String)
 }, { httpApiStatus: 502, description: "The server lacks provider settings; `missing` lists the variables" }) {}
 
+/**
+ * Readiness (`/readyz`), and every route while the server is still starting
+ * (its database and migrations not up yet), with `Retry-After`.
+ */
 export class NotReady extends Schema.Error<NotReady>("NotReady")({
   error: Schema.String,
   code: Schema.tag("not_ready")
-}, { httpApiStatus: 503, description: "The database does not answer or migrations are pending" }) {}
+}, { httpApiStatus: 503, description: "Starting (every route, with `Retry-After`), or the database does not answer or migrations are pending (`/readyz`)" }) {}
+
+/** A turn carrying more messages than the server takes in one request (`CHAT_MAX_MESSAGES`). */
+export class TooManyMessages extends Schema.Error<TooManyMessages>("TooManyMessages")({
+  error: Schema.String,
+  code: Schema.tag("too_many_messages"),
+  limit: Schema.Int
+}, { httpApiStatus: 400, description: "More messages than `CHAT_MAX_MESSAGES` (default 1000) in one turn; `limit` is the limit" }) {}
+
+/** A multipart body with more parts than the route takes; refused before the rest is read. */
+export class TooManyParts extends Schema.Error<TooManyParts>("TooManyParts")({
+  error: Schema.String,
+  code: Schema.tag("too_many_parts"),
+  limit: Schema.Int
+}, { httpApiStatus: 400, description: "More multipart parts than the operation takes (`limit`)" }) {}
 
 // The errors below are answered by the server's HTTP layer (packages/server/src/http/JsonErrors.ts)
 // before, around or instead of a handler. They are declared on the operations anyway, so the

@@ -1,29 +1,39 @@
 /**
  * Text and JSON values as they may cross the wire.
  *
- * PostgreSQL cannot store U+0000 in `text` or `jsonb`, so a NUL anywhere in a
- * request would otherwise surface as a database error (a 500) long after the
- * request was accepted. Every string field of the domain rejects it up front,
- * and free-form JSON (`metadata`, tool results, data parts) is walked for it,
- * keys included, so the 400 names the exact path.
+ * PostgreSQL cannot store U+0000 in `text` or `jsonb`, nor a lone UTF-16
+ * surrogate (`"\ud800"` is valid JSON but not valid Unicode: `jsonb` refuses
+ * its escape), so either anywhere in a request would otherwise surface as a
+ * database error (a 500) long after the request was accepted. Every string
+ * field of the domain rejects them up front, and free-form JSON (`metadata`,
+ * tool results, data parts) is walked for them, keys included, so the 400
+ * names the exact path.
  */
 import { Schema } from "effect"
 
 const NUL = "\u0000"
 const NUL_ISSUE = "must not contain the NUL character (\\u0000)"
+// With the `u` flag a well-formed pair is one code point, so only a lone surrogate matches.
+const LONE_SURROGATE = /\p{Surrogate}/u
+const SURROGATE_ISSUE = "must not contain a lone UTF-16 surrogate (\\ud800-\\udfff without its pair)"
+
+/** Why PostgreSQL could not store `s`, or undefined when it can. */
+const textIssue = (s: string): string | undefined =>
+  s.includes(NUL) ? NUL_ISSUE : LONE_SURROGATE.test(s) ? SURROGATE_ISSUE : undefined
 
 /** Deeper JSON is refused: nothing legitimate nests this far, and deep values exhaust recursive code downstream. */
 export const MAX_JSON_DEPTH = 64
 
 type Finding = { readonly path: ReadonlyArray<PropertyKey>; readonly issue: string }
 
-/** The first NUL (in a string or a key) or excessive depth, walked without recursion. */
+/** The first unstorable string (a value or a key) or excessive depth, walked without recursion. */
 const inspect = (root: unknown): Finding | undefined => {
   const stack: Array<{ value: unknown; path: ReadonlyArray<PropertyKey> }> = [{ value: root, path: [] }]
   while (stack.length > 0) {
     const { path, value } = stack.pop()!
     if (typeof value === "string") {
-      if (value.includes(NUL)) return { path, issue: NUL_ISSUE }
+      const issue = textIssue(value)
+      if (issue !== undefined) return { path, issue }
       continue
     }
     if (value === null || typeof value !== "object") continue
@@ -34,7 +44,8 @@ const inspect = (root: unknown): Finding | undefined => {
     // Reversed onto the stack so the first offending path in document order is the one reported.
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, inner] = entries[i]!
-      if (typeof key === "string" && key.includes(NUL)) return { path: [...path, key], issue: NUL_ISSUE }
+      const keyIssue = typeof key === "string" ? textIssue(key) : undefined
+      if (keyIssue !== undefined) return { path: [...path, key], issue: keyIssue }
       stack.push({ value: inner, path: [...path, key] })
     }
   }
@@ -48,7 +59,8 @@ export const NUL_FREE_PATTERN = "^[^\\u0000]*$"
 
 /** A string that PostgreSQL can store. */
 export const Text = Schema.String.check(
-  Schema.makeFilter((s: string) => s.includes(NUL) ? NUL_ISSUE : undefined, {
+  Schema.makeFilter(textIssue, {
+    // The NUL rule only: a pattern on lone surrogates is beyond what OpenAPI tools agree on (see the description).
     toJsonSchema: () => ({ pattern: NUL_FREE_PATTERN })
   })
 )
@@ -56,15 +68,16 @@ export const Text = Schema.String.check(
 /** A non-empty {@link Text}. */
 export const NonEmptyText = Text.check(Schema.isMinLength(1))
 
-const FREE_FORM_RULE = `Strings and keys must not contain NUL (\\u0000); at most ${MAX_JSON_DEPTH} levels deep.`
+const FREE_FORM_RULE = "Strings and keys must not contain NUL (\\u0000) nor a lone UTF-16 surrogate; " +
+  `at most ${MAX_JSON_DEPTH} levels deep.`
 
 /**
- * Any JSON value, NUL-free. Named `JsonValue` in the OpenAPI document, where
+ * Any JSON value PostgreSQL can store (no NUL, no lone surrogate). Named `JsonValue` in the OpenAPI document, where
  * {@link jsonComponentSchemas} describes it (the generated `{}` says nothing).
  */
 export const JsonValue = Schema.Unknown.check(noNulDeep).annotate({ identifier: "JsonValue" })
 
-/** A JSON object (not an array, not null) whose keys hold any JSON value, NUL-free. */
+/** A JSON object (not an array, not null) whose keys hold any JSON value PostgreSQL can store. */
 export const JsonObject = Schema.Record(Schema.String, Schema.Unknown).check(noNulDeep).annotate({ identifier: "JsonObject" })
 export type JsonObject = typeof JsonObject.Type
 

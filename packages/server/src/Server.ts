@@ -9,7 +9,6 @@ import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { createServer } from "node:http"
 import { AdminAuthLive } from "./admin/AdminAuth.ts"
 import { AdminHttp } from "./admin/AdminHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
@@ -24,6 +23,7 @@ import { TasksRepo } from "./hosts/TasksRepo.ts"
 import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
+import { createNodeServer } from "./http/NodeServer.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
@@ -94,6 +94,13 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routesOf(Api, DOCS_ROUTES)))
 }
 
+/**
+ * The router's limit on one path parameter (find-my-way's default is 100):
+ * above every documented id (chat ids go to 128), so a longer one reaches the
+ * schema and gets a 400 naming it instead of a 404 "No route".
+ */
+export const ROUTER_CONFIG = { maxParamLength: 1024 }
+
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 export const ListenConfig = Config.all({
@@ -112,9 +119,11 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
   Layer.unwrap(Effect.gen(function*() {
     const config = yield* ListenConfig
     yield* checkListenConfig(config)
-    return HttpRouter.serve(makeApp(provider)).pipe(
+    // The port is bound first (Layer.provide builds the outer layer first) and answers at once while the
+    // database starts: /healthz 200, everything else 503 not_ready (see NodeServer.ts).
+    return HttpRouter.serve(makeApp(provider), { routerConfig: ROUTER_CONFIG }).pipe(
       Layer.provide(DatabaseLive),
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+      Layer.provide(NodeHttpServer.layer(createNodeServer, { port: config.port, host: config.host }))
     )
   }))
 

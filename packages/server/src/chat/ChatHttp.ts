@@ -3,13 +3,24 @@
  * wire errors of CONTRACT.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
-import { Api, InvalidRequest, ProviderFailed, ProviderNotConfigured } from "@switchboard/domain"
-import { Effect, FileSystem } from "effect"
+import { Api, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
+import { Config, Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { Transcriber } from "../llm/ProviderAdapter.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
+import { readUpload } from "./TranscriptionUpload.ts"
+
+/**
+ * `CHAT_MAX_MESSAGES`: the most messages one turn may carry (default 1,000).
+ * A client with a longer history sends only what the server has not stored
+ * (the transcript is the conversation). Not a positive integer: the server
+ * refuses to start, naming the variable.
+ */
+export const MaxMessagesConfig = Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "CHAT_MAX_MESSAGES").pipe(
+  Config.withDefault(1_000)
+)
 
 export const toWireError = (error: ProviderError): Effect.Effect<never, ProviderFailed | ProviderNotConfigured> =>
   error.reason === "NotConfigured"
@@ -31,22 +42,21 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const turns = yield* ChatTurns
   const repo = yield* ChatRepo
   const transcriber = yield* Transcriber
-  const fs = yield* FileSystem.FileSystem
+  const maxMessages = yield* MaxMessagesConfig
 
   return handlers.handleAll({
-    chat: ({ payload }) => turns.run(payload).pipe(Effect.catchTag("ProviderError", toWireError)),
+    chat: ({ payload }) =>
+      payload.messages.length > maxMessages
+        ? Effect.fail(new TooManyMessages({
+          error: `Invalid request body: ${payload.messages.length} messages at messages; at most ${maxMessages} per request ` +
+            "(CHAT_MAX_MESSAGES). With a chatId, send only the messages the server has not stored yet",
+          limit: maxMessages
+        }))
+        : turns.run(payload).pipe(Effect.catchTag("ProviderError", toWireError)),
     messages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages }))),
     transcribe: Effect.fn(function*({ payload }) {
-      const data = yield* fs.readFile(payload.file.path).pipe(
-        Effect.mapError(() => new InvalidRequest({ error: "The uploaded file could not be read" }))
-      )
-      if (data.byteLength === 0) return yield* new InvalidRequest({ error: "Invalid request: file is empty" })
-      const text = yield* transcriber.transcribe({
-        data,
-        fileName: payload.file.name,
-        mediaType: payload.file.contentType,
-        ...(payload.language === undefined ? {} : { language: payload.language })
-      }).pipe(Effect.catchTag("ProviderError", toWireError))
+      const upload = yield* readUpload(payload)
+      const text = yield* transcriber.transcribe(upload).pipe(Effect.catchTag("ProviderError", toWireError))
       return { text }
     })
   })

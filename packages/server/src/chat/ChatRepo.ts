@@ -11,6 +11,33 @@ import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 
+/** Bounds of one INSERT statement of `append`. */
+export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
+
+/**
+ * The messages as JSON arrays of at most {@link APPEND_BATCH} each. The embedded
+ * database runs in this process's thread: one multi-megabyte statement would
+ * stall every other request (health probes included) until it finished, while
+ * small statements let the event loop serve them in between.
+ */
+export const inBatches = (messages: ReadonlyArray<ChatMessage>): Array<string> => {
+  const batches: Array<string> = []
+  let current: Array<string> = []
+  let bytes = 0
+  for (const message of messages) {
+    const json = JSON.stringify(message)
+    if (current.length > 0 && (current.length >= APPEND_BATCH.messages || bytes + json.length > APPEND_BATCH.bytes)) {
+      batches.push(`[${current.join(",")}]`)
+      current = []
+      bytes = 0
+    }
+    current.push(json)
+    bytes += json.length
+  }
+  if (current.length > 0) batches.push(`[${current.join(",")}]`)
+  return batches
+}
+
 export class ChatRepo extends Context.Service<ChatRepo, {
   /** Takes the chat's in-flight marker for `ttl`; false when another live turn holds it. */
   beginTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
@@ -18,7 +45,11 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   endTurn(chatId: string, turnId: string): Effect.Effect<void>
   /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
   renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
-  /** Appends messages in order; a message whose id the chat already has is left as it was. */
+  /**
+   * Appends messages in order; a message whose id the chat already has is left as it was.
+   * Large appends go in several statements ({@link inBatches}), each atomic: one cut short
+   * leaves a prefix stored, which a re-sent history completes in order.
+   */
   append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<void>
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
 }>()("switchboard/server/chat/ChatRepo") {
@@ -62,19 +93,20 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         return rows.length === 1
       }, Effect.orDie),
       append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
-        if (messages.length === 0) return
-        // One statement for the whole batch, chat upsert included; WITH ORDINALITY keeps the
-        // client's order in `seq`.
-        yield* sql`
-          WITH chat AS (
-            INSERT INTO chats (id) VALUES (${chatId})
-            ON CONFLICT (id) DO UPDATE SET updated_at = now()
-          )
-          INSERT INTO chat_messages (chat_id, id, role, message)
-          SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-          FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
-          ORDER BY t.n
-          ON CONFLICT (chat_id, id) DO NOTHING`
+        // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
+        // in `seq`, and the batches run one after the other, so the order holds across them.
+        for (const batch of inBatches(messages)) {
+          yield* sql`
+            WITH chat AS (
+              INSERT INTO chats (id) VALUES (${chatId})
+              ON CONFLICT (id) DO UPDATE SET updated_at = now()
+            )
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING`
+        }
       }, Effect.orDie),
       transcript: Effect.fn("ChatRepo.transcript")(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)

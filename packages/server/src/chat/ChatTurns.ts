@@ -6,7 +6,8 @@
  * job tools executed server-side.
  *
  * Write-ahead means the incoming messages are stored before the provider is
- * called, so a provider failure or a crash loses nothing the user sent.
+ * called, so a provider failure, a crash or a client hanging up loses nothing
+ * the user sent once the turn was accepted.
  */
 import type { ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"

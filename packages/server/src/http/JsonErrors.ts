@@ -5,11 +5,14 @@
  * with `Allow`), body over the limit (413), a JSON route called with another
  * content type (415), a database that cannot be reached (503, with
  * `Retry-After`), and anything unexpected (500, logged, never a stack trace
- * on the wire).
+ * on the wire). It also answers `OPTIONS` (204 with `Allow`, the CORS
+ * preflight included) and adds the CORS headers of `CORS_ORIGINS` to every
+ * answer, errors included, so a browser page can read why it was refused.
  */
 import { maxRequestBodyBytes } from "@switchboard/domain"
 import { ByteSize, Cause, Effect, Layer } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
+import { CorsConfig, corsHeaders, isPreflight, preflightHeaders } from "./Cors.ts"
 
 export const MAX_BODY_BYTES = maxRequestBodyBytes
 
@@ -71,61 +74,111 @@ type AnyMiddleware = (
   options: { readonly global: true }
 ) => Layer.Layer<never, never, HttpRouter.HttpRouter>
 
-export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
-  (HttpRouter.middleware as unknown as AnyMiddleware)((httpEffect) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const path = request.url.split("?")[0] ?? "/"
-      const matching = routes.filter((r) => r.pattern.test(path))
-      const route = matching.find((r) => r.method === request.method)
+/** `Allow` of a path: its routes' methods, HEAD wherever GET is, and OPTIONS (answered here). */
+const allowOf = (matching: ReadonlyArray<RouteShape>) => {
+  const methods = new Set(matching.map((r) => r.method))
+  if (methods.has("GET")) methods.add("HEAD")
+  methods.add("OPTIONS")
+  const order = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+  return [...methods].sort((a, b) => order.indexOf(a) - order.indexOf(b)).join(", ")
+}
 
-      if (matching.length > 0 && route === undefined && request.method !== "HEAD" && request.method !== "OPTIONS") {
-        const allow = [...new Set(matching.map((r) => r.method))].join(", ")
+const contentTypeOf = (response: HttpServerResponse.HttpServerResponse) =>
+  (response.body as { contentType?: string }).contentType ?? response.headers["content-type"] ?? ""
+
+/** A multipart body over a size limit (the body limit applies to the parser too). */
+const isMultipartTooLarge = (failure: unknown) =>
+  Multipart.isMultipartError(failure) &&
+  (failure.reason._tag === "BodyTooLarge" || failure.reason._tag === "FileTooLarge" || failure.reason._tag === "FieldTooLarge")
+
+export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const cors = yield* CorsConfig
+    return (HttpRouter.middleware as unknown as AnyMiddleware)((httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const answer = yield* answerWithJsonErrors(routes, request, httpEffect)
+        if (isPreflight(request.method, request.headers) && answer.status === 204) {
+          return HttpServerResponse.setHeaders(
+            answer,
+            preflightHeaders(cors, request.headers["origin"], answer.headers["allow"] ?? "")
+          )
+        }
+        const headers = corsHeaders(cors, request.headers["origin"])
+        return Object.keys(headers).length === 0 ? answer : HttpServerResponse.setHeaders(answer, headers)
+      }), { global: true })
+  }))
+
+const answerWithJsonErrors = (
+  routes: ReadonlyArray<RouteShape>,
+  request: HttpServerRequest.HttpServerRequest,
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
+) =>
+  Effect.gen(function*() {
+    // The router ends the path at `?` and at `;` (find-my-way's matrix parameters): so does this layer.
+    const path = request.url.split(/[?;]/)[0] ?? "/"
+    const matching = routes.filter((r) => r.pattern.test(path))
+    const route = matching.find((r) => r.method === request.method)
+
+    if (matching.length > 0 && route === undefined) {
+      const allow = allowOf(matching)
+      if (request.method === "OPTIONS") return HttpServerResponse.empty({ status: 204, headers: { allow } })
+      // HEAD of a GET route is the router's (the GET handler, no body); of any other route, a 405 like GET's.
+      if (!(request.method === "HEAD" && matching.some((r) => r.method === "GET"))) {
         return body(405, `Method ${request.method} not allowed on ${path} (allowed: ${allow})`, "method_not_allowed", { allow })
       }
+    }
 
-      const length = Number(request.headers["content-length"] ?? "0")
-      if (length > MAX_BODY_BYTES) return body(413, DEFAULTS[413]![0], "payload_too_large")
+    const length = Number(request.headers["content-length"] ?? "0")
+    if (length > MAX_BODY_BYTES) return body(413, DEFAULTS[413]![0], "payload_too_large")
 
-      const hasBody = length > 0 || request.headers["transfer-encoding"] !== undefined
-      if (route !== undefined && hasBody && route.contentTypes.length > 0) {
-        const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-        if (!route.contentTypes.includes(type)) {
-          const wanted = route.contentTypes.join(" or ")
-          return body(415, `Content-Type must be ${wanted}${type ? `, got ${type}` : ""}`, "unsupported_media_type")
-        }
+    const hasBody = length > 0 || request.headers["transfer-encoding"] !== undefined
+    if (route !== undefined && route.contentTypes.length > 0) {
+      const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+      const wanted = route.contentTypes.join(" or ")
+      // A given type is checked even on an empty body, so the answer names the type the route wants.
+      if ((type !== "" || hasBody) && !route.contentTypes.includes(type)) {
+        return body(415, `Content-Type must be ${wanted}${type ? `, got ${type}` : ""}`, "unsupported_media_type")
       }
+      // No type, no body: a JSON route decodes "nothing" into a 400 naming what is missing; others say what they take.
+      if (type === "" && !route.contentTypes.includes("application/json")) {
+        return body(400, `Invalid request body: empty; expected ${wanted}`, "invalid_request")
+      }
+    }
 
-      const response = yield* httpEffect.pipe(
-        // Without a limit the platform reads any chunked body whole: cap every body here.
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
-        Effect.catchCause((cause) =>
-          Effect.gen(function*() {
-            // Body read failures surface as defects from the payload decoder: look at the squashed cause.
-            const failure = Cause.squash(cause)
-            if (HttpServerError.isHttpServerError(failure)) {
-              const reason = failure.reason as { _tag: string; reason?: string }
-              if (reason._tag === "RequestParseError" && reason.reason === "BodyTooLarge") {
-                return body(413, DEFAULTS[413]![0], "payload_too_large")
-              }
-              if (reason._tag === "RequestParseError") return body(400, "Invalid request body: could not be read", "invalid_request")
+    const response = yield* httpEffect.pipe(
+      // Without a limit the platform reads any chunked body whole: cap every body here.
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+      Effect.catchCause((cause) =>
+        Effect.gen(function*() {
+          // Body read failures surface as defects from the payload decoder: look at the squashed cause.
+          const failure = Cause.squash(cause)
+          if (HttpServerError.isHttpServerError(failure)) {
+            const reason = failure.reason as { _tag: string; reason?: string }
+            if (reason._tag === "RequestParseError" && reason.reason === "BodyTooLarge") {
+              return body(413, DEFAULTS[413]![0], "payload_too_large")
             }
-            if (isDatabaseUnavailable(failure)) {
-              yield* Effect.logError("database unavailable", cause)
-              return body(503, "The database is unavailable; retry shortly", "database_unavailable", { "retry-after": "1" })
-            }
-            const [response] = yield* HttpServerError.causeResponse(cause)
-            if (response.status >= 500) yield* Effect.logError("request failed", cause)
-            return response
-          })
-        )
+            if (reason._tag === "RequestParseError") return body(400, "Invalid request body: could not be read", "invalid_request")
+          }
+          if (isMultipartTooLarge(failure)) return body(413, DEFAULTS[413]![0], "payload_too_large")
+          if (isDatabaseUnavailable(failure)) {
+            yield* Effect.logError("database unavailable", cause)
+            return body(503, "The database is unavailable; retry shortly", "database_unavailable", { "retry-after": "1" })
+          }
+          const [response] = yield* HttpServerError.causeResponse(cause)
+          if (response.status >= 500) yield* Effect.logError("request failed", cause)
+          return response
+        })
       )
-      if (response.status >= 400 && isEmpty(response)) {
-        const [error, code] = DEFAULTS[response.status] ?? [`HTTP ${response.status}`, `http_${response.status}`]
-        return withChallenge(body(response.status, response.status === 404 ? `No route for ${request.method} ${path}` : error, code))
-      }
-      return withChallenge(response)
-    }), { global: true })
+    )
+    // The framework's own refusals come empty or as plain text: every error body is JSON.
+    if (response.status >= 400 && (isEmpty(response) || !contentTypeOf(response).includes("json"))) {
+      const [error, code] = DEFAULTS[response.status] ?? [`HTTP ${response.status}`, `http_${response.status}`]
+      const headers = response.headers["allow"] === undefined ? undefined : { allow: response.headers["allow"] }
+      return withChallenge(body(response.status, response.status === 404 ? `No route for ${request.method} ${path}` : error, code, headers))
+    }
+    return withChallenge(response)
+  })
 
 /** Every 401 names the scheme it wants (RFC 9110, 11.6.1): the bearer token of the route's auth middleware. */
 const withChallenge = (response: HttpServerResponse.HttpServerResponse) =>

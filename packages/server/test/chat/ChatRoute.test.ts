@@ -230,9 +230,24 @@ describe("chat route", () => {
         const wrongMethod = yield* request("/api/agent/chat")
         assert.strictEqual(wrongMethod.status, 405)
         assert.strictEqual(wrongMethod.json.code, "method_not_allowed")
-        assert.strictEqual(wrongMethod.headers.get("allow"), "POST")
+        assert.strictEqual(wrongMethod.headers.get("allow"), "POST, OPTIONS")
 
         for (const res of [tooLarge, text, missing, wrongMethod]) assert.include(res.contentType, "application/json")
+      }))
+
+    it.effect("without CORS_ORIGINS no CORS header is sent, preflight or not", () =>
+      Effect.gen(function*() {
+        const origin = "https://app.example"
+        const preflight = yield* request("/api/agent/chat", {
+          method: "OPTIONS",
+          headers: { origin, "access-control-request-method": "POST" }
+        })
+        assert.strictEqual(preflight.status, 204)
+        const answer = yield* postJson("/api/agent/chat", { messages: [user("u1", "hi")] }, { origin })
+        assert.strictEqual(answer.status, 200)
+        for (const res of [preflight, answer]) {
+          for (const name of res.headers.keys()) assert.notMatch(name, /^access-control-/, name)
+        }
       }))
 
     it.effect("a chunked body over 10 MiB is cut off with 413", () =>

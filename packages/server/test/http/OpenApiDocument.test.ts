@@ -89,8 +89,9 @@ describe("OpenAPI document", () => {
             .filter(([status]) => status !== "200")
             .map(([status, response]) => [status, codesOf(response, doc)]))
 
+        // 503 not_ready on every /api route: what it answers while the server is still starting.
         assert.deepStrictEqual(errors("/api/agent/chat", "post"), {
-          "400": ["invalid_request"],
+          "400": ["invalid_request", "too_many_messages"],
           "401": ["unauthenticated"],
           "405": ["method_not_allowed"],
           "409": ["turn_in_flight"],
@@ -98,7 +99,7 @@ describe("OpenAPI document", () => {
           "415": ["unsupported_media_type"],
           "500": ["internal_error"],
           "502": ["provider_error", "provider_not_configured"],
-          "503": ["database_unavailable"]
+          "503": ["database_unavailable", "not_ready"]
         })
         assert.deepStrictEqual(errors("/api/chats/{chatId}/messages", "get"), {
           "400": ["invalid_request"],
@@ -106,16 +107,17 @@ describe("OpenAPI document", () => {
           "404": ["chat_not_found", "not_found"],
           "405": ["method_not_allowed"],
           "500": ["internal_error"],
-          "503": ["database_unavailable"]
+          "503": ["database_unavailable", "not_ready"]
         })
         assert.deepStrictEqual(errors("/api/media/transcriptions", "post"), {
-          "400": ["invalid_request"],
+          "400": ["invalid_request", "too_many_parts"],
           "401": ["unauthenticated"],
           "405": ["method_not_allowed"],
           "413": ["payload_too_large"],
           "415": ["unsupported_media_type"],
           "500": ["internal_error"],
-          "502": ["provider_error", "provider_not_configured"]
+          "502": ["provider_error", "provider_not_configured"],
+          "503": ["not_ready"]
         })
         // Nothing to decode on the probes: no 400.
         assert.deepStrictEqual(errors("/healthz", "get"), { "405": ["method_not_allowed"], "500": ["internal_error"] })
@@ -133,7 +135,8 @@ describe("OpenAPI document", () => {
           // The auth rule: bearer, or nothing when the server has no CHAT_TOKEN.
           assert.deepStrictEqual(op(path, method).security, [{ bearer: [] }, {}])
         }
-        assert.notProperty(op("/readyz", "get").responses["503"].headers ?? {}, "Retry-After")
+        // While the server starts, /readyz answers 503 not_ready with Retry-After too.
+        assert.property(op("/readyz", "get").responses["503"].headers ?? {}, "Retry-After")
         assert.include(doc.components.securitySchemes.bearer.description, "CHAT_TOKEN")
         assert.deepStrictEqual(doc.servers, [{ url: "/", description: "The server serving this document" }])
         for (const tag of doc.tags) assert.isString(tag.description, tag.name)

@@ -7,10 +7,10 @@ import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
-import { createServer } from "node:http"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { layerMigrated } from "../../src/db/Database.ts"
-import { makeApp } from "../../src/Server.ts"
+import { createNodeServer } from "../../src/http/NodeServer.ts"
+import { makeApp, ROUTER_CONFIG } from "../../src/Server.ts"
 import type { SubagentsLayer } from "../../src/Server.ts"
 import type { JobsSettings } from "../../src/jobs/JobsConfig.ts"
 import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
@@ -34,10 +34,11 @@ export const layerTestServer = <E, R, E2 = never, R2 = never>(
 ) =>
   HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
     disableLogger: true,
-    disableListenLog: true
+    disableListenLog: true,
+    routerConfig: ROUTER_CONFIG
   }).pipe(
     Layer.provideMerge(TestDatabase),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
   )
 
@@ -103,9 +104,10 @@ export const layerReplica = <E, R, E2 = never, R2 = never>(
 ) =>
   HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
     disableLogger: true,
-    disableListenLog: true
+    disableListenLog: true,
+    routerConfig: ROUTER_CONFIG
   }).pipe(
     Layer.provide(layerMigrated(database)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
   )
