@@ -164,8 +164,11 @@ export const chatCommand = Command.make("chat", {
   }).pipe(
     Effect.scoped,
     Effect.provide(
-      Layer.mergeAll(ChatTransport.layerNoDeps, MediaTranscriber.layerNoDeps).pipe(
-        Layer.provideMerge(ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) }))
+      Layer.mergeAll(
+        ChatTransport.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
+        MediaTranscriber.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
+        // The jobs poll and the transcript re-sync.
+        ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) })
       )
     )
   )).pipe(

@@ -40,7 +40,7 @@ import type { NewJob } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
-import { ChatRepo } from "./ChatRepo.ts"
+import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 
 /** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
@@ -160,11 +160,25 @@ export class TurnComposer extends Context.Service<TurnComposer, {
      */
     const accept = (input: TurnInput, turnId: string) =>
       Effect.gen(function*() {
-        const { chatId } = input
+        const { chatId, guard } = input
+        if (guard === undefined) {
+          // A client turn: the marker and the write-ahead append (ids already stored are left as they
+          // were) in one statement, or, for a large request, in batches after it; then the transcript
+          // is the conversation.
+          const oneStatement = inBatches(input.messages).length <= 1
+          if (!(yield* repo.beginTurn(chatId, turnId, markerTtl, oneStatement ? input.messages : undefined))) return undefined
+          return yield* (oneStatement ? Effect.void : repo.append(chatId, input.messages)).pipe(
+            Effect.andThen(repo.transcript(chatId)),
+            Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => input.messages),
+            Effect.map((conversation) => ({ decision: "proceed" as TurnGuard, conversation })),
+            Effect.onError(() => repo.endTurn(chatId, turnId))
+          )
+        }
+        // A guarded turn (a wake) looks at the transcript before anything is written.
         if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) return undefined
         return yield* Effect.gen(function*() {
           const transcript = yield* repo.transcript(chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
-          const decision = input.guard?.(transcript) ?? "proceed"
+          const decision = guard(transcript)
           const stored = new Set(transcript.map((m) => m.id))
           const fresh = decision !== "proceed" ? [] : input.messages.filter((m) => {
             if (stored.has(m.id)) return false
@@ -204,6 +218,11 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
         const { acks, created } = yield* dispatch(chatId, context, jobCalls)
         const last = jobCalls.length === 0 || clientCalls.length > 0
+        if (last && created.length === 0 && acks.length === 0 && input.onComplete === undefined) {
+          // The common end: the answer stored and the marker released in one statement.
+          yield* repo.endTurn(chatId, turnId, [assistant])
+          return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
+        }
         // The calls, their jobs and their acks together: no job call is ever stored unanswered.
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* repo.append(chatId, [assistant, ...acks])
@@ -246,9 +265,8 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           }
         },
         (accepted) =>
-          accepted === undefined ? Effect.void : repo.endTurn(chatId, turnId).pipe(
-            // Wakes that waited behind this turn are due now (every replica hears of it).
-            Effect.andThen(jobs.chatTurnEnded(chatId)),
+          accepted === undefined ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
+            // The marker released; wakes that waited behind this turn are due now (every replica hears of it).
             Effect.flatMap((pending) => pending ? signals.local : Effect.void)
           )
       )

@@ -115,8 +115,11 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
   /** `wake` → `settled` with its public status; meant to run in the wake turn's final transaction. */
   settle(id: string, status: Exclude<JobStatus, "running">): Effect.Effect<void>
-  /** A turn of the chat ended: its deferred wakes are due now. True when the chat has some (notified). */
-  chatTurnEnded(chatId: string): Effect.Effect<boolean>
+  /**
+   * A turn of the chat ended: its marker is released (if `turnId` still holds it) and the chat's
+   * deferred wakes are due now. True when the chat has some (every replica is notified).
+   */
+  chatTurnEnded(chatId: string, turnId: string): Effect.Effect<boolean>
   /** Whether a live in-flight marker holds the chat. */
   chatBusy(chatId: string): Effect.Effect<boolean>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
@@ -231,9 +234,14 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND phase = 'wake'`
       }, Effect.orDie),
 
-      chatTurnEnded: Effect.fn("JobsRepo.chatTurnEnded")(function*(chatId) {
+      chatTurnEnded: Effect.fn("JobsRepo.chatTurnEnded")(function*(chatId, turnId) {
+        // The marker's release (a no-op when the turn's last statement released it already) and the
+        // chat's deferred wakes made due, in one statement.
         const rows = yield* sql`
-          WITH due AS (
+          WITH released AS (
+            DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+          ),
+          due AS (
             UPDATE jobs SET wake_after = LEAST(wake_after, now())
             WHERE chat_id = ${chatId} AND phase = 'wake'
             RETURNING id)
