@@ -146,6 +146,29 @@ describe("research sub-agent", () => {
       assert.deepStrictEqual(result.sources, [], "a refused URL is no source")
     }))
 
+  it.live("a search API that is down or answers garbage is a tool error the model reads", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.scoped()
+      const web = yield* FakeWeb.scoped
+      const down = `http://127.0.0.1:${yield* Effect.promise(FakeOpenAi.closedPort)}`
+      fake.enqueue(
+        FakeOpenAi.reply.toolCalls([call("web_search", { query: "anything" })]),
+        FakeOpenAi.reply.text("No search today.")
+      )
+      const first = yield* research("q").pipe(Effect.provide(subagentsFor(fake, settings({ searchUrl: down }))))
+      assert.match(String(toolResults(fake, 1)[0]?.["error"]), /^the search API is unreachable: /)
+      assert.deepStrictEqual(first.result, { brief: "No search today.", sources: [] })
+
+      fake.reset()
+      web.page("/api/search?q=anything&format=json", FakeWeb.reply.garbage())
+      fake.enqueue(
+        FakeOpenAi.reply.toolCalls([call("web_search", { query: "anything" })]),
+        FakeOpenAi.reply.text("Still nothing.")
+      )
+      yield* research("q").pipe(Effect.provide(subagentsFor(fake, settings({ searchUrl: `${web.origin}/api` }))))
+      assert.strictEqual(toolResults(fake, 1)[0]?.["error"], "the search API answered something that is not JSON")
+    }))
+
   it.live("a failing provider ends in the failure shape: Research failed, no sources", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.scoped()
