@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ResearchResult } from "@switchboard/domain"
 import { isSubagentFailure } from "@switchboard/domain"
-import { noSearchNote } from "../../../src/jobs/subagents/research/Research.ts"
+import { BRIEF_LIMIT, noSearchNote } from "../../../src/jobs/subagents/research/Research.ts"
 import * as FakeOpenAi from "../../support/FakeOpenAi.ts"
 import * as FakeWeb from "../../support/FakeWeb.ts"
 import { call, offeredTools, runJob, settings, subagentsFor, toolResults, wireMessages } from "./Harness.ts"
@@ -100,6 +100,15 @@ describe("research sub-agent", () => {
       assert.strictEqual(result.brief, `${noSearchNote}.\n\nSigma.js is a WebGL graph renderer.`)
       assert.deepStrictEqual(result.sources, [])
       assert.isFalse(isSubagentFailure("research", result))
+    }))
+
+  it.live("a runaway brief is cut at the limit, saying so", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.scoped()
+      const web = yield* FakeWeb.scoped
+      fake.enqueue(FakeOpenAi.reply.toolCalls([call("submit_brief", { brief: "a".repeat(BRIEF_LIMIT + 500), sources: [] })]))
+      const { result } = yield* research("q").pipe(Effect.provide(subagentsFor(fake, settings({ searchUrl: web.origin }))))
+      assert.strictEqual(result.brief, `${"a".repeat(BRIEF_LIMIT)}\n[brief cut at ${BRIEF_LIMIT} characters]`)
     }))
 
   it.live("a plain-text answer keeps as sources only the seen URLs it cites", () =>
