@@ -67,6 +67,26 @@ layer(Env, { excludeTestServices: true })("demo sub-agent (headless Chromium)", 
       assert.deepStrictEqual(activity.map((line) => line.slice(-11)), ["(attempt 1)", "(attempt 2)"])
     }))
 
+  it.effect("its controls are exercised: a handler that throws goes back to the builder", () =>
+    Effect.gen(function*() {
+      const fake = yield* fresh
+      const clumsy = page(
+        `document.getElementById("go").addEventListener("click", () => { window.simulation.start() })`,
+        `<h1>Pendulum</h1><button id="go">Start</button><button>Reset</button><select><option>slow</option><option>fast</option></select>`
+      )
+      fake.enqueue(
+        FakeOpenAi.reply.toolCalls([call("write_demo", { html: clumsy })]),
+        FakeOpenAi.reply.toolCalls([call("write_demo", { html: GOOD })])
+      )
+
+      const { result } = yield* demo()
+
+      const error = String(toolResults(fake, 1)[0]?.["error"])
+      assert.include(error, "uncaught TypeError: Cannot read properties of undefined (reading 'start') (while the controls were exercised)")
+      assert.include(error, "controls exercised: #go, Reset, select")
+      assert.deepStrictEqual(result, { title: "Pendulum", html: GOOD, tested: true })
+    }))
+
   it.effect("the network is blocked for the page; a builder that never fixes it ends in the failure shape", () =>
     Effect.gen(function*() {
       const fake = yield* fresh

@@ -151,6 +151,22 @@ describe("fetch_url limits and content", () => {
       assert.strictEqual(message, `could not fetch ${web.pageUrl("/slow")}: no complete answer within 300 ms`)
     }))
 
+  it.live("HTML is reduced to text off the event loop: a page built to be slow is given up, the server keeps running", () =>
+    Effect.gen(function*() {
+      const web = yield* FakeWeb.scoped
+      web.page("/deep", FakeWeb.html("Deep", `${"<div>".repeat(5000)}deep${"</div>".repeat(5000)}`))
+      web.page("/fine", FakeWeb.html("Fine", "<ul><li>one</li><li>two</li></ul><p>three</p>"))
+      let ticks = 0
+      const ticker = setInterval(() => ticks++, 20)
+      const message = yield* refusal({ ...open, extractTimeoutMs: 1_000 }, web.pageUrl("/deep")).pipe(
+        Effect.ensuring(Effect.sync(() => clearInterval(ticker)))
+      )
+      assert.strictEqual(message, `could not read ${web.pageUrl("/deep")}: reducing it to text took longer than 1000 ms`)
+      assert.isAbove(ticks, 10, "timers kept firing while the page was being read")
+      const page = yield* fetchWith(open, web.pageUrl("/fine"))
+      assert.deepStrictEqual([page.title, page.text], ["Fine", "- one\n- two\nthree"])
+    }))
+
   it.live("text is read as it is, binary content and error statuses are refused", () =>
     Effect.gen(function*() {
       const web = yield* FakeWeb.scoped

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ResearchResult } from "@switchboard/domain"
 import { isSubagentFailure } from "@switchboard/domain"
-import { noSearchNote } from "../../../src/jobs/subagents/research/Research.ts"
+import { BRIEF_LIMIT, noSearchNote } from "../../../src/jobs/subagents/research/Research.ts"
 import * as FakeOpenAi from "../../support/FakeOpenAi.ts"
 import * as FakeWeb from "../../support/FakeWeb.ts"
 import { call, offeredTools, runJob, settings, subagentsFor, toolResults, wireMessages } from "./Harness.ts"
@@ -102,6 +102,15 @@ describe("research sub-agent", () => {
       assert.isFalse(isSubagentFailure("research", result))
     }))
 
+  it.live("a runaway brief is cut at the limit, saying so", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.scoped()
+      const web = yield* FakeWeb.scoped
+      fake.enqueue(FakeOpenAi.reply.toolCalls([call("submit_brief", { brief: "a".repeat(BRIEF_LIMIT + 500), sources: [] })]))
+      const { result } = yield* research("q").pipe(Effect.provide(subagentsFor(fake, settings({ searchUrl: web.origin }))))
+      assert.strictEqual(result.brief, `${"a".repeat(BRIEF_LIMIT)}\n[brief cut at ${BRIEF_LIMIT} characters]`)
+    }))
+
   it.live("a plain-text answer keeps as sources only the seen URLs it cites", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.scoped()
@@ -144,6 +153,29 @@ describe("research sub-agent", () => {
       assert.match(String(toolResults(fake, 1)[0]?.["error"]), /^refused: localhost resolves to ::1, a private/)
       assert.match(String(toolResults(fake, 2)[1]?.["error"]), /^refused: intranet\.test resolves to 127\.0\.0\.1, a private/)
       assert.deepStrictEqual(result.sources, [], "a refused URL is no source")
+    }))
+
+  it.live("a search API that is down or answers garbage is a tool error the model reads", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeOpenAi.scoped()
+      const web = yield* FakeWeb.scoped
+      const down = `http://127.0.0.1:${yield* Effect.promise(FakeOpenAi.closedPort)}`
+      fake.enqueue(
+        FakeOpenAi.reply.toolCalls([call("web_search", { query: "anything" })]),
+        FakeOpenAi.reply.text("No search today.")
+      )
+      const first = yield* research("q").pipe(Effect.provide(subagentsFor(fake, settings({ searchUrl: down }))))
+      assert.match(String(toolResults(fake, 1)[0]?.["error"]), /^the search API is unreachable: /)
+      assert.deepStrictEqual(first.result, { brief: "No search today.", sources: [] })
+
+      fake.reset()
+      web.page("/api/search?q=anything&format=json", FakeWeb.reply.garbage())
+      fake.enqueue(
+        FakeOpenAi.reply.toolCalls([call("web_search", { query: "anything" })]),
+        FakeOpenAi.reply.text("Still nothing.")
+      )
+      yield* research("q").pipe(Effect.provide(subagentsFor(fake, settings({ searchUrl: `${web.origin}/api` }))))
+      assert.strictEqual(toolResults(fake, 1)[0]?.["error"], "the search API answered something that is not JSON")
     }))
 
   it.live("a failing provider ends in the failure shape: Research failed, no sources", () =>

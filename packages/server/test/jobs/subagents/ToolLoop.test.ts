@@ -5,12 +5,15 @@
  * from configuration.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Schema } from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Layer, Schema } from "effect"
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
+import { Subagents } from "../../../src/jobs/Subagents.ts"
 import { modelFor, readSubagentSettings } from "../../../src/jobs/subagents/SubagentConfig.ts"
+import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
 import { activityLine, runToolLoop, tool, ToolFailure } from "../../../src/jobs/subagents/ToolLoop.ts"
 import type { ToolLoopOptions } from "../../../src/jobs/subagents/ToolLoop.ts"
 import { makeFakeProvider } from "../../support/FakeProvider.ts"
+import { settings } from "./Harness.ts"
 
 const echo = tool({
   schema: { name: "echo", description: "", parameters: [{ key: "text", type: "string", required: true }] },
@@ -158,5 +161,27 @@ describe("sub-agent settings", () => {
         [set.searchUrl, set.fetchAllowPrivate, set.chromiumPath, set.visualVision],
         ["http://127.0.0.1:8888", true, "/opt/chromium", false]
       )
+    }))
+})
+
+describe("SubagentsLive", () => {
+  const runVisual = (fake: ReturnType<typeof makeFakeProvider>) =>
+    Subagents.use((s) => s.run({ jobId: "j1", kind: "visual", input: { brief: "b" }, reportActivity: () => Effect.void })).pipe(
+      Effect.provide(layerWith(settings()).pipe(Layer.provide(fake.layer)))
+    )
+
+  it.effect("a sub-agent that dies still gives the runner a result: the failure shape", () =>
+    Effect.gen(function*() {
+      const fake = makeFakeProvider()
+      fake.answerWith(() => Effect.die(new Error("bug in an adapter")))
+      assert.deepStrictEqual(yield* runVisual(fake), { svg: "", notes: "the sub-agent crashed (see the server log)" })
+    }))
+
+  it.effect("an interruption (the runner's JOB_TIMEOUT_MS) stays an interruption, not a result", () =>
+    Effect.gen(function*() {
+      const fake = makeFakeProvider()
+      fake.answerWith(() => Effect.interrupt)
+      const exit = yield* Effect.exit(runVisual(fake))
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))
     }))
 })

@@ -33,7 +33,8 @@ const systemPrompt = [
   "Label every control clearly; the teacher will refer to them by name.",
   "Deliver it by calling write_demo with the complete document. It is then loaded in a headless browser: if it throws,",
   "logs a console error, requests anything from the network or renders nothing, you get the errors back and must fix",
-  "them and call write_demo again with the whole corrected document. Pass notes: what the demo shows and its controls."
+  "them and call write_demo again with the whole corrected document. Then each control is operated once: its handler",
+  "must not throw either. Pass notes: what the demo shows and its controls."
 ].join("\n")
 
 const taskText = (input: DemoToolInput) => `Demo title: ${input.title}\nBrief: ${input.brief}`

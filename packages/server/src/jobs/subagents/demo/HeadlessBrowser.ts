@@ -7,7 +7,10 @@
  *
  * A test loads the document and watches it for a moment: it passes when the
  * page loads, raises no uncaught error, logs no console error, asks for
- * nothing from the network and renders something. The network is blocked
+ * nothing from the network, renders something and keeps answering. A page
+ * that passes that is then used: each of its controls (buttons, checkboxes,
+ * radios, range and number inputs, selects; at most `MAX_CONTROLS`) is
+ * operated once, and an error its handlers raise fails the test too. The network is blocked
  * for the page: every request but the document itself is aborted and
  * reported (a demo must be self-contained), WebSockets are closed, service
  * workers refused; `data:` and `blob:` URLs never reach the network anyway.
@@ -60,6 +63,40 @@ const RENDERED_SOMETHING = `(() => {
   if (body.innerText.trim() !== "") return true
   return body.querySelector("canvas, svg, img, video, input, button, select, textarea, [style*=background]") !== null
 })()`
+
+/** At most this many controls are exercised. */
+export const MAX_CONTROLS = 20
+
+// Clicks each button, checkbox and radio; moves each range and number input to its min, max and back; walks each
+// select's first options. Links are not followed and forms not submitted: the demo is one page. Returns the names
+// of the controls exercised. (A control whose handler navigates ends the evaluation: that is not an error.)
+const EXERCISE_CONTROLS = `(async () => {
+  document.addEventListener("submit", (event) => event.preventDefault(), true)
+  const fire = (el, type) => el.dispatchEvent(new Event(type, { bubbles: true }))
+  const names = []
+  for (const el of Array.from(document.querySelectorAll("button, input, select")).slice(0, ${MAX_CONTROLS})) {
+    if (el.disabled) continue
+    const type = (el.getAttribute("type") || "").toLowerCase()
+    if (el.tagName === "BUTTON" || ["button", "checkbox", "radio", "submit", "reset"].includes(type)) el.click()
+    else if (type === "range" || type === "number") {
+      for (const value of [el.min || "0", el.max || "100", el.defaultValue]) { el.value = value; fire(el, "input"); fire(el, "change") }
+    } else if (el.tagName === "SELECT") {
+      for (const option of Array.from(el.options).slice(0, 4)) { el.value = option.value; fire(el, "input"); fire(el, "change") }
+    } else continue
+    const named = el.getAttribute("aria-label") || el.getAttribute("name")
+    const label = el.id ? "#" + el.id : named || (el.tagName === "BUTTON" && el.textContent) || el.tagName.toLowerCase()
+    names.push(label.trim().slice(0, 40))
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  return names
+})()`
+
+/** The page's answer to an evaluation, or "unresponsive" past the limit (a busy loop never answers). */
+const evaluateWithin = <T>(evaluation: Promise<T>, limitMs: number): Promise<T | "unresponsive"> =>
+  Promise.race([
+    evaluation,
+    new Promise<"unresponsive">((resolve) => setTimeout(() => resolve("unresponsive"), limitMs).unref())
+  ])
 
 export const make = (chromiumPath: string): Effect.Effect<HeadlessBrowser, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -120,11 +157,13 @@ export const make = (chromiumPath: string): Effect.Effect<HeadlessBrowser, never
           return socket.close()
         })
         const page = await context.newPage()
-        page.on("pageerror", (error) => problems.push(problemLine(`uncaught ${error.name}: ${error.message}`)))
+        let phase: "load" | "controls" = "load"
+        const during = () => phase === "controls" ? " (while the controls were exercised)" : ""
+        page.on("pageerror", (error) => problems.push(problemLine(`uncaught ${error.name}: ${error.message}`) + during()))
         page.on("console", (message) => {
           // A blocked request also logs "Failed to load resource": reported once, as the request.
           if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-            problems.push(problemLine(`console error: ${message.text()}`))
+            problems.push(problemLine(`console error: ${message.text()}`) + during())
           }
         })
         page.on("dialog", (dialog) => void dialog.dismiss().catch(() => undefined))
@@ -136,13 +175,24 @@ export const make = (chromiumPath: string): Effect.Effect<HeadlessBrowser, never
         }
         await page.waitForTimeout(SETTLE_MS)
         // A page busy-looping after `load` never answers: that is a failure, not a wait.
-        const rendered = await Promise.race([
-          page.evaluate(RENDERED_SOMETHING).then((value) => value === true, () => true),
-          new Promise<"unresponsive">((resolve) => setTimeout(() => resolve("unresponsive"), RESPONSIVE_MS).unref())
-        ])
+        const rendered = await evaluateWithin(page.evaluate(RENDERED_SOMETHING).then((v) => v === true, () => true), RESPONSIVE_MS)
         if (rendered === "unresponsive") {
           problems.push(`the page stopped responding after it loaded (no answer within ${RESPONSIVE_MS} ms: a busy loop?)`)
         } else if (!rendered) problems.push("the page renders nothing visible (its body is empty)")
+        // A page that loads cleanly is then used: its controls' handlers are code that must run too.
+        if (problems.length === 0 && blocked.length === 0) {
+          phase = "controls"
+          const exercised = await evaluateWithin(
+            page.evaluate(EXERCISE_CONTROLS).then((names) => names as Array<string>, () => [] as Array<string>),
+            RESPONSIVE_MS + MAX_CONTROLS * 25
+          )
+          if (exercised === "unresponsive") {
+            problems.push(`the page stopped responding while its controls were exercised (a busy loop in a handler?)`)
+          } else {
+            await page.waitForTimeout(SETTLE_MS / 2)
+            if (problems.length > 0 && exercised.length > 0) problems.push(problemLine(`controls exercised: ${exercised.join(", ")}`))
+          }
+        }
         for (const url of [...new Set(blocked)]) {
           problems.push(problemLine(`network request blocked: ${url} (the demo must be self-contained: inline every script, style and image)`))
         }

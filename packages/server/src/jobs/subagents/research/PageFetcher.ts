@@ -11,8 +11,11 @@
  *   checked like the first URL.
  * - A size limit (`maxBytes`, from `content-length` and while reading) and a
  *   time limit for the whole fetch, redirects included (`timeoutMs`).
- * - HTML becomes readable text (`ReadableText`); plain text, Markdown and JSON
- *   stay as they are; anything else (images, PDFs, archives) is refused.
+ * - HTML becomes readable text (`ReadableText`), in a worker thread with its
+ *   own time limit (`extractTimeoutMs`): a page built to be slow to parse
+ *   costs a terminated worker, not the server's event loop. Plain text,
+ *   Markdown and JSON stay as they are; anything else (images, PDFs,
+ *   archives) is refused.
  *
  * Every refusal is a `PageFetchError` whose message is written for the model
  * (it reads it as the tool call's error).
@@ -22,9 +25,10 @@ import type { Scope } from "effect"
 import { lookup as dnsLookup } from "node:dns"
 import type { LookupAddress } from "node:dns"
 import { isIP } from "node:net"
+import { Worker } from "node:worker_threads"
 import { Agent } from "undici"
 import { isPublicAddress } from "./AddressPolicy.ts"
-import { readableText } from "./ReadableText.ts"
+import type { ReadablePage } from "./ReadableText.ts"
 
 export class PageFetchError extends Data.TaggedError("PageFetchError")<{ readonly message: string }> {}
 
@@ -54,11 +58,39 @@ export interface PageFetcherOptions {
    * unreachable).
    */
   readonly addressAllowed?: (address: string) => boolean
+  readonly extractTimeoutMs?: number
 }
 
 export const DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 export const DEFAULT_FETCH_TIMEOUT_MS = 15_000
 export const DEFAULT_MAX_REDIRECTS = 5
+export const DEFAULT_EXTRACT_TIMEOUT_MS = 5_000
+
+const READABLE_WORKER = new URL("./ReadableWorker.ts", import.meta.url)
+
+/** `readableText` in a worker thread, terminated at the time limit or when the fetch is aborted. */
+const extractInWorker = (url: URL, html: string, timeoutMs: number, signal: AbortSignal): Promise<ReadablePage> =>
+  new Promise((resolve, reject) => {
+    const worker = new Worker(READABLE_WORKER, { workerData: html, resourceLimits: { maxOldGenerationSizeMb: 512 } })
+    let settled = false
+    const settle = (outcome: () => void) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      signal.removeEventListener("abort", onAbort)
+      void worker.terminate()
+      outcome()
+    }
+    const timer = setTimeout(
+      () => settle(() => reject(new PageFetchError({ message: `could not read ${url.href}: reducing it to text took longer than ${timeoutMs} ms` }))),
+      timeoutMs
+    )
+    const onAbort = () => settle(() => reject(signal.reason))
+    signal.addEventListener("abort", onAbort, { once: true })
+    worker.once("message", (page: ReadablePage) => settle(() => resolve(page)))
+    worker.once("error", (error) => settle(() => reject(new PageFetchError({ message: `could not read ${url.href}: ${error.message}` }))))
+    worker.once("exit", (code) => settle(() => reject(new PageFetchError({ message: `could not read ${url.href}: the reader stopped (${code})` }))))
+  })
 
 export interface PageFetcher {
   fetch(url: string): Effect.Effect<FetchedPage, PageFetchError>
@@ -162,6 +194,7 @@ export const make = (options: PageFetcherOptions): Effect.Effect<PageFetcher, ne
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES
     const timeoutMs = options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS
     const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS
+    const extractTimeoutMs = options.extractTimeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS
     const resolve = options.resolve ?? systemResolver
     const allowed = options.addressAllowed ?? (options.allowPrivate ? () => true : isPublicAddress)
     const agent = yield* Effect.acquireRelease(
@@ -239,7 +272,7 @@ export const make = (options: PageFetcherOptions): Effect.Effect<PageFetcher, ne
           throw new PageFetchError({ message: `refused: ${url.href} is larger than the ${maxBytes}-byte limit` })
         }
         const body = decode(await readLimited(response.body, url), contentType)
-        const page = html ? readableText(body) : { title: "", text: body.trim() }
+        const page = html ? await extractInWorker(url, body, extractTimeoutMs, signal) : { title: "", text: body.trim() }
         return { requestedUrl: requested, url: url.href, title: page.title, contentType: mediaType, text: page.text }
       }
     }

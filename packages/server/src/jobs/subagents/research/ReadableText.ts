@@ -54,7 +54,9 @@ const blockText = (root: DomNode): string => {
       if (name === "LI") out.push("- ")
       stack.push("\n")
     }
-    for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i]!)
+    // Read once: linkedom builds `childNodes` afresh on every access.
+    const children = node.childNodes
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
   }
   return out.join("")
     .split("\n")
@@ -68,8 +70,7 @@ export const readableText = (html: string): ReadablePage => {
   const pageTitle = (document.title ?? "").trim()
   let article: ReturnType<Readability["parse"]> = null
   try {
-    // Readability rewrites the DOM it reads: hand it a copy, so the fallback still sees the page.
-    article = new Readability(parseHTML(html).document as never).parse()
+    article = new Readability(document as never).parse()
   } catch {
     article = null
   }
@@ -77,6 +78,7 @@ export const readableText = (html: string): ReadablePage => {
     const text = blockText(parseHTML(`<html><body>${article.content}</body></html>`).document.body as never)
     if (text !== "") return { title: (article.title ?? "").trim() || pageTitle, text }
   }
-  const body = document.body as unknown as DomNode | null
+  // Readability rewrites the DOM it reads: the fallback reads the page afresh.
+  const body = parseHTML(html).document.body as unknown as DomNode | null
   return { title: pageTitle, text: body === null ? "" : blockText(body) }
 }

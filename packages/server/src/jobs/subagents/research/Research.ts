@@ -22,6 +22,9 @@ import type { WebSearch } from "./WebSearch.ts"
 export const RESEARCH_MAX_ROUNDS = 12
 /** How much of one page the model reads: a long page is cut, and told so. */
 export const PAGE_TEXT_LIMIT = 12_000
+/** The brief is steered into the chat's context whole: a runaway answer is cut. */
+export const BRIEF_LIMIT = 20_000
+export const MAX_SOURCES = 20
 
 export interface ResearchDeps {
   /** Absent without `SEARCH_URL`. */
@@ -174,6 +177,7 @@ export const runResearch = (
         const key = normalize(source.url)
         if (key === undefined || !seen.has(key) || out.some((s) => s.url === key)) continue
         out.push({ title: source.title?.trim() || seen.get(key)!, url: key })
+        if (out.length === MAX_SOURCES) break
       }
       return out
     }
@@ -182,13 +186,15 @@ export const runResearch = (
     const mentioned = (text: string): Array<ResearchSource> => {
       const urls = text.match(/https?:\/\/[^\s<>()\]"'`]+/g) ?? []
       const found = verified(urls.map((url) => ({ url: url.replace(/[.,;:!?]+$/, "") })))
-      return found.length > 0 ? found : [...read]
+      return found.length > 0 ? found : read.slice(0, MAX_SOURCES)
     }
 
-    const withNote = (brief: string) =>
-      search !== undefined
+    const withNote = (text: string) => {
+      const brief = text.length > BRIEF_LIMIT ? `${text.slice(0, BRIEF_LIMIT)}\n[brief cut at ${BRIEF_LIMIT} characters]` : text
+      return search !== undefined
         ? brief
         : `${noSearchNote}${read.length > 0 ? " and the pages listed as sources" : ""}.\n\n${brief}`
+    }
 
     const outcome = yield* runToolLoop({
       systemPrompt: systemPrompt(search !== undefined),
