@@ -1,11 +1,17 @@
 /** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { AdminApi } from "./AdminApi.ts"
 import { ChatApi, RequestErrors } from "./ChatApi.ts"
+import { HostsApi } from "./HostsApi.ts"
+import { PlannerApi } from "./PlannerApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class Api extends HttpApi.make("switchboard")
   .add(SystemApi)
   .add(ChatApi)
+  .add(HostsApi)
+  .add(PlannerApi)
+  .add(AdminApi)
   .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",

@@ -42,3 +42,88 @@ export class NotReady extends Schema.Error<NotReady>("NotReady")({
   error: Schema.String,
   code: Schema.tag("not_ready")
 }, { httpApiStatus: 503 }) {}
+
+// ---------------------------------------------------------------------------
+// Planner proxy and host control plane (CONTRACT.md)
+
+/** A host token of another host than the one the request names, or a task not assigned to that host. */
+export class Forbidden extends Schema.Error<Forbidden>("Forbidden")({
+  error: Schema.String,
+  code: Schema.tag("forbidden")
+}, { httpApiStatus: 403 }) {}
+
+export class HostNotFound extends Schema.Error<HostNotFound>("HostNotFound")({
+  error: Schema.String,
+  code: Schema.tag("host_not_found"),
+  hostId: Schema.String
+}, { httpApiStatus: 404 }) {}
+
+export class TaskNotFound extends Schema.Error<TaskNotFound>("TaskNotFound")({
+  error: Schema.String,
+  code: Schema.tag("task_not_found"),
+  taskId: Schema.String
+}, { httpApiStatus: 404 }) {}
+
+export class ProfileNotFound extends Schema.Error<ProfileNotFound>("ProfileNotFound")({
+  error: Schema.String,
+  code: Schema.tag("profile_not_found"),
+  profileId: Schema.String
+}, { httpApiStatus: 404 }) {}
+
+/** A provider profile name already taken. */
+export class ProfileNameTaken extends Schema.Error<ProfileNameTaken>("ProfileNameTaken")({
+  error: Schema.String,
+  code: Schema.tag("profile_name_taken"),
+  name: Schema.String
+}, { httpApiStatus: 409 }) {}
+
+/** The lease expired, or the attempt named is not the task's current one (the task was claimed again). */
+export class LeaseLost extends Schema.Error<LeaseLost>("LeaseLost")({
+  error: Schema.String,
+  code: Schema.tag("lease_lost"),
+  taskId: Schema.String
+}, { httpApiStatus: 409 }) {}
+
+export class NoActiveProfile extends Schema.Error<NoActiveProfile>("NoActiveProfile")({
+  error: Schema.String,
+  code: Schema.tag("no_active_profile")
+}, { httpApiStatus: 503 }) {}
+
+/**
+ * CREDENTIAL_KEY is missing or malformed, or a stored credential was written
+ * under a key the server does not hold. `error` names the variable to fix.
+ */
+export class CredentialUnavailable extends Schema.Error<CredentialUnavailable>("CredentialUnavailable")({
+  error: Schema.String,
+  code: Schema.tag("credential_unavailable")
+}, { httpApiStatus: 503 }) {}
+
+/** The planner's provider call failed (unreachable, an error status, an unreadable answer). */
+export class PlannerProviderError extends Schema.Error<PlannerProviderError>("PlannerProviderError")({
+  error: Schema.String,
+  code: Schema.tag("provider_error")
+}, { httpApiStatus: 502 }) {}
+
+/** The provider answered without a tool call. */
+export class NoToolCall extends Schema.Error<NoToolCall>("NoToolCall")({
+  error: Schema.String,
+  code: Schema.tag("no_tool_call")
+}, { httpApiStatus: 502 }) {}
+
+/** The provider answered with more than one tool call. */
+export class MultipleToolCalls extends Schema.Error<MultipleToolCalls>("MultipleToolCalls")({
+  error: Schema.String,
+  code: Schema.tag("multiple_tool_calls")
+}, { httpApiStatus: 502 }) {}
+
+/** One tool call, but its name is not one of the request's tools, or its arguments are not a JSON object. */
+export class InvalidToolCall extends Schema.Error<InvalidToolCall>("InvalidToolCall")({
+  error: Schema.String,
+  code: Schema.tag("invalid_tool_call")
+}, { httpApiStatus: 502 }) {}
+
+/** No answer within the active profile's timeout. */
+export class ProviderTimeout extends Schema.Error<ProviderTimeout>("ProviderTimeout")({
+  error: Schema.String,
+  code: Schema.tag("provider_timeout")
+}, { httpApiStatus: 504 }) {}

@@ -20,6 +20,8 @@ import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
+import { AdminAuthLive } from "./admin/AdminAuth.ts"
+import { HostAuthPending, PendingHttp } from "./planner/Pending.ts"
 
 const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
 
@@ -27,9 +29,9 @@ const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "
 export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
   const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
   const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([ChatHttp, SystemHttp]),
+    Layer.provide([ChatHttp, SystemHttp, PendingHttp]),
     Layer.provide(services),
-    Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
+    Layer.provide([ChatAuthLive, AdminAuthLive, HostAuthPending, RequestErrorsLive, NodeServices.layer])
   )
   return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
 }

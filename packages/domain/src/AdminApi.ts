@@ -1,0 +1,124 @@
+/**
+ * The operator's routes (CONTRACT.md, admin table): hosts, tasks, provider
+ * profiles and their credential key, the decision log and its retention
+ * sweep. All behind `Authorization: Bearer $ADMIN_TOKEN`; a server without
+ * ADMIN_TOKEN answers 401 to everyone. No answer ever holds a provider key.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import {
+  CredentialUnavailable,
+  HostNotFound,
+  InvalidRequest,
+  ProfileNameTaken,
+  ProfileNotFound,
+  TaskNotFound,
+  Unauthenticated
+} from "./Errors.ts"
+import {
+  CreatedHost,
+  CreatedProfile,
+  CreatedTask,
+  CreateHostRequest,
+  CreateProfileRequest,
+  CreateTaskRequest,
+  DecisionList,
+  DecisionsQuery,
+  HostList,
+  ProfileId,
+  ProfileList,
+  ProfileView,
+  PruneReport,
+  RotationReport,
+  TaskId,
+  TaskList,
+  TaskListQuery,
+  TaskView
+} from "./Planner.ts"
+
+/** `Authorization: Bearer $ADMIN_TOKEN`; not `requiredForClient` (the client adds the header itself). */
+export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("switchboard/domain/AdminAuth", {
+  security: { bearer: HttpApiSecurity.bearer },
+  error: Unauthenticated
+}) {}
+
+const doc = (summary: string, description?: string) =>
+  OpenApi.annotations(description === undefined ? { summary } : { summary, description })
+
+export class AdminApi extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("createHost", "/admin/hosts", {
+      payload: CreateHostRequest,
+      success: CreatedHost.pipe(HttpApiSchema.status(201)),
+      error: [InvalidRequest]
+    }).annotateMerge(doc(
+      "Register a host",
+      "Issues the host's bearer token (32 random bytes, base64url): shown in this answer only, stored as a hash."
+    )),
+    HttpApiEndpoint.get("listHosts", "/admin/hosts", {
+      success: HostList
+    }).annotateMerge(doc("The registered hosts, with their last heartbeat (never a token)")),
+    HttpApiEndpoint.post("createTask", "/admin/tasks", {
+      payload: CreateTaskRequest,
+      success: CreatedTask.pipe(HttpApiSchema.status(201)),
+      error: [InvalidRequest, HostNotFound]
+    }).annotateMerge(doc(
+      "Queue a task",
+      "With `hostId` only that host may claim it; without, any host may, oldest first."
+    )),
+    HttpApiEndpoint.get("listTasks", "/admin/tasks", {
+      query: TaskListQuery,
+      success: TaskList,
+      error: [InvalidRequest]
+    }).annotateMerge(doc("Tasks, newest first", "Filtered by `status` and/or `hostId` when given.")),
+    HttpApiEndpoint.get("getTask", "/admin/tasks/:taskId", {
+      params: { taskId: TaskId },
+      success: TaskView,
+      error: [InvalidRequest, TaskNotFound]
+    }).annotateMerge(doc("One task", "A running task whose lease expired shows as `queued` with the next attempt.")),
+    HttpApiEndpoint.post("createProfile", "/admin/provider-profiles", {
+      payload: CreateProfileRequest,
+      success: CreatedProfile.pipe(HttpApiSchema.status(201)),
+      error: [InvalidRequest, ProfileNameTaken, CredentialUnavailable]
+    }).annotateMerge(doc(
+      "Create a provider profile",
+      "The API key is encrypted (AES-256-GCM under CREDENTIAL_KEY, the profile id as associated data) and never " +
+        "shown again. 503 `credential_unavailable` when CREDENTIAL_KEY is missing or malformed. Not active until activated."
+    )),
+    HttpApiEndpoint.get("listProfiles", "/admin/provider-profiles", {
+      success: ProfileList
+    }).annotateMerge(doc("The provider profiles (never a credential)")),
+    HttpApiEndpoint.post("activateProfile", "/admin/provider-profiles/:profileId/activate", {
+      params: { profileId: ProfileId },
+      success: ProfileView,
+      error: [InvalidRequest, ProfileNotFound]
+    }).annotateMerge(doc(
+      "Make a profile the active one",
+      "Atomically: the previous active profile is deactivated in the same transaction. Every replica uses it " +
+        "from its next planner request."
+    )),
+    HttpApiEndpoint.post("rotateCredentialKey", "/admin/provider-profiles/rotate-credential-key", {
+      success: RotationReport,
+      error: [CredentialUnavailable]
+    }).annotateMerge(doc(
+      "Re-encrypt every profile under the current CREDENTIAL_KEY",
+      "Values written under CREDENTIAL_KEY_PREVIOUS are decrypted with it and encrypted again under CREDENTIAL_KEY. " +
+        "Once every profile's `credentialKeyId` is the answer's `keyId`, CREDENTIAL_KEY_PREVIOUS can be removed."
+    )),
+    HttpApiEndpoint.get("listDecisions", "/admin/planner-decisions", {
+      query: DecisionsQuery,
+      success: DecisionList,
+      error: [InvalidRequest]
+    }).annotateMerge(doc(
+      "A task's persisted planner decisions",
+      "In order of attempt and step index; `attempt` narrows to one attempt. Screenshots are never stored."
+    )),
+    HttpApiEndpoint.post("pruneDecisions", "/admin/planner-decisions/prune", {
+      success: PruneReport
+    }).annotateMerge(doc(
+      "Run the retention sweep now",
+      "Deletes the decisions of tasks terminal for longer than PLANNER_DECISION_RETENTION (default 7 days), in " +
+        "bounded batches; the same sweep runs periodically on every replica."
+    ))
+  )
+  .middleware(AdminAuth)
+{}

@@ -1,0 +1,82 @@
+/**
+ * The host routes of the control plane (CONTRACT.md): a host agent's
+ * heartbeat, task claim, lease renewal and result. Every one takes the host's
+ * bearer token (`HostAuth`), which the server binds to the host the request
+ * names: a token of another host, or a task not assigned to that host, is a
+ * 403, decided before anything else happens.
+ */
+import { Context } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { Forbidden, InvalidRequest, LeaseLost, TaskNotFound, Unauthenticated } from "./Errors.ts"
+import {
+  ClaimResponse,
+  EmptyBody,
+  HeartbeatResponse,
+  HostId,
+  LeaseRequest,
+  LeaseResponse,
+  ResultRequest,
+  TaskId,
+  TaskView
+} from "./Planner.ts"
+
+/** The host whose token authenticated the request. */
+export class CurrentHost extends Context.Service<CurrentHost, { readonly hostId: HostId; readonly name: string }>()(
+  "switchboard/domain/CurrentHost"
+) {}
+
+/**
+ * `Authorization: Bearer <host token>`: missing or unknown → 401
+ * `unauthenticated`. Not `requiredForClient`: a client adds the bearer header
+ * itself (as with `ChatAuth`), so one typed client serves every route.
+ */
+export class HostAuth extends HttpApiMiddleware.Service<HostAuth, { provides: CurrentHost; requires: never }>()(
+  "switchboard/domain/HostAuth",
+  { security: { bearer: HttpApiSecurity.bearer }, error: Unauthenticated }
+) {}
+
+export class HostsApi extends HttpApiGroup.make("hosts")
+  .add(
+    HttpApiEndpoint.post("heartbeat", "/internal/hosts/:hostId/heartbeat", {
+      params: { hostId: HostId },
+      payload: EmptyBody,
+      success: HeartbeatResponse,
+      error: [InvalidRequest, Forbidden]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Host heartbeat",
+      description: "Records that the host is alive (its `lastHeartbeatAt`) and answers the server's time."
+    })),
+    HttpApiEndpoint.post("claim", "/internal/hosts/:hostId/claim", {
+      params: { hostId: HostId },
+      payload: EmptyBody,
+      success: [ClaimResponse, HttpApiSchema.NoContent],
+      error: [InvalidRequest, Forbidden]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Claim the oldest queued task",
+      description: "Takes the oldest task this host may run (reserved for it, or for any host) with a lease; " +
+        "a task whose lease expired is claimed again as `attempt + 1`. Two hosts never get the same task. " +
+        "204 when none is queued."
+    })),
+    HttpApiEndpoint.post("lease", "/internal/tasks/:taskId/lease", {
+      params: { taskId: TaskId },
+      payload: LeaseRequest,
+      success: LeaseResponse,
+      error: [InvalidRequest, Forbidden, TaskNotFound, LeaseLost]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Renew a task's lease",
+      description: "Extends the lease of the host's current attempt. 409 `lease_lost` when the lease already " +
+        "expired or the attempt is not the current one: the host must stop working on it."
+    })),
+    HttpApiEndpoint.post("result", "/internal/tasks/:taskId/result", {
+      params: { taskId: TaskId },
+      payload: ResultRequest,
+      success: TaskView,
+      error: [InvalidRequest, Forbidden, TaskNotFound, LeaseLost]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Report a task's result",
+      description: "Makes the task terminal (`succeeded` or `failed`, with `terminalAt`); answers the task. " +
+        "Only the current attempt, under a live lease, may report (else 409 `lease_lost`)."
+    }))
+  )
+  .middleware(HostAuth)
+{}
