@@ -22,10 +22,23 @@ const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 const statusOfDeclared: Record<string, number> = {
   invalid_request: 400,
   unauthenticated: 401,
+  forbidden: 403,
   chat_not_found: 404,
+  host_not_found: 404,
+  task_not_found: 404,
+  profile_not_found: 404,
   turn_in_flight: 409,
+  lease_lost: 409,
+  profile_name_taken: 409,
   provider_error: 502,
-  provider_not_configured: 502
+  provider_not_configured: 502,
+  no_tool_call: 502,
+  multiple_tool_calls: 502,
+  invalid_tool_call: 502,
+  no_active_profile: 503,
+  credential_unavailable: 503,
+  not_ready: 503,
+  provider_timeout: 504
 }
 
 const withCode = (message: string, code: string | undefined): string =>

@@ -9,8 +9,10 @@
  * answered: `lease_lost` means "stop working on that attempt", `unauthenticated`
  * / `forbidden` mean the host's token or id is wrong (fatal for the agent).
  */
-import { Context, Data, Layer } from "effect"
-import type { Effect } from "effect"
+import type { ClaimedTask, ResultStatus } from "@switchboard/domain"
+import { Context, Data, Effect, Layer } from "effect"
+import { ApiClient } from "../api/ApiClient.ts"
+import { describeApiFailure } from "../api/ApiFailure.ts"
 
 export class ControlPlaneError extends Data.TaggedError("ControlPlaneError")<{
   readonly message: string
@@ -18,14 +20,7 @@ export class ControlPlaneError extends Data.TaggedError("ControlPlaneError")<{
   readonly code?: string
 }> {}
 
-// TODO(merge s5-server): the domain's ClaimedTask / ResultStatus once committed.
-export interface ClaimedTask {
-  readonly taskId: string
-  readonly attempt: number
-  readonly goal: string
-  readonly leaseExpiresAt: string
-}
-export type ResultStatus = "succeeded" | "failed"
+export type { ClaimedTask }
 
 export interface TaskAttempt {
   readonly taskId: string
@@ -46,9 +41,50 @@ export class ControlPlane extends Context.Service<ControlPlane, {
   renewLease(task: TaskAttempt): Effect.Effect<string, ControlPlaneError>
   reportResult(task: TaskAttempt, result: ReportedResult): Effect.Effect<void, ControlPlaneError>
 }>()("switchboard/cli/hosts/ControlPlane") {
+  /** Over the typed HttpApi client, whose requests carry the host token (see `ApiClient`). */
+  static readonly layerNoDeps = (hostId: string): Layer.Layer<ControlPlane, never, ApiClient> =>
+    Layer.effect(
+      ControlPlane,
+      Effect.gen(function*() {
+        const client = yield* ApiClient
+        const params = { hostId }
+        return ControlPlane.of({
+          heartbeat: client.hosts.heartbeat({ params, payload: {} }).pipe(
+            Effect.map((answer) => answer.serverTime),
+            toControlPlaneError,
+            Effect.withSpan("ControlPlane.heartbeat")
+          ),
+          claim: client.hosts.claim({ params, payload: {} }).pipe(
+            // 204: nothing queued.
+            Effect.map((answer) => answer === undefined || answer === null ? undefined : answer.task),
+            toControlPlaneError,
+            Effect.withSpan("ControlPlane.claim")
+          ),
+          renewLease: (task) =>
+            client.hosts.lease({ params: { taskId: task.taskId }, payload: { hostId, attempt: task.attempt } }).pipe(
+              Effect.map((answer) => answer.leaseExpiresAt),
+              toControlPlaneError,
+              Effect.withSpan("ControlPlane.renewLease")
+            ),
+          reportResult: (task, result) =>
+            client.hosts.result({
+              params: { taskId: task.taskId },
+              payload: { hostId, attempt: task.attempt, status: result.status, output: result.output }
+            }).pipe(Effect.asVoid, toControlPlaneError, Effect.withSpan("ControlPlane.reportResult"))
+        })
+      })
+    )
+
   static readonly layerTest = (impl: typeof ControlPlane.Service): Layer.Layer<ControlPlane> =>
     Layer.succeed(ControlPlane, ControlPlane.of(impl))
 }
+
+const toControlPlaneError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlPlaneError, R> =>
+  effect.pipe(
+    Effect.catch((error) =>
+      describeApiFailure(error).pipe(Effect.flatMap((failure) => Effect.fail(new ControlPlaneError(failure))))
+    )
+  )
 
 /** The host's credentials are refused: retrying cannot help. */
 export const isFatal = (error: ControlPlaneError): boolean =>
