@@ -102,6 +102,14 @@ const execute = (registry: ToolRegistry, decision: Decision): Effect.Effect<Step
   )
 }
 
+/** What a `finish` / `fail` decision that went through settles the task on; `undefined` for any other step. */
+const terminalResult = (decision: Decision, outcome: StepOutcome, steps: number): TaskResult | undefined => {
+  if (!outcome.ok) return undefined
+  if (decision.toolName === finishToolName) return { status: "succeeded", output: String(decision.arguments["summary"]), steps }
+  if (decision.toolName === failToolName) return { status: "failed", output: String(decision.arguments["reason"]), steps }
+  return undefined
+}
+
 export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
   task: TaskToRun,
   options: LoopOptions,
@@ -139,14 +147,21 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       ...(screenshot === undefined ? {} : { screenshot })
     }
 
-    // One decision and its action, or a planner failure (then nothing ran).
+    // One decision, its action and, for finish/fail, the settled result — or a planner failure (then nothing ran).
     const attemptStep = Effect.uninterruptible(
       planner.decide(request).pipe(
-        Effect.flatMap((decision) => Effect.map(execute(options.registry, decision), (outcome) => ({ decision, outcome })))
+        Effect.flatMap((decision) =>
+          Effect.gen(function*() {
+            const outcome = yield* execute(options.registry, decision)
+            const result = terminalResult(decision, outcome, history.length + 1)
+            if (result !== undefined) yield* Ref.set(settled, result)
+            return { decision, outcome, result }
+          })
+        )
       )
     )
 
-    let done: { readonly decision: Decision; readonly outcome: StepOutcome } | undefined
+    let done: { readonly decision: Decision; readonly outcome: StepOutcome; readonly result: TaskResult | undefined } | undefined
     for (let attempt = 0; done === undefined; attempt++) {
       const tried = yield* Effect.result(attemptStep)
       if (tried._tag === "Success") {
@@ -175,15 +190,10 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       yield* Effect.sleep(wait)
     }
 
-    const { decision, outcome } = done
+    const { decision, outcome, result } = done
     history.push({ step, toolName: decision.toolName, arguments: decision.arguments, outcome })
     yield* options.log(outcomeLine(task, step, decision.toolName, outcome))
-    if (outcome.ok && decision.toolName === finishToolName) {
-      return yield* settle({ status: "succeeded", output: String(decision.arguments["summary"]), steps: history.length })
-    }
-    if (outcome.ok && decision.toolName === failToolName) {
-      return yield* settle({ status: "failed", output: String(decision.arguments["reason"]), steps: history.length })
-    }
+    if (result !== undefined) return { _tag: "Result", result } satisfies LoopEnd
   }
   return yield* settle({
     status: "failed",
