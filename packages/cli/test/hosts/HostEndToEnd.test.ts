@@ -1,0 +1,247 @@
+/**
+ * End to end, as an operator and a host would do it: the real server (here,
+ * on an ephemeral port, over a test database) with ADMIN_TOKEN and
+ * CREDENTIAL_KEY; every step through the `switchboard` executable in its own
+ * process — `admin hosts add`, `admin profiles add --activate` (pointing at a
+ * local fake OpenAI-compatible provider), `admin tasks add`, `host run`,
+ * `admin tasks show`, `admin decisions`.
+ *
+ * - cloud-proxy: the host process has no OPENAI_API_KEY / ANTHROPIC_API_KEY /
+ *   LLM_* at all and still finishes the task (hello.txt written in its
+ *   workdir); the provider saw the profile's key and the screenshot; the
+ *   decision log has both steps and no screenshot bytes.
+ * - direct: the host calls its own provider (examples/fake-planner-provider.ts,
+ *   the README's), the task finishes, and the cloud's decision log stays empty.
+ * - SIGTERM during a step: the step finishes, the task is reported failed
+ *   with "host shutting down", the process exits 130.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { ProviderLayer } from "../../../server/src/llm/ProviderConfig.ts"
+import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
+import type { RecordedRequest } from "../../../server/test/support/FakeOpenAi.ts"
+import { baseUrl, layerTestServer } from "../../../server/test/support/TestServer.ts"
+import { tempDir } from "../support/Fakes.ts"
+import { runCli, spawnCli } from "../support/RunCli.ts"
+
+const adminToken = "e2e-admin-token-0123456789"
+const credentialKey = randomBytes(32).toString("base64")
+const profileKey = "sk-cloud-profile-key-e2e"
+const root = path.resolve(import.meta.dirname, "../../../..")
+
+/** Nothing a provider could be reached with: the host holds no key. */
+const noProviderEnv = {
+  OPENAI_API_KEY: undefined,
+  ANTHROPIC_API_KEY: undefined,
+  LLM_PROVIDER: undefined,
+  LLM_MODEL: undefined,
+  LLM_API_KEY: undefined,
+  LLM_BASE_URL: undefined,
+  ADMIN_TOKEN: undefined,
+  SWITCHBOARD_HOST_ID: undefined,
+  SWITCHBOARD_HOST_TOKEN: undefined
+}
+
+const userText = (request: RecordedRequest): string => {
+  const messages = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages
+  const content = [...messages].reverse().find((m) => m.role === "user")?.content
+  if (typeof content === "string") return content
+  return (content as Array<{ type: string; text?: string }>).map((p) => p.text ?? "").join("\n")
+}
+
+/** The planner's policy: write hello.txt, then finish. */
+const plan = (request: RecordedRequest, delayMs?: number): FakeOpenAi.FakeReply => {
+  const first = userText(request).includes("No step has been taken yet.")
+  const call = first
+    ? { name: "write_file", arguments: JSON.stringify({ path: "hello.txt", content: "hello from the cloud planner\n" }) }
+    : { name: "finish", arguments: JSON.stringify({ summary: "wrote hello.txt" }) }
+  const reply = FakeOpenAi.reply.toolCalls([call])
+  return delayMs === undefined || reply.type !== "json" ? reply : { ...reply, delayMs }
+}
+
+const admin = (server: string, args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}) =>
+  runCli(["admin", ...args, "--server", server], { env: { ...noProviderEnv, ADMIN_TOKEN: adminToken, ...env } })
+
+const ok = <A extends { code: number | null; stderr: string; stdout: string }>(run: A, what: string): A => {
+  assert.strictEqual(run.code, 0, `${what}: ${run.stderr}${run.stdout}`)
+  return run
+}
+
+/** `hosts add` prints `export NAME=value` lines. */
+const exportsOf = (stdout: string): Record<string, string> =>
+  Object.fromEntries([...stdout.matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]))
+
+const setUp = (server: string, providerUrl: string, name: string) =>
+  Effect.gen(function*() {
+    const host = exportsOf(ok(yield* admin(server, ["hosts", "add", name]), "hosts add").stdout)
+    assert.match(host["SWITCHBOARD_HOST_ID"] ?? "", /\S/)
+    assert.isAtLeast((host["SWITCHBOARD_HOST_TOKEN"] ?? "").length, 40, "32 random bytes, encoded")
+    const profile = ok(
+      yield* admin(server, [
+        "profiles", "add", "--name", `fake-${name}`, "--provider", "openai-compatible", "--model", "fake-model",
+        "--timeout-ms", "10000", "--base-url", providerUrl, "--activate"
+      ], { SWITCHBOARD_PROFILE_API_KEY: profileKey }),
+      "profiles add"
+    )
+    assert.notInclude(profile.stdout + profile.stderr, profileKey)
+    const task = ok(
+      yield* admin(server, ["tasks", "add", "Write hello.txt", "--host-id", host["SWITCHBOARD_HOST_ID"]!]),
+      "tasks add"
+    ).stdout.trim()
+    assert.match(task, /\S/)
+    return { host, taskId: task }
+  })
+
+const taskJson = (server: string, taskId: string) =>
+  admin(server, ["tasks", "show", taskId, "--json"]).pipe(Effect.map((run) => JSON.parse(ok(run, "tasks show").stdout)))
+
+describe("switchboard host run against the server", () => {
+  layer(
+    layerTestServer(ProviderLayer, { ADMIN_TOKEN: adminToken, CREDENTIAL_KEY: credentialKey }),
+    { excludeTestServices: true }
+  )("admin CLI + host agent", (it) => {
+    it.effect("cloud-proxy: a host with no provider key finishes the task through the proxy; decisions are logged", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
+        fake.respondWith((request) => plan(request))
+        const { host, taskId } = yield* setUp(server, fake.url, "proxy-host")
+
+        // A "screenshot": a PNG on stdout, attached to each decision request.
+        const workdir = tempDir("switchboard-e2e-work-")
+        const shot = path.join(tempDir(), "shot.mjs")
+        const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from("e2e-screen")])
+        fs.writeFileSync(shot, `process.stdout.write(Buffer.from(${JSON.stringify(png.toString("base64"))}, "base64"))`)
+
+        const run = yield* runCli(
+          ["host", "run", "--server", server, "--workdir", workdir, "--once", "--screenshot-command", `${process.execPath} ${shot}`],
+          { env: { ...noProviderEnv, ...host } }
+        )
+        assert.strictEqual(run.code, 0, run.stderr + run.stdout)
+        assert.include(run.stdout, "transport cloud-proxy")
+        assert.include(run.stdout, `task ${taskId} step 1: write_file → ok:`)
+        assert.include(run.stdout, `task ${taskId} step 2: finish → ok:`)
+        assert.include(run.stdout, `task ${taskId}: succeeded after 2 steps: wrote hello.txt`)
+        assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "hello from the cloud planner\n")
+
+        const task = yield* taskJson(server, taskId)
+        assert.strictEqual(task.status, "succeeded")
+        assert.strictEqual(task.output, "wrote hello.txt")
+        assert.isString(task.terminalAt)
+
+        // The cloud called its provider with the profile's key, the tools and the screenshot.
+        const calls = fake.chatRequests()
+        assert.strictEqual(calls.length, 2)
+        assert.isTrue(calls.every((c) => c.headers.authorization === `Bearer ${profileKey}`))
+        const body = calls[0]!.body as any
+        assert.strictEqual(body.model, "fake-model")
+        assert.deepStrictEqual(body.tools.map((t: any) => t.function.name), ["finish", "fail", "read_file", "write_file"])
+        assert.include(JSON.stringify(body.messages), `data:image/png;base64,${png.toString("base64")}`)
+
+        const decisions = ok(yield* admin(server, ["decisions", taskId]), "decisions").stdout
+        assert.match(decisions, /attempt 1 step 0 .* write_file \{"path":"hello.txt"/)
+        assert.match(decisions, /attempt 1 step 1 .* finish \{"summary":"wrote hello.txt"\}/)
+        const logged = ok(yield* admin(server, ["decisions", taskId, "--json"]), "decisions --json").stdout
+        const parsed = JSON.parse(logged) as { decisions: Array<{ stepIndex: number; userPrompt: string; systemPrompt: string }> }
+        assert.deepStrictEqual(parsed.decisions.map((d) => d.stepIndex), [0, 1])
+        assert.include(parsed.decisions[1]!.userPrompt, "1. write_file")
+        assert.notInclude(logged, png.toString("base64"), "screenshot bytes are never persisted")
+
+        const hosts = ok(yield* admin(server, ["hosts", "list"]), "hosts list").stdout
+        assert.include(hosts, host["SWITCHBOARD_HOST_ID"]!)
+        assert.notInclude(hosts, "last heartbeat -", "the host's heartbeat was recorded")
+        assert.notInclude(hosts, host["SWITCHBOARD_HOST_TOKEN"]!)
+        const profiles = ok(yield* admin(server, ["profiles", "list"]), "profiles list").stdout
+        assert.include(profiles, "* ")
+        assert.notInclude(profiles, profileKey)
+      }))
+
+    it.effect("direct: the host calls its own provider; the cloud's decision log stays empty", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const cloudProvider = yield* FakeOpenAi.scoped({ apiKey: profileKey })
+        cloudProvider.respondWith((request) => plan(request))
+        const { host, taskId } = yield* setUp(server, cloudProvider.url, "direct-host")
+
+        const port = yield* Effect.promise(() => FakeOpenAi.closedPort())
+        const own = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            new Promise<ReturnType<typeof spawn>>((resolve, reject) => {
+              const child = spawn(path.join(root, "node_modules/.bin/node"), [path.join(root, "examples/fake-planner-provider.ts"), String(port)], {
+                stdio: ["ignore", "pipe", "inherit"]
+              })
+              child.on("error", reject)
+              child.stdout!.on("data", (chunk: Buffer) => {
+                if (chunk.toString("utf8").includes("fake planner provider on")) resolve(child)
+              })
+            })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGTERM"))
+        )
+        assert.isDefined(own.pid)
+
+        const workdir = tempDir("switchboard-e2e-direct-")
+        const run = yield* runCli(["host", "run", "--server", server, "--workdir", workdir, "--once", "--transport", "direct"], {
+          env: {
+            ...noProviderEnv,
+            ...host,
+            LLM_PROVIDER: "openai-compatible",
+            LLM_MODEL: "fake-planner",
+            LLM_API_KEY: "sk-host-own-key",
+            LLM_BASE_URL: `http://127.0.0.1:${port}/v1`
+          }
+        })
+        assert.strictEqual(run.code, 0, run.stderr + run.stdout)
+        assert.include(run.stdout, "transport direct")
+        assert.include(run.stdout, `task ${taskId}: succeeded after 2 steps: wrote hello.txt`)
+        assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "Hello from the planner: Write hello.txt\n")
+
+        assert.strictEqual((yield* taskJson(server, taskId)).status, "succeeded")
+        assert.strictEqual(cloudProvider.chatRequests().length, 0, "the cloud's provider was never called")
+        const decisions = ok(yield* admin(server, ["decisions", taskId, "--json"]), "decisions").stdout
+        assert.deepStrictEqual(JSON.parse(decisions), { decisions: [] })
+      }))
+
+    it.effect("SIGTERM during a step: the step finishes, the task is reported failed (host shutting down), exit 130", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
+        // The first decision takes a while: the signal arrives while the step is under way.
+        fake.respondWith((request) => plan(request, 1_500))
+        const { host, taskId } = yield* setUp(server, fake.url, "sigterm-host")
+
+        const workdir = tempDir("switchboard-e2e-term-")
+        const agent = spawnCli(["host", "run", "--server", server, "--workdir", workdir], { env: { ...noProviderEnv, ...host } })
+        yield* Effect.promise(() => fake.waitFor((requests) => requests.length >= 1, 20_000))
+        agent.child.kill("SIGTERM")
+        const end = yield* Effect.promise(() => agent.exited)
+        assert.strictEqual(end.code, 130, end.stderr + end.stdout)
+        assert.include(end.stdout, `task ${taskId} step 1: write_file → ok:`, "the step under way was finished")
+        assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "hello from the cloud planner\n")
+        assert.strictEqual(fake.chatRequests().length, 1, "no further step was started")
+        const task = yield* taskJson(server, taskId)
+        assert.strictEqual(task.status, "failed")
+        assert.strictEqual(task.output, "host shutting down")
+      }))
+
+    it.effect("admin commands: a missing or wrong ADMIN_TOKEN is a clear error, exit 1", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const missing = yield* runCli(["admin", "hosts", "list", "--server", server], { env: { ADMIN_TOKEN: undefined } })
+        assert.strictEqual(missing.code, 1)
+        assert.include(missing.stderr, "no admin token: pass --token or set ADMIN_TOKEN")
+        const wrong = yield* runCli(["admin", "hosts", "list", "--server", server, "--token", "nope"], { env: { ADMIN_TOKEN: undefined } })
+        assert.strictEqual(wrong.code, 1)
+        assert.include(wrong.stderr, "unauthenticated")
+        const badHost = yield* runCli(["host", "run", "--server", server, "--host-id", "nobody", "--token", "wrong", "--once"], {
+          env: noProviderEnv
+        })
+        assert.strictEqual(badHost.code, 1)
+        assert.include(badHost.stderr, "heartbeat refused")
+      }))
+  })
+})
