@@ -20,17 +20,12 @@ import type { HttpApiClient } from "effect/http-api"
 import type { Api } from "@switchboard/domain"
 import { ApiClient } from "../api/ApiClient.ts"
 import { describeApiFailure } from "../api/ApiFailure.ts"
-import { defaultServer } from "./ChatCommand.ts"
-import { CliFailure } from "./CliFailure.ts"
+import { serverFlag } from "./ServerFlag.ts"
+import { CliFailure, failWith } from "./CliFailure.ts"
 
 const adminRoot = Command.make("admin").pipe(
   Command.withSharedFlags({
-    server: Flag.String("server").pipe(
-      Flag.withDescription(`Server base URL (env SWITCHBOARD_SERVER, default ${defaultServer})`),
-      Flag.withMetavar("URL"),
-      Flag.withFallbackConfig(Config.String("SWITCHBOARD_SERVER")),
-      Flag.withDefault(defaultServer)
-    ),
+    server: serverFlag,
     token: Flag.Redacted("token").pipe(
       Flag.withDescription("The server's ADMIN_TOKEN (env ADMIN_TOKEN)"),
       Flag.withMetavar("TOKEN"),
@@ -42,8 +37,7 @@ const adminRoot = Command.make("admin").pipe(
 
 const jsonFlag = Flag.Boolean("json").pipe(Flag.withDescription("Print the server's JSON answer"), Flag.withDefault(false))
 
-const fail = (message: string) =>
-  Console.error(`switchboard: ${message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message }))))
+const fail = failWith
 
 type Client = HttpApiClient.ForApi<typeof Api>
 

@@ -22,11 +22,10 @@ import { runHostAgent } from "../hosts/HostAgent.ts"
 import { makeHostRegistry } from "../hosts/HostRegistry.ts"
 import { defaultMaxSteps, defaultPlannerRetries, defaultRetryDelay } from "../hosts/PlannerLoop.ts"
 import { defaultShellOutputBytes, defaultShellTimeoutMs } from "../hosts/tools/Shell.ts"
-import { defaultServer } from "./ChatCommand.ts"
-import { CliFailure } from "./CliFailure.ts"
+import { serverFlag } from "./ServerFlag.ts"
+import { CliFailure, failWith } from "./CliFailure.ts"
 
-const fail = (message: string) =>
-  Console.error(`switchboard: ${message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message }))))
+const fail = failWith
 
 /** `--allow ls --allow git,make` → ["ls", "git", "make"]. */
 export const parseAllowList = (values: ReadonlyArray<string>): ReadonlyArray<string> => [
@@ -34,12 +33,7 @@ export const parseAllowList = (values: ReadonlyArray<string>): ReadonlyArray<str
 ]
 
 const hostRun = Command.make("run", {
-  server: Flag.String("server").pipe(
-    Flag.withDescription(`Server base URL (env SWITCHBOARD_SERVER, default ${defaultServer})`),
-    Flag.withMetavar("URL"),
-    Flag.withFallbackConfig(Config.String("SWITCHBOARD_SERVER")),
-    Flag.withDefault(defaultServer)
-  ),
+  server: serverFlag,
   hostId: Flag.String("host-id").pipe(
     Flag.withDescription("This host's id, from `switchboard admin hosts add` (env SWITCHBOARD_HOST_ID)"),
     Flag.withMetavar("HOST_ID"),
