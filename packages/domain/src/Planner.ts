@@ -168,7 +168,9 @@ export type TaskList = typeof TaskList.Type
 
 export const TaskListQuery = {
   status: Schema.optionalKey(TaskStatus),
-  hostId: Schema.optionalKey(HostId)
+  hostId: Schema.optionalKey(HostId),
+  /** At most this many (default 100, at most 1000). */
+  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 })))
 }
 
 export const ProviderKind = Schema.Literals(["openai-compatible", "anthropic"])

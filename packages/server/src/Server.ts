@@ -21,17 +21,49 @@ import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 import { AdminAuthLive } from "./admin/AdminAuth.ts"
-import { HostAuthPending, PendingHttp } from "./planner/Pending.ts"
+import { AdminHttp } from "./admin/AdminHttp.ts"
+import { HostAuthLive } from "./hosts/HostAuth.ts"
+import { HostsHttp } from "./hosts/HostsHttp.ts"
+import { HostsRepo } from "./hosts/HostsRepo.ts"
+import { TasksRepo } from "./hosts/TasksRepo.ts"
+import { ProviderPools } from "./llm/ProviderPools.ts"
+import { CredentialKeys } from "./planner/CredentialKeys.ts"
+import { DecisionRetention, DecisionSweepLive } from "./planner/DecisionRetention.ts"
+import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
+import { PlannerDecisions } from "./planner/PlannerDecisions.ts"
+import { PlannerHttp } from "./planner/PlannerHttp.ts"
+import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
+import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
 
 const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
 
+/**
+ * The host control plane and the planner proxy: repositories over the
+ * database, the credential keys and provider pools, the decision service and
+ * this replica's retention sweep. The planner takes nothing from the chat
+ * route's provider configuration: its provider comes from the active profile.
+ */
+export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive).pipe(
+  Layer.provideMerge(DecisionRetention.layer),
+  Layer.provideMerge(Layer.mergeAll(
+    HostsRepo.layer,
+    TasksRepo.layer,
+    ProfilesRepo.layer,
+    DecisionsRepo.layer,
+    CredentialKeys.layer,
+    ProviderPools.layer
+  ))
+)
+
 /** All routes, needing the database (`SqlClient`) and the provider services. */
 export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
-  const services = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
+  const chat = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
+  const services = Layer.mergeAll(chat, PlannerServices)
   const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([ChatHttp, SystemHttp, PendingHttp]),
+    Layer.provide([ChatHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
+    Layer.provide([HostAuthLive, AdminAuthLive]),
     Layer.provide(services),
-    Layer.provide([ChatAuthLive, AdminAuthLive, HostAuthPending, RequestErrorsLive, NodeServices.layer])
+    Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
   return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
 }

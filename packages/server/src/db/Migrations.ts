@@ -7,9 +7,11 @@ import { PgMigrator } from "@effect/sql-pg"
 import { Layer } from "effect"
 import { NodeServices } from "@effect/platform-node"
 import chats from "./migrations/0001_chats.ts"
+import planner from "./migrations/0002_planner.ts"
 
 export const migrations = {
-  "0001_chats": chats
+  "0001_chats": chats,
+  "0002_planner": planner
 }
 
 export const migrationCount = Object.keys(migrations).length

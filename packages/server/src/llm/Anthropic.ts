@@ -41,30 +41,38 @@ export const transcriptionNotSupported = (): ProviderError =>
     message: "transcription is not supported by the anthropic provider"
   })
 
+/** Every request's headers: the credential goes with the request, not into the pool. */
+export const requestHeaders = (apiKey: Redacted.Redacted<string>): Record<string, string> => ({
+  "x-api-key": Redacted.value(apiKey),
+  "anthropic-version": API_VERSION,
+  accept: "application/json",
+  "content-type": "application/json"
+})
+
+/** `chat` over a pool to the settings' origin: build the body, post it within the deadline, read the message. */
+export const chatOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSettings) => {
+  const messagesUrl = endpointUrl(settings.baseUrl, "/messages")
+  const headers = requestHeaders(settings.apiKey)
+  const secrets = secretsOf(settings)
+  const options = { model: settings.model, maxTokens: settings.maxTokens }
+  return (params: ProviderChatParams) =>
+    pool.post(messagesUrl, headers, JSON.stringify(buildMessagesRequest(params, options)), secrets).pipe(
+      withDeadline(settings.timeoutMs, "message"),
+      Effect.flatMap((body) => Effect.fromResult(parseMessage(body))),
+      Effect.withSpan("Anthropic.chat", { attributes: { model: params.model ?? settings.model } })
+    )
+}
+
 const adapterLayer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter> =>
   Layer.effect(
     ProviderAdapter,
     Effect.gen(function*() {
-      const messagesUrl = endpointUrl(settings.baseUrl, "/messages")
       const pool = yield* UndiciPool.make({
-        origin: messagesUrl.origin,
-        headers: {
-          "x-api-key": Redacted.value(settings.apiKey),
-          "anthropic-version": API_VERSION,
-          accept: "application/json"
-        },
+        origin: endpointUrl(settings.baseUrl, "/messages").origin,
+        headers: {},
         secrets: secretsOf(settings)
       })
-      const options = { model: settings.model, maxTokens: settings.maxTokens }
-      return ProviderAdapter.of({
-        chat: (params: ProviderChatParams) =>
-          pool.post(messagesUrl, { "content-type": "application/json" }, JSON.stringify(buildMessagesRequest(params, options)))
-            .pipe(
-              withDeadline(settings.timeoutMs, "message"),
-              Effect.flatMap((body) => Effect.fromResult(parseMessage(body))),
-              Effect.withSpan("Anthropic.chat", { attributes: { model: settings.model } })
-            )
-      })
+      return ProviderAdapter.of({ chat: chatOver(pool, settings) })
     })
   )
 

@@ -33,6 +33,19 @@ export interface OpenAiCompatibleSettings {
   readonly transcriptionModel: string
 }
 
+/** `chat` over a transport's `send`: build the body, send it within the deadline, read the completion. */
+export const chatVia = (
+  send: ChatCompletionsTransport["Service"]["send"],
+  settings: Pick<OpenAiCompatibleSettings, "model" | "timeoutMs">,
+  transport: TransportKind
+) =>
+(params: ProviderChatParams) =>
+  send(buildChatRequest(params, settings.model)).pipe(
+    withDeadline(settings.timeoutMs, "chat completion"),
+    Effect.flatMap((body) => Effect.fromResult(parseChatCompletion(body))),
+    Effect.withSpan("OpenAiCompatible.chat", { attributes: { model: params.model ?? settings.model, transport } })
+  )
+
 /** Both services over whichever transport is in context. */
 export const layerNoDeps = (
   settings: OpenAiCompatibleSettings
@@ -41,16 +54,7 @@ export const layerNoDeps = (
     ProviderAdapter,
     Effect.gen(function*() {
       const transport = yield* ChatCompletionsTransport
-      return ProviderAdapter.of({
-        chat: (params: ProviderChatParams) =>
-          transport.send(buildChatRequest(params, settings.model)).pipe(
-            withDeadline(settings.timeoutMs, "chat completion"),
-            Effect.flatMap((body) => Effect.fromResult(parseChatCompletion(body))),
-            Effect.withSpan("OpenAiCompatible.chat", {
-              attributes: { model: settings.model, transport: transport.kind }
-            })
-          )
-      })
+      return ProviderAdapter.of({ chat: chatVia(transport.send, settings, transport.kind) })
     })
   )
   const transcriber = Layer.effect(

@@ -9,8 +9,11 @@
  * `npm run bench` measures the chat route over both OpenAI transports against
  * a pass-through proxy.
  *
- * The pool lives as long as the caller's scope (a layer's, in practice); it is
- * destroyed, in-flight requests aborted, when that scope closes.
+ * `make` ties a pool to the caller's scope (a layer's, in practice): it is
+ * destroyed, in-flight requests aborted, when that scope closes. `wrap` puts
+ * the same request path over a pool someone else owns (`ProviderPools`, which
+ * keeps one pool per origin for callers whose credentials change per request:
+ * those pass their headers, and the secrets to redact, with each request).
  */
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -48,48 +51,57 @@ export interface UndiciPool {
    * `InvalidResponse` (not JSON) or `Network` / `Timeout` (the request itself).
    * Interrupting the effect aborts the request.
    */
-  post(url: URL, headers: Readonly<Record<string, string>>, body: string | FormData): Effect.Effect<unknown, ProviderError>
+  post(
+    url: URL,
+    headers: Readonly<Record<string, string>>,
+    body: string | FormData,
+    /** Redacted from error messages besides the pool's own `secrets` (a per-request credential). */
+    secrets?: ReadonlyArray<string>
+  ): Effect.Effect<unknown, ProviderError>
+}
+
+/** A keep-alive pool to `origin`, with no deadline of its own (see `withDeadline`). */
+export const newPool = (origin: string): Pool =>
+  new Pool(origin, {
+    connections: CONNECTIONS,
+    // The adapter's deadline (LLM_TIMEOUT_MS, `ProviderHttp.withDeadline`) is the only one: it aborts the request.
+    headersTimeout: 0,
+    bodyTimeout: 0
+  })
+
+/** The request path over an existing pool. */
+export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "secrets">): UndiciPool => {
+  /** One POST; the whole body is read either way, so the socket goes back to the pool. */
+  const post = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData, extra: ReadonlyArray<string> = []) => {
+    const secrets = extra.length === 0 ? options.secrets : [...options.secrets, ...extra]
+    return Effect.tryPromise({
+      try: async (signal) => {
+        const response = await pool.request({
+          method: "POST",
+          path: `${url.pathname}${url.search}`,
+          headers: { ...options.headers, ...headers },
+          body,
+          signal
+        })
+        return { status: response.statusCode, text: await response.body.text() }
+      },
+      catch: (cause) => failureOf(cause, secrets)
+    }).pipe(
+      Effect.flatMap(({ status, text }) => {
+        if (status < 200 || status > 299) return Effect.fail(statusError(status, text, secrets))
+        try {
+          return Effect.succeed(JSON.parse(text) as unknown)
+        } catch {
+          return Effect.fail(invalidJsonError(text, secrets))
+        }
+      })
+    )
+  }
+  return { post }
 }
 
 export const make = (options: UndiciPoolOptions): Effect.Effect<UndiciPool, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const { secrets } = options
-    const pool = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new Pool(options.origin, {
-          connections: CONNECTIONS,
-          // The adapter's deadline (LLM_TIMEOUT_MS, `ProviderHttp.withDeadline`) is the only one: it aborts the request.
-          headersTimeout: 0,
-          bodyTimeout: 0
-        })
-      ),
-      (p) => Effect.promise(() => p.destroy())
-    )
-
-    /** One POST; the whole body is read either way, so the socket goes back to the pool. */
-    const post = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData) =>
-      Effect.tryPromise({
-        try: async (signal) => {
-          const response = await pool.request({
-            method: "POST",
-            path: `${url.pathname}${url.search}`,
-            headers: { ...options.headers, ...headers },
-            body,
-            signal
-          })
-          return { status: response.statusCode, text: await response.body.text() }
-        },
-        catch: (cause) => failureOf(cause, secrets)
-      }).pipe(
-        Effect.flatMap(({ status, text }) => {
-          if (status < 200 || status > 299) return Effect.fail(statusError(status, text, secrets))
-          try {
-            return Effect.succeed(JSON.parse(text) as unknown)
-          } catch {
-            return Effect.fail(invalidJsonError(text, secrets))
-          }
-        })
-      )
-
-    return { post }
-  })
+  Effect.map(
+    Effect.acquireRelease(Effect.sync(() => newPool(options.origin)), (p) => Effect.promise(() => p.destroy())),
+    (pool) => wrap(pool, options)
+  )

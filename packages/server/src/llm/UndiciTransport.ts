@@ -18,6 +18,22 @@ import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsT
 import { endpointUrl, secretsOf } from "./ProviderHttp.ts"
 import * as UndiciPool from "./UndiciPool.ts"
 
+/**
+ * Posting Chat Completions bodies over a pool to the settings' origin, the
+ * bearer token in each request's headers (so a pool shared by several keys
+ * never holds one).
+ */
+export const chatSender = (pool: UndiciPool.UndiciPool, settings: TransportSettings) => {
+  const chatUrl = endpointUrl(settings.baseUrl, "/chat/completions")
+  const headers = {
+    authorization: `Bearer ${Redacted.value(settings.apiKey)}`,
+    accept: "application/json",
+    "content-type": "application/json"
+  }
+  const secrets = secretsOf(settings)
+  return (body: ChatCompletionCreateParamsNonStreaming) => pool.post(chatUrl, headers, JSON.stringify(body), secrets)
+}
+
 export const make = (settings: TransportSettings): Effect.Effect<ChatCompletionsTransport["Service"], never, Scope.Scope> =>
   Effect.gen(function*() {
     const chatUrl = endpointUrl(settings.baseUrl, "/chat/completions")
@@ -29,8 +45,7 @@ export const make = (settings: TransportSettings): Effect.Effect<ChatCompletions
       secrets: secretsOf(settings)
     })
 
-    const send = (body: ChatCompletionCreateParamsNonStreaming) =>
-      pool.post(chatUrl, { "content-type": "application/json" }, JSON.stringify(body))
+    const send = chatSender(pool, settings)
 
     const transcribe = ({ input, model }: TranscriptionRequest) =>
       Effect.suspend(() => {

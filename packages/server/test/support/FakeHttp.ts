@@ -30,6 +30,8 @@ export interface RecordedRequest {
   /** The body parsed as JSON; `undefined` when it is not JSON (e.g. multipart). */
   readonly body: unknown
   readonly upload?: RecordedUpload
+  /** The client's port: requests over one kept-alive connection share it. */
+  readonly remotePort: number
   /** Set when the client went away before the answer was complete (an aborted or timed-out call). */
   aborted: boolean
 }
@@ -151,6 +153,7 @@ const recordRequest = async (req: IncomingMessage, multipart: boolean): Promise<
     rawBody,
     body: contentType.includes("json") ? parseJson(rawBody) : undefined,
     ...(upload !== undefined ? { upload } : {}),
+    remotePort: req.socket.remotePort ?? 0,
     aborted: false
   }
 }

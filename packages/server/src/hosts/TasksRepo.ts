@@ -1,0 +1,195 @@
+/**
+ * The task queue, in SQL: PostgreSQL is the coordinator between hosts and
+ * between server replicas.
+ *
+ * - A claim is one statement: the oldest claimable task (queued, or running
+ *   with a lease that has passed) is locked with `FOR UPDATE SKIP LOCKED`, so
+ *   concurrent claimers each get a different task or none, and never wait for
+ *   one another. Reclaiming a task whose lease passed bumps its `attempt` in
+ *   that same statement: no sweeper is needed for a lost host's task to go
+ *   back to the queue.
+ * - Every write of a host (renewal, result, a planner step) names its attempt
+ *   and succeeds only while that attempt holds a live lease; otherwise the
+ *   caller learns whether the task is unknown (404), not that host's (403) or
+ *   no longer its attempt (409 `lease_lost`).
+ * - Reads show the queue as a claim would see it: a running task whose lease
+ *   passed is `queued`, with the attempt it will be claimed as.
+ */
+import { Forbidden, LeaseLost, TaskNotFound } from "@switchboard/domain"
+import type { ClaimedTask, ResultStatus, TaskStatus, TaskView } from "@switchboard/domain"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { iso, wholeMillis } from "../db/SqlTime.ts"
+import { newId } from "./HostsRepo.ts"
+
+export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost
+
+interface ViewRow {
+  readonly id: string
+  readonly status: TaskStatus
+  readonly attempt: number
+  readonly host_id: string | null
+  readonly goal: string
+  readonly created_at: Date
+  readonly lease_expires_at: Date | null
+  readonly terminal_at: Date | null
+  readonly output: unknown
+}
+
+const toView = (row: ViewRow): TaskView => ({
+  taskId: row.id,
+  status: row.status,
+  attempt: row.attempt,
+  hostId: row.host_id,
+  goal: row.goal,
+  createdAt: iso(row.created_at),
+  ...(row.lease_expires_at !== null ? { leaseExpiresAt: iso(row.lease_expires_at) } : {}),
+  ...(row.terminal_at !== null ? { terminalAt: iso(row.terminal_at) } : {}),
+  ...(row.terminal_at !== null && row.output !== null ? { output: row.output } : {})
+})
+
+export interface TaskFilter {
+  readonly status?: TaskStatus | undefined
+  readonly hostId?: string | undefined
+  readonly limit: number
+}
+
+export class TasksRepo extends Context.Service<TasksRepo, {
+  /** Queues a task; `undefined` when `reservedFor` names no host. */
+  create(goal: string, reservedFor: string | undefined): Effect.Effect<string | undefined>
+  get(taskId: string): Effect.Effect<TaskView, TaskNotFound>
+  /** Newest first. */
+  list(filter: TaskFilter): Effect.Effect<ReadonlyArray<TaskView>>
+  /** The oldest task this host may claim, leased to it for `leaseMs`; `undefined` when none is claimable. */
+  claim(hostId: string, leaseMs: number): Effect.Effect<ClaimedTask | undefined>
+  /** Extends the live lease of the host's current attempt; answers the new expiry. */
+  renew(taskId: string, hostId: string, attempt: number, leaseMs: number): Effect.Effect<string, TaskRefusal>
+  /** Succeeds when the host's attempt holds a live lease right now. */
+  checkLease(taskId: string, hostId: string, attempt: number): Effect.Effect<void, TaskRefusal>
+  /** Ends the attempt: the task becomes terminal; its decisions start their retention window. */
+  complete(taskId: string, hostId: string, attempt: number, status: ResultStatus, output: unknown): Effect.Effect<TaskView, TaskRefusal>
+}>()("switchboard/server/hosts/TasksRepo") {
+  static readonly layer = Layer.effect(TasksRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // The task as a claim would see it (see the module comment).
+    const view = sql`
+      SELECT id, goal, created_at, terminal_at, output, seq,
+        CASE WHEN status = 'running' AND lease_expires_at <= now() THEN 'queued' ELSE status END AS status,
+        CASE WHEN status = 'running' AND lease_expires_at <= now() THEN attempt + 1 ELSE attempt END AS attempt,
+        coalesce(host_id, reserved_host_id) AS host_id,
+        CASE WHEN status = 'running' AND lease_expires_at > now() THEN lease_expires_at END AS lease_expires_at
+      FROM tasks`
+
+    /** Why a write of this host's attempt matched no row. */
+    const refusal = (taskId: string, hostId: string, attempt: number) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ holder: string | null; status: string; attempt: number; live: boolean }>`
+          SELECT coalesce(host_id, reserved_host_id) AS holder, status, attempt,
+            coalesce(lease_expires_at > now(), false) AS live
+          FROM tasks WHERE id = ${taskId}`
+        const row = rows[0]
+        if (row === undefined) return new TaskNotFound({ error: `No task with id "${taskId}"`, taskId })
+        if (row.holder !== hostId) return new Forbidden({ error: `Task ${taskId} is not assigned to host ${hostId}` })
+        const why = row.status !== "running"
+          ? row.status === "queued" ? "the task is not claimed" : `the task is already ${row.status}`
+          : row.attempt !== attempt
+          ? `attempt ${attempt} is not the current one (${row.attempt})`
+          : "the lease expired"
+        return new LeaseLost({ error: `Lease lost on task ${taskId}: ${why}`, taskId })
+      }).pipe(Effect.orDie)
+
+    return TasksRepo.of({
+      create: Effect.fn("TasksRepo.create")(function*(goal, reservedFor) {
+        const taskId = newId("task")
+        const rows = yield* sql<{ id: string }>`
+          INSERT INTO tasks (id, goal, reserved_host_id)
+          SELECT ${taskId}, ${goal}, ${reservedFor ?? null}
+          WHERE ${reservedFor ?? null}::text IS NULL OR EXISTS (SELECT 1 FROM hosts WHERE id = ${reservedFor ?? null})
+          RETURNING id`
+        return rows[0]?.id
+      }, Effect.orDie),
+
+      get: Effect.fn("TasksRepo.get")(function*(taskId) {
+        const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined) return yield* new TaskNotFound({ error: `No task with id "${taskId}"`, taskId })
+        return toView(row)
+      }),
+
+      list: Effect.fn("TasksRepo.list")(function*(filter) {
+        const rows = yield* sql<ViewRow>`
+          SELECT * FROM (${view}) t
+          WHERE (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null})
+            AND (${filter.hostId ?? null}::text IS NULL OR host_id = ${filter.hostId ?? null})
+          ORDER BY seq DESC
+          LIMIT ${filter.limit}`
+        return rows.map(toView)
+      }, Effect.orDie),
+
+      claim: Effect.fn("TasksRepo.claim")(function*(hostId, leaseMs) {
+        const rows = yield* sql<{ id: string; attempt: number; goal: string; lease_expires_at: Date }>`
+          WITH candidate AS (
+            SELECT id FROM tasks
+            WHERE status IN ('queued', 'running')
+              AND (status = 'queued' OR lease_expires_at <= now())
+              AND (reserved_host_id IS NULL OR reserved_host_id = ${hostId})
+            ORDER BY seq
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+          )
+          UPDATE tasks t SET
+            attempt = CASE WHEN t.status = 'running' THEN t.attempt + 1 ELSE t.attempt END,
+            status = 'running',
+            host_id = ${hostId},
+            lease_expires_at = now() + ${wholeMillis(leaseMs)}::float8 * interval '1 millisecond',
+            next_step_index = 0
+          FROM candidate
+          WHERE t.id = candidate.id
+          RETURNING t.id, t.attempt, t.goal, t.lease_expires_at`
+        const row = rows[0]
+        return row === undefined
+          ? undefined
+          : { taskId: row.id, attempt: row.attempt, goal: row.goal, leaseExpiresAt: iso(row.lease_expires_at) }
+      }, Effect.orDie),
+
+      renew: Effect.fn("TasksRepo.renew")(function*(taskId, hostId, attempt, leaseMs) {
+        const rows = yield* sql<{ lease_expires_at: Date }>`
+          UPDATE tasks SET lease_expires_at = now() + ${wholeMillis(leaseMs)}::float8 * interval '1 millisecond'
+          WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
+            AND status = 'running' AND lease_expires_at > now()
+          RETURNING lease_expires_at`.pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined) return yield* Effect.flip(refusal(taskId, hostId, attempt))
+        return iso(row.lease_expires_at)
+      }),
+
+      checkLease: Effect.fn("TasksRepo.checkLease")(function*(taskId, hostId, attempt) {
+        const rows = yield* sql`
+          SELECT 1 FROM tasks
+          WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
+            AND status = 'running' AND lease_expires_at > now()`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* Effect.flip(refusal(taskId, hostId, attempt))
+      }),
+
+      complete: Effect.fn("TasksRepo.complete")(function*(taskId, hostId, attempt, status, output) {
+        const ended = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql<{ terminal_at: Date }>`
+            UPDATE tasks SET status = ${status}, output = ${JSON.stringify(output ?? null)}::jsonb,
+              terminal_at = now(), lease_expires_at = NULL
+            WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
+              AND status = 'running' AND lease_expires_at > now()
+            RETURNING terminal_at`
+          const row = rows[0]
+          if (row === undefined) return false
+          // A separate statement, so it sees every decision committed while it waited for the task's row lock.
+          yield* sql`UPDATE planner_decisions SET task_terminal_at = ${row.terminal_at} WHERE task_id = ${taskId}`
+          return true
+        })).pipe(Effect.orDie)
+        if (!ended) return yield* Effect.flip(refusal(taskId, hostId, attempt))
+        const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
+        return toView(rows[0]!)
+      })
+    })
+  }))
+}

@@ -1,0 +1,72 @@
+/**
+ * How long the decisions of a terminal task are kept, and the sweep that
+ * deletes them after (spec: decisions are retained within a bounded window).
+ *
+ * `PLANNER_DECISION_RETENTION`: `N seconds|minutes|hours|days` (default
+ * `7 days`). An unreadable value stops the server at start, rather than
+ * deleting on a guessed window.
+ *
+ * Every replica sweeps on its own, every `PLANNER_PRUNE_INTERVAL_SECONDS`
+ * (default 600) with ±20 % jitter so replicas started together drift apart;
+ * the batches' `SKIP LOCKED` makes simultaneous sweeps harmless anyway. One
+ * sweep deletes batches of `PLANNER_PRUNE_BATCH_SIZE` (default 5000) until a
+ * batch comes back short; each batch is its own short statement.
+ */
+import { Config, Context, Duration, Effect, Layer, Random } from "effect"
+import { DecisionsRepo } from "./DecisionsRepo.ts"
+
+export const DEFAULT_RETENTION = "7 days"
+
+const UNITS: Record<string, number> = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000 }
+
+/** `7 days` → milliseconds; `undefined` when it is not `N seconds|minutes|hours|days`. */
+export const parseRetention = (raw: string): number | undefined => {
+  const match = /^\s*(\d+)\s*(second|minute|hour|day)s?\s*$/i.exec(raw)
+  if (match === null) return undefined
+  const ms = Number(match[1]) * UNITS[match[2]!.toLowerCase()]!
+  return Number.isSafeInteger(ms) ? ms : undefined
+}
+
+export class DecisionRetention extends Context.Service<DecisionRetention, {
+  readonly retentionMs: number
+  /** One sweep: every decision past the window, in batches; answers how many were deleted. */
+  readonly prune: Effect.Effect<number>
+}>()("switchboard/server/planner/DecisionRetention") {
+  static readonly layer = Layer.effect(DecisionRetention, Effect.gen(function*() {
+    const repo = yield* DecisionsRepo
+    const raw = yield* Config.String("PLANNER_DECISION_RETENTION").pipe(Config.withDefault(DEFAULT_RETENTION))
+    const retentionMs = parseRetention(raw)
+    if (retentionMs === undefined) {
+      return yield* Effect.fail(new Error(
+        `Invalid PLANNER_DECISION_RETENTION ${JSON.stringify(raw)}: expected N seconds, N minutes, N hours or N days`
+      ))
+    }
+    const batchSize = yield* Config.Int("PLANNER_PRUNE_BATCH_SIZE").pipe(Config.withDefault(5000))
+    const limit = Math.max(1, batchSize)
+    const prune = Effect.gen(function*() {
+      let total = 0
+      while (true) {
+        const deleted = yield* repo.pruneBatch(retentionMs, limit)
+        total += deleted
+        if (deleted < limit) return total
+      }
+    }).pipe(Effect.withSpan("DecisionRetention.prune"))
+    return DecisionRetention.of({ retentionMs, prune })
+  }))
+}
+
+/** The periodic sweep of this replica, for the server's lifetime. */
+export const DecisionSweepLive = Layer.effectDiscard(Effect.gen(function*() {
+  const retention = yield* DecisionRetention
+  const seconds = yield* Config.Int("PLANNER_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(600))
+  const intervalMs = Math.max(1, seconds) * 1000
+  const sweepOnce = retention.prune.pipe(
+    Effect.tap((deleted) => deleted > 0 ? Effect.logInfo(`planner decisions pruned: ${deleted}`) : Effect.void),
+    // A failed sweep (the database away for a moment) is retried at the next tick, not fatal.
+    Effect.catchCause((cause) => Effect.logWarning("planner decision sweep failed", cause))
+  )
+  const nextDelay = Effect.map(Random.next, (r) => Duration.millis(Math.round(intervalMs * (0.8 + 0.4 * r))))
+  yield* Effect.forkScoped(
+    Effect.forever(Effect.flatMap(nextDelay, Effect.sleep).pipe(Effect.andThen(sweepOnce)))
+  )
+}))

@@ -1,0 +1,101 @@
+/**
+ * The planner decision log, in SQL.
+ *
+ * Recording a step is one statement: it takes the next step index from the
+ * task's counter (`tasks.next_step_index`, reset by each claim) only while
+ * the host's attempt holds a live lease, and inserts the decision with it.
+ * The task's row lock lasts that one statement, so concurrent steps of one
+ * task get consecutive, unique indexes (0, 1, 2, …) without retries, and a
+ * step whose lease was lost meanwhile records nothing.
+ *
+ * Pruning deletes in bounded batches over the partial retention index; the
+ * rows of a batch are locked `SKIP LOCKED`, so replicas sweeping at once
+ * take disjoint rows and never wait for each other.
+ */
+import type { DecisionRecord, JsonObject } from "@switchboard/domain"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { iso, wholeMillis } from "../db/SqlTime.ts"
+
+export interface NewDecision {
+  readonly taskId: string
+  readonly hostId: string
+  readonly attempt: number
+  readonly systemPrompt: string
+  readonly userPrompt: string
+  readonly toolName: string
+  readonly arguments: JsonObject
+}
+
+interface Row {
+  readonly task_id: string
+  readonly attempt: number
+  readonly step_index: number
+  readonly system_prompt: string
+  readonly user_prompt: string
+  readonly tool_name: string
+  readonly arguments: JsonObject
+  readonly created_at: Date
+}
+
+export class DecisionsRepo extends Context.Service<DecisionsRepo, {
+  /** The step index given to the decision; `undefined` when the attempt no longer holds a live lease. */
+  record(decision: NewDecision): Effect.Effect<number | undefined>
+  /** In order of attempt, then step. */
+  list(taskId: string, attempt: number | undefined): Effect.Effect<ReadonlyArray<DecisionRecord>>
+  /** Deletes at most `limit` decisions of tasks terminal for longer than `retentionMs`; answers how many. */
+  pruneBatch(retentionMs: number, limit: number): Effect.Effect<number>
+}>()("switchboard/server/planner/DecisionsRepo") {
+  static readonly layer = Layer.effect(DecisionsRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return DecisionsRepo.of({
+      record: Effect.fn("DecisionsRepo.record")(function*(d) {
+        const rows = yield* sql<{ step_index: number }>`
+          WITH step AS (
+            UPDATE tasks SET next_step_index = next_step_index + 1
+            WHERE id = ${d.taskId} AND host_id = ${d.hostId} AND attempt = ${d.attempt}
+              AND status = 'running' AND lease_expires_at > now()
+            RETURNING id, attempt, next_step_index - 1 AS step_index
+          )
+          INSERT INTO planner_decisions (task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments)
+          SELECT id, attempt, step_index, ${d.systemPrompt}, ${d.userPrompt}, ${d.toolName}, ${JSON.stringify(d.arguments)}::jsonb
+          FROM step
+          RETURNING step_index`
+        return rows[0]?.step_index
+      }, Effect.orDie),
+
+      list: Effect.fn("DecisionsRepo.list")(function*(taskId, attempt) {
+        const rows = yield* sql<Row>`
+          SELECT task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at
+          FROM planner_decisions
+          WHERE task_id = ${taskId} AND (${attempt ?? null}::int IS NULL OR attempt = ${attempt ?? null})
+          ORDER BY attempt, step_index`
+        return rows.map((row): DecisionRecord => ({
+          taskId: row.task_id,
+          attempt: row.attempt,
+          stepIndex: row.step_index,
+          systemPrompt: row.system_prompt,
+          userPrompt: row.user_prompt,
+          toolName: row.tool_name,
+          arguments: row.arguments,
+          createdAt: iso(row.created_at)
+        }))
+      }, Effect.orDie),
+
+      pruneBatch: Effect.fn("DecisionsRepo.pruneBatch")(function*(retentionMs, limit) {
+        const rows = yield* sql<{ n: number }>`
+          WITH doomed AS (
+            SELECT id FROM planner_decisions
+            WHERE task_terminal_at IS NOT NULL
+              AND task_terminal_at < now() - ${wholeMillis(retentionMs)}::float8 * interval '1 millisecond'
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED
+          ), gone AS (
+            DELETE FROM planner_decisions d USING doomed WHERE d.id = doomed.id RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM gone`
+        return rows[0]?.n ?? 0
+      }, Effect.orDie)
+    })
+  }))
+}

@@ -1,0 +1,124 @@
+/**
+ * One planner decision, start to end (CONTRACT.md, `POST
+ * /internal/planner/decision`):
+ *
+ * 1. the host's attempt must hold a live lease on the task (403/404/409
+ *    otherwise) — decided before any provider is touched;
+ * 2. the active provider profile, read afresh (503 `no_active_profile`), and
+ *    its key, decrypted (503 `credential_unavailable`);
+ * 3. one provider call, within the profile's timeout (504 `provider_timeout`;
+ *    any other failure 502 `provider_error`), never retried here;
+ * 4. exactly one usable tool call (`resolveDecision`, else 502);
+ * 5. persisted with the next step index of the attempt, screenshot excluded,
+ *    before answering; a lease lost meanwhile is a 409 and records nothing.
+ *
+ * Nothing is persisted on any failure, and no transaction or lock is held
+ * across the provider call.
+ */
+import { PlannerProviderError, ProviderTimeout } from "@switchboard/domain"
+import type {
+  CredentialUnavailable,
+  Decision,
+  DecisionRequest,
+  Forbidden,
+  InvalidToolCall,
+  MultipleToolCalls,
+  NoToolCall,
+  TaskNotFound
+} from "@switchboard/domain"
+import { LeaseLost, NoActiveProfile } from "@switchboard/domain"
+import { Context, Effect, Layer } from "effect"
+import { TasksRepo } from "../hosts/TasksRepo.ts"
+import type { ProviderError } from "../llm/ProviderAdapter.ts"
+import { ProviderPools } from "../llm/ProviderPools.ts"
+import { CredentialKeys } from "./CredentialKeys.ts"
+import { DecisionsRepo } from "./DecisionsRepo.ts"
+import { callProvider, decisionParams } from "./PlannerProvider.ts"
+import { ProfilesRepo } from "./ProfilesRepo.ts"
+import { resolveDecision } from "./ResolveDecision.ts"
+
+export type DecisionError =
+  | Forbidden
+  | TaskNotFound
+  | LeaseLost
+  | NoActiveProfile
+  | CredentialUnavailable
+  | PlannerProviderError
+  | ProviderTimeout
+  | NoToolCall
+  | MultipleToolCalls
+  | InvalidToolCall
+
+/** What the host sees of a provider failure: the kind, never the provider's own text (it may quote the request). */
+const toWireError = (error: ProviderError, timeoutMs: number): PlannerProviderError | ProviderTimeout => {
+  switch (error.reason) {
+    case "Timeout":
+      return new ProviderTimeout({ error: `No answer from the LLM provider within the profile's timeout of ${timeoutMs} ms` })
+    case "Status":
+      return new PlannerProviderError({ error: `LLM provider error: the provider answered HTTP ${error.status ?? "?"}` })
+    case "Network":
+      return new PlannerProviderError({ error: "LLM provider error: the provider could not be reached" })
+    case "InvalidResponse":
+      return new PlannerProviderError({ error: "LLM provider error: the provider's answer could not be read" })
+    case "NotConfigured":
+      return new PlannerProviderError({ error: "LLM provider error: the provider is not configured" })
+  }
+}
+
+export class PlannerDecisions extends Context.Service<PlannerDecisions, {
+  decide(request: DecisionRequest): Effect.Effect<Decision, DecisionError>
+}>()("switchboard/server/planner/PlannerDecisions") {
+  static readonly layer = Layer.effect(PlannerDecisions, Effect.gen(function*() {
+    const tasks = yield* TasksRepo
+    const profiles = yield* ProfilesRepo
+    const decisions = yield* DecisionsRepo
+    const keys = yield* CredentialKeys
+    const pools = yield* ProviderPools
+
+    return PlannerDecisions.of({
+      decide: Effect.fn("PlannerDecisions.decide")(function*(request) {
+        const { attempt, hostId, taskId } = request
+        yield* tasks.checkLease(taskId, hostId, attempt)
+
+        const profile = yield* profiles.active
+        if (profile === undefined) {
+          return yield* new NoActiveProfile({
+            error: "No provider profile is active: create one and activate it (POST /admin/provider-profiles/{profileId}/activate)"
+          })
+        }
+        const apiKey = yield* keys.open(profile.profileId, profile.sealed)
+
+        const response = yield* callProvider(pools, { ...profile, apiKey }, decisionParams(request)).pipe(
+          Effect.tapError((error) =>
+            Effect.logError("planner provider call failed", {
+              profile: profile.name,
+              reason: error.reason,
+              status: error.status,
+              cause: error.message // already redacted by the transport
+            })
+          ),
+          Effect.mapError((error) => toWireError(error, profile.timeoutMs))
+        )
+        const resolved = yield* Effect.fromResult(resolveDecision(response, request.tools)).pipe(
+          Effect.tapError((failure) => Effect.logWarning(`planner decision refused (${failure.code}): ${failure.error}`))
+        )
+
+        const stepIndex = yield* decisions.record({
+          taskId,
+          hostId,
+          attempt,
+          systemPrompt: request.systemPrompt,
+          userPrompt: request.userPrompt,
+          toolName: resolved.toolName,
+          arguments: resolved.arguments
+        })
+        // The lease was lost during the provider call: say why, record nothing.
+        if (stepIndex === undefined) {
+          yield* tasks.checkLease(taskId, hostId, attempt)
+          return yield* new LeaseLost({ error: `Lease lost on task ${taskId} during the provider call`, taskId })
+        }
+        return { toolName: resolved.toolName, arguments: resolved.arguments, stepIndex }
+      })
+    })
+  }))
+}

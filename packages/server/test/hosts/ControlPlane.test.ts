@@ -1,0 +1,203 @@
+/**
+ * The host control plane over HTTP (CONTRACT.md, "Planner proxy and the host
+ * control plane"): admin authentication, hosts and their tokens, heartbeats,
+ * the task queue, leases and results.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { ADMIN_TOKEN, client, decisionBody, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
+import { baseUrl, postJson, request } from "../support/TestServer.ts"
+
+const api = Effect.map(baseUrl, (base) => client(base))
+
+/** Puts a task's lease in the past, as if its host had gone silent for longer than the lease. */
+const expireLease = (taskId: string) =>
+  SqlClient.SqlClient.use((sql) => sql`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = ${taskId}`)
+
+describe("host control plane", () => {
+  layer(layerPlannerServer(), { excludeTestServices: true })("over HTTP", (it) => {
+    it.effect("admin routes need ADMIN_TOKEN: 401 without it or with another", () =>
+      Effect.gen(function*() {
+        for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: `Bearer ${ADMIN_TOKEN}x` }]) {
+          const res = yield* request("/admin/hosts", { headers })
+          assert.strictEqual(res.status, 401)
+          assert.strictEqual(res.json.code, "unauthenticated")
+          const post = yield* postJson("/admin/tasks", { goal: "x" }, headers)
+          assert.strictEqual(post.status, 401)
+        }
+      }))
+
+    it.effect("a host is registered with a token shown once; the list never shows it", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const host = yield* c.addHost("build-box")
+        assert.match(host.token, /^sbh_[A-Za-z0-9_-]{43}$/, "32 random bytes, base64url")
+        const list = yield* c.admin.get("/admin/hosts")
+        assert.strictEqual(list.status, 200)
+        const listed = list.json.hosts.find((h: { hostId: string }) => h.hostId === host.hostId)
+        assert.deepStrictEqual(Object.keys(listed).sort(), ["createdAt", "hostId", "lastHeartbeatAt", "name"])
+        assert.strictEqual(listed.lastHeartbeatAt, null)
+        assert.notInclude(list.text, host.token)
+
+        const stored = yield* SqlClient.SqlClient.use((sql) => sql<{ t: string }>`SELECT row_to_json(h)::text AS t FROM hosts h`)
+        assert.isFalse(stored.some((r) => r.t.includes(host.token)), "only a hash of the token is stored")
+      }))
+
+    it.effect("heartbeat answers the server time and records last seen", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const host = yield* c.addHost()
+        const res = yield* c.hostPost(host.token, `/internal/hosts/${host.hostId}/heartbeat`)
+        assert.strictEqual(res.status, 200)
+        assert.isFalse(Number.isNaN(Date.parse(res.json.serverTime)))
+        const list = yield* c.admin.get("/admin/hosts")
+        const listed = list.json.hosts.find((h: { hostId: string }) => h.hostId === host.hostId)
+        assert.strictEqual(listed.lastHeartbeatAt, res.json.serverTime)
+      }))
+
+    it.effect("host routes: 401 without a valid token, 403 for another host's path or body", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const a = yield* c.addHost("a")
+        const b = yield* c.addHost("b")
+        for (const token of ["", "sbh_unknown", ADMIN_TOKEN]) {
+          const res = yield* c.hostPost(token, `/internal/hosts/${a.hostId}/heartbeat`)
+          assert.strictEqual(res.status, 401)
+          assert.strictEqual(res.json.code, "unauthenticated")
+        }
+        const foreign = yield* c.hostPost(b.token, `/internal/hosts/${a.hostId}/claim`)
+        assert.strictEqual(foreign.status, 403)
+        assert.strictEqual(foreign.json.code, "forbidden")
+
+        const taskId = yield* c.addTask("a's task", a.hostId)
+        const task = yield* c.claim(a)
+        assert.strictEqual(task.taskId, taskId)
+        const asB = yield* c.hostPost(b.token, `/internal/tasks/${taskId}/lease`, { hostId: a.hostId, attempt: 1 })
+        assert.strictEqual(asB.status, 403, "b's token naming a in the body")
+        const notB = yield* c.hostPost(b.token, `/internal/tasks/${taskId}/lease`, { hostId: b.hostId, attempt: 1 })
+        assert.strictEqual(notB.status, 403, "the task is not assigned to b")
+        assert.strictEqual(notB.json.code, "forbidden")
+        const result = yield* c.hostPost(b.token, `/internal/tasks/${taskId}/result`, { hostId: b.hostId, attempt: 1, status: "succeeded", output: "x" })
+        assert.strictEqual(result.status, 403)
+      }))
+
+    it.effect("tasks: queued, claimed oldest first, leased, renewed, reported terminal", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const host = yield* c.addHost()
+        const first = yield* c.addTask("first", host.hostId)
+        const second = yield* c.addTask("second", host.hostId)
+        const queued = yield* c.admin.get(`/admin/tasks/${first}`)
+        assert.strictEqual(queued.status, 200)
+        assert.deepInclude(queued.json, { taskId: first, status: "queued", attempt: 1, hostId: host.hostId, goal: "first" })
+        assert.isUndefined(queued.json.terminalAt)
+
+        const claimed = yield* c.claim(host)
+        assert.deepInclude(claimed, { taskId: first, attempt: 1, goal: "first" })
+        assert.isAbove(Date.parse(claimed.leaseExpiresAt), Date.now())
+        const running = yield* c.admin.get(`/admin/tasks/${first}`)
+        assert.strictEqual(running.json.status, "running")
+        assert.strictEqual(running.json.leaseExpiresAt, claimed.leaseExpiresAt)
+
+        const renewed = yield* c.hostPost(host.token, `/internal/tasks/${first}/lease`, { hostId: host.hostId, attempt: 1 })
+        assert.strictEqual(renewed.status, 200)
+        assert.isAtLeast(Date.parse(renewed.json.leaseExpiresAt), Date.parse(claimed.leaseExpiresAt))
+
+        const done = yield* c.hostPost(host.token, `/internal/tasks/${first}/result`, {
+          hostId: host.hostId, attempt: 1, status: "succeeded", output: { summary: "done" }
+        })
+        assert.strictEqual(done.status, 200)
+        assert.strictEqual(done.json.status, "succeeded")
+        assert.isString(done.json.terminalAt)
+        assert.deepStrictEqual(done.json.output, { summary: "done" })
+        const again = yield* c.hostPost(host.token, `/internal/tasks/${first}/result`, {
+          hostId: host.hostId, attempt: 1, status: "failed", output: "late"
+        })
+        assert.strictEqual(again.status, 409, "a terminal task takes no second result")
+        assert.strictEqual(again.json.code, "lease_lost")
+
+        const next = yield* c.claim(host)
+        assert.strictEqual(next.taskId, second)
+        const none = yield* c.hostPost(host.token, `/internal/hosts/${host.hostId}/claim`)
+        assert.strictEqual(none.status, 204, "nothing left for this host")
+        assert.strictEqual(none.text, "")
+      }))
+
+    it.effect("an expired lease sends the task back to the queue as attempt + 1; the old attempt is refused", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const a = yield* c.addHost("a")
+        const b = yield* c.addHost("b")
+        const taskId = yield* c.addTask("shared work")
+        const first = yield* c.claim(a)
+        assert.deepInclude(first, { taskId, attempt: 1 })
+        yield* expireLease(taskId)
+
+        const view = yield* c.admin.get(`/admin/tasks/${taskId}`)
+        assert.deepInclude(view.json, { status: "queued", attempt: 2 }, "shown as the claim will see it")
+        const renew = yield* c.hostPost(a.token, `/internal/tasks/${taskId}/lease`, { hostId: a.hostId, attempt: 1 })
+        assert.strictEqual(renew.status, 409)
+        assert.strictEqual(renew.json.code, "lease_lost")
+
+        const second = yield* c.claim(b)
+        assert.deepInclude(second, { taskId, attempt: 2 })
+        const late = yield* c.hostPost(b.token, `/internal/tasks/${taskId}/result`, { hostId: b.hostId, attempt: 1, status: "succeeded", output: "" })
+        assert.strictEqual(late.status, 409, "attempt 1 is not the current one")
+        const decision = yield* c.decision(b.token, decisionBody(b, { taskId, attempt: 1 }))
+        assert.strictEqual(decision.status, 409, "nor for a decision")
+        assert.strictEqual(decision.json.code, "lease_lost")
+        const ok = yield* c.hostPost(b.token, `/internal/tasks/${taskId}/result`, { hostId: b.hostId, attempt: 2, status: "failed", output: "gave up" })
+        assert.strictEqual(ok.status, 200)
+        assert.deepInclude(ok.json, { status: "failed", attempt: 2, hostId: b.hostId })
+      }))
+
+    it.effect("a task reserved for a host is claimed only by it; an unknown host is a 404", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const a = yield* c.addHost("a")
+        const b = yield* c.addHost("b")
+        yield* c.addTask("for a", a.hostId)
+        const byB = yield* c.hostPost(b.token, `/internal/hosts/${b.hostId}/claim`)
+        assert.strictEqual(byB.status, 204)
+        const unknown = yield* c.admin.post("/admin/tasks", { goal: "x", hostId: "host_nope" })
+        assert.strictEqual(unknown.status, 404)
+        assert.strictEqual(unknown.json.code, "host_not_found")
+        const missing = yield* c.admin.get("/admin/tasks/task_nope")
+        assert.strictEqual(missing.status, 404)
+        assert.strictEqual(missing.json.code, "task_not_found")
+        const lease = yield* c.hostPost(a.token, "/internal/tasks/task_nope/lease", { hostId: a.hostId, attempt: 1 })
+        assert.strictEqual(lease.status, 404)
+        yield* c.claim(a)
+      }))
+
+    it.effect("GET /admin/tasks filters by status and host, newest first", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const h = yield* c.addHost("lister")
+        const older = yield* c.addTask("older", h.hostId)
+        const newer = yield* c.addTask("newer", h.hostId)
+        const all = yield* c.admin.get(`/admin/tasks?hostId=${h.hostId}`)
+        assert.deepStrictEqual(all.json.tasks.map((t: { taskId: string }) => t.taskId), [newer, older])
+        yield* c.claim(h)
+        const running = yield* c.admin.get(`/admin/tasks?hostId=${h.hostId}&status=running`)
+        assert.deepStrictEqual(running.json.tasks.map((t: { taskId: string }) => t.taskId), [older])
+        const bad = yield* c.admin.get("/admin/tasks?status=sleeping")
+        assert.strictEqual(bad.status, 400)
+        assert.strictEqual(bad.json.code, "invalid_request")
+      }))
+  })
+
+  layer(layerPlannerServer(plannerEnv({ ADMIN_TOKEN: "" })), { excludeTestServices: true })("without ADMIN_TOKEN", (it) => {
+    it.effect("every admin route answers 401, even to a bearer of the empty token", () =>
+      Effect.gen(function*() {
+        for (const headers of [{}, { authorization: "Bearer " }, { authorization: "Bearer anything" }]) {
+          const res = yield* request("/admin/provider-profiles", { headers })
+          assert.strictEqual(res.status, 401)
+          assert.include(res.json.error, "ADMIN_TOKEN")
+          const prune = yield* postJson("/admin/planner-decisions/prune", {}, headers)
+          assert.strictEqual(prune.status, 401)
+        }
+      }))
+  })
+})
