@@ -147,21 +147,24 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       ...(screenshot === undefined ? {} : { screenshot })
     }
 
-    // One decision, its action and, for finish/fail, the settled result — or a planner failure (then nothing ran).
+    // One decision, its action, its record and line and, for finish/fail, the settled result —
+    // all or nothing for an interruption. Or a planner failure: then nothing ran.
     const attemptStep = Effect.uninterruptible(
       planner.decide(request).pipe(
         Effect.flatMap((decision) =>
           Effect.gen(function*() {
             const outcome = yield* execute(options.registry, decision)
-            const result = terminalResult(decision, outcome, history.length + 1)
+            history.push({ step, toolName: decision.toolName, arguments: decision.arguments, outcome })
+            yield* options.log(outcomeLine(task, step, decision.toolName, outcome))
+            const result = terminalResult(decision, outcome, history.length)
             if (result !== undefined) yield* Ref.set(settled, result)
-            return { decision, outcome, result }
+            return { result }
           })
         )
       )
     )
 
-    let done: { readonly decision: Decision; readonly outcome: StepOutcome; readonly result: TaskResult | undefined } | undefined
+    let done: { readonly result: TaskResult | undefined } | undefined
     for (let attempt = 0; done === undefined; attempt++) {
       const tried = yield* Effect.result(attemptStep)
       if (tried._tag === "Success") {
@@ -190,9 +193,7 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       yield* Effect.sleep(wait)
     }
 
-    const { decision, outcome, result } = done
-    history.push({ step, toolName: decision.toolName, arguments: decision.arguments, outcome })
-    yield* options.log(outcomeLine(task, step, decision.toolName, outcome))
+    const { result } = done
     if (result !== undefined) return { _tag: "Result", result } satisfies LoopEnd
   }
   return yield* settle({

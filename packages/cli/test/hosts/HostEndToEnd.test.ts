@@ -24,7 +24,7 @@ import * as path from "node:path"
 import { ProviderLayer } from "../../../server/src/llm/ProviderConfig.ts"
 import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
 import type { RecordedRequest } from "../../../server/test/support/FakeOpenAi.ts"
-import { baseUrl, layerTestServer } from "../../../server/test/support/TestServer.ts"
+import { baseUrl, layerTestServer, postJson, request } from "../../../server/test/support/TestServer.ts"
 import { tempDir } from "../support/Fakes.ts"
 import { runCli, spawnCli } from "../support/RunCli.ts"
 
@@ -99,6 +99,30 @@ const setUp = (server: string, providerUrl: string, name: string) =>
 const taskJson = (server: string, taskId: string) =>
   admin(server, ["tasks", "show", taskId, "--json"]).pipe(Effect.map((run) => JSON.parse(ok(run, "tasks show").stdout)))
 
+// The admin CLI is exercised by the first test; the others set up over plain HTTP, which is quicker than a process each.
+const asAdmin = { authorization: `Bearer ${adminToken}` }
+
+const setUpOverHttp = (providerUrl: string, name: string) =>
+  Effect.gen(function*() {
+    const host = yield* postJson("/admin/hosts", { name }, asAdmin)
+    assert.strictEqual(host.status, 201, host.text)
+    const profile = yield* postJson("/admin/provider-profiles", {
+      name: `fake-${name}`, provider: "openai-compatible", model: "fake-model", timeoutMs: 10_000, baseUrl: providerUrl, apiKey: profileKey
+    }, asAdmin)
+    assert.strictEqual(profile.status, 201, profile.text)
+    const activated = yield* postJson(`/admin/provider-profiles/${profile.json.profileId}/activate`, {}, asAdmin)
+    assert.strictEqual(activated.status, 200, activated.text)
+    const task = yield* postJson("/admin/tasks", { goal: "Write hello.txt", hostId: host.json.hostId }, asAdmin)
+    assert.strictEqual(task.status, 201, task.text)
+    return {
+      host: { SWITCHBOARD_HOST_ID: host.json.hostId as string, SWITCHBOARD_HOST_TOKEN: host.json.token as string },
+      taskId: task.json.taskId as string
+    }
+  })
+
+const taskOverHttp = (taskId: string) =>
+  request(`/admin/tasks/${taskId}`, { headers: asAdmin }).pipe(Effect.map((r) => r.json))
+
 describe("switchboard host run against the server", () => {
   layer(
     layerTestServer(ProviderLayer, { ADMIN_TOKEN: adminToken, CREDENTIAL_KEY: credentialKey }),
@@ -165,7 +189,7 @@ describe("switchboard host run against the server", () => {
         const server = yield* baseUrl
         const cloudProvider = yield* FakeOpenAi.scoped({ apiKey: profileKey })
         cloudProvider.respondWith((request) => plan(request))
-        const { host, taskId } = yield* setUp(server, cloudProvider.url, "direct-host")
+        const { host, taskId } = yield* setUpOverHttp(cloudProvider.url, "direct-host")
 
         const port = yield* Effect.promise(() => FakeOpenAi.closedPort())
         const own = yield* Effect.acquireRelease(
@@ -200,10 +224,10 @@ describe("switchboard host run against the server", () => {
         assert.include(run.stdout, `task ${taskId}: succeeded after 2 steps: wrote hello.txt`)
         assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "Hello from the planner: Write hello.txt\n")
 
-        assert.strictEqual((yield* taskJson(server, taskId)).status, "succeeded")
+        assert.strictEqual((yield* taskOverHttp(taskId)).status, "succeeded")
         assert.strictEqual(cloudProvider.chatRequests().length, 0, "the cloud's provider was never called")
-        const decisions = ok(yield* admin(server, ["decisions", taskId, "--json"]), "decisions").stdout
-        assert.deepStrictEqual(JSON.parse(decisions), { decisions: [] })
+        const decisions = yield* request(`/admin/planner-decisions?taskId=${taskId}`, { headers: asAdmin })
+        assert.deepStrictEqual(decisions.json, { decisions: [] })
       }))
 
     it.effect("SIGTERM during a step: the step finishes, the task is reported failed (host shutting down), exit 130", () =>
@@ -212,7 +236,7 @@ describe("switchboard host run against the server", () => {
         const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
         // The first decision takes a while: the signal arrives while the step is under way.
         fake.respondWith((request) => plan(request, 1_500))
-        const { host, taskId } = yield* setUp(server, fake.url, "sigterm-host")
+        const { host, taskId } = yield* setUpOverHttp(fake.url, "sigterm-host")
 
         const workdir = tempDir("switchboard-e2e-term-")
         const agent = spawnCli(["host", "run", "--server", server, "--workdir", workdir], { env: { ...noProviderEnv, ...host } })
@@ -223,7 +247,7 @@ describe("switchboard host run against the server", () => {
         assert.include(end.stdout, `task ${taskId} step 1: write_file → ok:`, "the step under way was finished")
         assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "hello from the cloud planner\n")
         assert.strictEqual(fake.chatRequests().length, 1, "no further step was started")
-        const task = yield* taskJson(server, taskId)
+        const task = yield* taskOverHttp(taskId)
         assert.strictEqual(task.status, "failed")
         assert.strictEqual(task.output, "host shutting down")
       }))
