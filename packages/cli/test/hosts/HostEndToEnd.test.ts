@@ -18,18 +18,16 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ProviderLayer } from "../../../server/src/llm/ProviderConfig.ts"
 import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
 import type { RecordedRequest } from "../../../server/test/support/FakeOpenAi.ts"
-import { baseUrl, layerTestServer, postJson, request } from "../../../server/test/support/TestServer.ts"
+import { ADMIN_TOKEN, client, CREDENTIAL_KEY, layerPlannerServer, logLines } from "../../../server/test/support/ControlPlane.ts"
+import { baseUrl } from "../../../server/test/support/TestServer.ts"
 import { tempDir } from "../support/Fakes.ts"
 import { runCli, spawnCli } from "../support/RunCli.ts"
 
-const adminToken = "e2e-admin-token-0123456789"
-const credentialKey = randomBytes(32).toString("base64")
+const adminToken = ADMIN_TOKEN
 const profileKey = "sk-cloud-profile-key-e2e"
 const root = path.resolve(import.meta.dirname, "../../../..")
 
@@ -100,32 +98,24 @@ const taskJson = (server: string, taskId: string) =>
   admin(server, ["tasks", "show", taskId, "--json"]).pipe(Effect.map((run) => JSON.parse(ok(run, "tasks show").stdout)))
 
 // The admin CLI is exercised by the first test; the others set up over plain HTTP, which is quicker than a process each.
-const asAdmin = { authorization: `Bearer ${adminToken}` }
-
 const setUpOverHttp = (providerUrl: string, name: string) =>
   Effect.gen(function*() {
-    const host = yield* postJson("/admin/hosts", { name }, asAdmin)
-    assert.strictEqual(host.status, 201, host.text)
-    const profile = yield* postJson("/admin/provider-profiles", {
+    const cloud = client(yield* baseUrl)
+    const host = yield* cloud.addHost(name)
+    const profileId = yield* cloud.addProfile({
       name: `fake-${name}`, provider: "openai-compatible", model: "fake-model", timeoutMs: 10_000, baseUrl: providerUrl, apiKey: profileKey
-    }, asAdmin)
-    assert.strictEqual(profile.status, 201, profile.text)
-    const activated = yield* postJson(`/admin/provider-profiles/${profile.json.profileId}/activate`, {}, asAdmin)
-    assert.strictEqual(activated.status, 200, activated.text)
-    const task = yield* postJson("/admin/tasks", { goal: "Write hello.txt", hostId: host.json.hostId }, asAdmin)
-    assert.strictEqual(task.status, 201, task.text)
-    return {
-      host: { SWITCHBOARD_HOST_ID: host.json.hostId as string, SWITCHBOARD_HOST_TOKEN: host.json.token as string },
-      taskId: task.json.taskId as string
-    }
+    })
+    yield* cloud.activate(profileId)
+    const taskId = yield* cloud.addTask("Write hello.txt", host.hostId)
+    return { host: { SWITCHBOARD_HOST_ID: host.hostId, SWITCHBOARD_HOST_TOKEN: host.token }, taskId }
   })
 
 const taskOverHttp = (taskId: string) =>
-  request(`/admin/tasks/${taskId}`, { headers: asAdmin }).pipe(Effect.map((r) => r.json))
+  Effect.flatMap(baseUrl, (base) => client(base).admin.get(`/admin/tasks/${taskId}`)).pipe(Effect.map((r) => r.json))
 
 describe("switchboard host run against the server", () => {
   layer(
-    layerTestServer(ProviderLayer, { ADMIN_TOKEN: adminToken, CREDENTIAL_KEY: credentialKey }),
+    layerPlannerServer(),
     { excludeTestServices: true }
   )("admin CLI + host agent", (it) => {
     it.effect("cloud-proxy: a host with no provider key finishes the task through the proxy; decisions are logged", () =>
@@ -182,6 +172,12 @@ describe("switchboard host run against the server", () => {
         const profiles = ok(yield* admin(server, ["profiles", "list"]), "profiles list").stdout
         assert.include(profiles, "* ")
         assert.notInclude(profiles, profileKey)
+
+        // No secret in the host's output or the server's log lines.
+        for (const secret of [profileKey, host["SWITCHBOARD_HOST_TOKEN"]!, ADMIN_TOKEN, CREDENTIAL_KEY]) {
+          assert.notInclude(run.stdout + run.stderr, secret)
+          assert.isFalse(logLines.some((line) => line.includes(secret)), "a secret in a server log line")
+        }
       }))
 
     it.effect("direct: the host calls its own provider; the cloud's decision log stays empty", () =>
@@ -226,7 +222,7 @@ describe("switchboard host run against the server", () => {
 
         assert.strictEqual((yield* taskOverHttp(taskId)).status, "succeeded")
         assert.strictEqual(cloudProvider.chatRequests().length, 0, "the cloud's provider was never called")
-        const decisions = yield* request(`/admin/planner-decisions?taskId=${taskId}`, { headers: asAdmin })
+        const decisions = yield* client(server).admin.get(`/admin/planner-decisions?taskId=${taskId}`)
         assert.deepStrictEqual(decisions.json, { decisions: [] })
       }))
 
