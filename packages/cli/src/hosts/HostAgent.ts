@@ -65,9 +65,8 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
   yield* heartbeat.pipe(
     Effect.catch((error) => isFatal(error) ? Effect.fail(fatal("heartbeat", error)) : log(`heartbeat failed: ${error.message}`))
   )
-  yield* heartbeat.pipe(
-    Effect.catch((error) => log(`heartbeat failed: ${error.message}`)),
-    Effect.andThen(Effect.sleep(options.heartbeatInterval)),
+  yield* Effect.sleep(options.heartbeatInterval).pipe(
+    Effect.andThen(heartbeat.pipe(Effect.catch((error) => log(`heartbeat failed: ${error.message}`)))),
     Effect.forever,
     Effect.forkScoped
   )
