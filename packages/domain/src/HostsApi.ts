@@ -4,13 +4,15 @@
  * bearer token (`HostAuth`), which the server binds to the host the request
  * names: a token of another host, or a task not assigned to that host, is a
  * 403, decided before anything else happens.
+ *
+ * Heartbeat and claim take no payload: the contract's `{}` body, or none at
+ * all, is accepted (and ignored).
  */
 import { Context } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Forbidden, InvalidRequest, LeaseLost, TaskNotFound, Unauthenticated } from "./Errors.ts"
 import {
   ClaimResponse,
-  EmptyBody,
   HeartbeatResponse,
   HostId,
   LeaseRequest,
@@ -39,7 +41,6 @@ export class HostsApi extends HttpApiGroup.make("hosts")
   .add(
     HttpApiEndpoint.post("heartbeat", "/internal/hosts/:hostId/heartbeat", {
       params: { hostId: HostId },
-      payload: EmptyBody,
       success: HeartbeatResponse,
       error: [InvalidRequest, Forbidden]
     }).annotateMerge(OpenApi.annotations({
@@ -48,7 +49,6 @@ export class HostsApi extends HttpApiGroup.make("hosts")
     })),
     HttpApiEndpoint.post("claim", "/internal/hosts/:hostId/claim", {
       params: { hostId: HostId },
-      payload: EmptyBody,
       success: [ClaimResponse, HttpApiSchema.NoContent],
       error: [InvalidRequest, Forbidden]
     }).annotateMerge(OpenApi.annotations({

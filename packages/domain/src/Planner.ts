@@ -35,9 +35,6 @@ export const Timestamp = Schema.String
 export const HeartbeatResponse = Schema.Struct({ serverTime: Timestamp })
 export type HeartbeatResponse = typeof HeartbeatResponse.Type
 
-/** The body of heartbeat and claim: nothing yet, an object for later fields. */
-export const EmptyBody = Schema.Struct({})
-
 export const ClaimedTask = Schema.Struct({
   taskId: TaskId,
   attempt: Attempt,

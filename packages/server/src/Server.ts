@@ -58,7 +58,8 @@ export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderPr
 /** All routes, needing the database (`SqlClient`) and the provider services. */
 export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
   const chat = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
-  const services = Layer.mergeAll(chat, PlannerServices)
+  // Fresh: two apps built together (replicas in one test process) share no in-memory service.
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
   const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide([ChatHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
     Layer.provide([HostAuthLive, AdminAuthLive]),

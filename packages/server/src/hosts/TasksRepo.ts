@@ -174,16 +174,17 @@ export class TasksRepo extends Context.Service<TasksRepo, {
 
       complete: Effect.fn("TasksRepo.complete")(function*(taskId, hostId, attempt, status, output) {
         const ended = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<{ terminal_at: Date }>`
+          const rows = yield* sql`
             UPDATE tasks SET status = ${status}, output = ${JSON.stringify(output ?? null)}::jsonb,
               terminal_at = now(), lease_expires_at = NULL
             WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
               AND status = 'running' AND lease_expires_at > now()
-            RETURNING terminal_at`
-          const row = rows[0]
-          if (row === undefined) return false
+            RETURNING id`
+          if (rows.length === 0) return false
           // A separate statement, so it sees every decision committed while it waited for the task's row lock.
-          yield* sql`UPDATE planner_decisions SET task_terminal_at = ${row.terminal_at} WHERE task_id = ${taskId}`
+          yield* sql`
+            UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
+            FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
           return true
         })).pipe(Effect.orDie)
         if (!ended) return yield* Effect.flip(refusal(taskId, hostId, attempt))

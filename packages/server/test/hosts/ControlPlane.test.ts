@@ -56,6 +56,24 @@ describe("host control plane", () => {
         assert.strictEqual(listed.lastHeartbeatAt, res.json.serverTime)
       }))
 
+    it.effect("heartbeat and claim take `{}` or no body at all", () =>
+      Effect.gen(function*() {
+        const c = yield* api
+        const host = yield* c.addHost()
+        const bare = yield* request(`/internal/hosts/${host.hostId}/heartbeat`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${host.token}` }
+        })
+        assert.strictEqual(bare.status, 200, bare.text)
+        const claim = yield* request(`/internal/hosts/${host.hostId}/claim`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${host.token}` }
+        })
+        assert.strictEqual(claim.status, 204, claim.text)
+        const json = yield* c.hostPost(host.token, `/internal/hosts/${host.hostId}/heartbeat`, {})
+        assert.strictEqual(json.status, 200)
+      }))
+
     it.effect("host routes: 401 without a valid token, 403 for another host's path or body", () =>
       Effect.gen(function*() {
         const c = yield* api

@@ -99,6 +99,7 @@ describe("cloud planner proxy", () => {
         assert.strictEqual(res.status, 200, res.text)
         assert.deepStrictEqual(res.json, { toolName: "click", arguments: { x: 10, y: 20 }, stepIndex: 0 })
 
+        assert.strictEqual(openai.chatRequests().length, 1, "one provider call")
         const [sent] = openai.chatRequests()
         assert.strictEqual(sent?.headers.authorization, `Bearer ${OPENAI_KEY}`, "the profile's key")
         const body = sent?.body as any
@@ -143,6 +144,9 @@ describe("cloud planner proxy", () => {
         assert.strictEqual(foreignToken.json.code, "forbidden")
         const foreignTask = yield* c.decision(other.token, decisionBody(other, task))
         assert.strictEqual(foreignTask.status, 403, "a task not assigned to the requesting host")
+        const invalid = yield* c.decision(host.token, decisionBody(host, task, { tools: [] }))
+        assert.strictEqual(invalid.status, 400, "a request without tools")
+        assert.strictEqual(invalid.json.code, "invalid_request")
         assert.strictEqual(openai.chatRequests().length, 0, "no provider was called")
         assert.deepStrictEqual(yield* decisionsOf(c, task.taskId), [])
       }))
@@ -182,12 +186,14 @@ describe("cloud planner proxy", () => {
         assert.include(badKey.json.error, "401")
         assert.notInclude(badKey.text, OPENAI_KEY)
 
-        // A provider error.
+        // A provider error: answered as it is, with no retry (retrying is the host agent's business).
         yield* activeProfile(c, openAiProfile(guarded, { apiKey: "sk-the-right-key" }))
         guarded.enqueue(FakeOpenAi.reply.status(500, "upstream exploded"))
+        const before = guarded.chatRequests().length
         const failed = yield* c.decision(host.token, decisionBody(host, task))
         assert.strictEqual(failed.status, 502)
         assert.strictEqual(failed.json.code, "provider_error")
+        assert.strictEqual(guarded.chatRequests().length, before + 1, "one provider call, not retried")
 
         // Unreachable.
         yield* activeProfile(c, openAiProfile(guarded, { baseUrl: `http://127.0.0.1:${yield* Effect.promise(closedPort)}/v1` }))

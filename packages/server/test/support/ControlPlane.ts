@@ -16,8 +16,8 @@ import { layerMigrated } from "../../src/db/Database.ts"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { makeApp } from "../../src/Server.ts"
 import { makeFakeProvider } from "./FakeProvider.ts"
-import { TestDatabase } from "./TestDatabase.ts"
-import { postJsonAt, requestAt } from "./TestServer.ts"
+import { makeTestDatabase, TestDatabase } from "./TestDatabase.ts"
+import { baseUrl, postJsonAt, requestAt } from "./TestServer.ts"
 import type { RawResponse } from "./TestServer.ts"
 
 export const ADMIN_TOKEN = `admin-${randomBytes(16).toString("hex")}`
@@ -65,6 +65,25 @@ export const layerPlannerReplica = (
     Layer.provide(captureLogs),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
   )
+
+/**
+ * Replicas over one fresh database, each with its own environment and (on
+ * PostgreSQL) its own pool; on PGlite they share its one connection. Also
+ * answers a `SqlClient` context for inspecting the database.
+ */
+export const startReplicas = (envs: ReadonlyArray<Record<string, string>>, provider?: Layer.Layer<ProviderAdapter | Transcriber>) =>
+  Effect.gen(function*() {
+    const db = yield* makeTestDatabase
+    const memoMap = yield* Layer.makeMemoMap
+    const scope = yield* Effect.scope
+    const urls: Array<string> = []
+    for (const env of envs) {
+      const replica = yield* Layer.buildWithMemoMap(layerPlannerReplica(db.client(), env, provider), memoMap, scope)
+      urls.push(yield* baseUrl.pipe(Effect.provide(replica)))
+    }
+    const inspect = yield* Layer.buildWithMemoMap(db.client(), memoMap, scope)
+    return { urls, inspect }
+  })
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
