@@ -49,12 +49,12 @@ export class ControlPlane extends Context.Service<ControlPlane, {
         const client = yield* ApiClient
         const params = { hostId }
         return ControlPlane.of({
-          heartbeat: client.hosts.heartbeat({ params, payload: {} }).pipe(
+          heartbeat: client.hosts.heartbeat({ params }).pipe(
             Effect.map((answer) => answer.serverTime),
             toControlPlaneError,
             Effect.withSpan("ControlPlane.heartbeat")
           ),
-          claim: client.hosts.claim({ params, payload: {} }).pipe(
+          claim: client.hosts.claim({ params }).pipe(
             // 204: nothing queued.
             Effect.map((answer) => answer === undefined || answer === null ? undefined : answer.task),
             toControlPlaneError,
