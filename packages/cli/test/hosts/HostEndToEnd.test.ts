@@ -12,6 +12,8 @@
  *   decision log has both steps and no screenshot bytes.
  * - direct: the host calls its own provider (examples/fake-planner-provider.ts,
  *   the README's), the task finishes, and the cloud's decision log stays empty.
+ * - a decision that takes longer than the lease (TASK_LEASE_SECONDS=4): the
+ *   host renews it meanwhile, and its result for attempt 1 is accepted.
  * - SIGTERM during a step: the step finishes, the task is reported failed
  *   with "host shutting down", the process exits 130.
  */
@@ -22,7 +24,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
 import type { RecordedRequest } from "../../../server/test/support/FakeOpenAi.ts"
-import { ADMIN_TOKEN, client, CREDENTIAL_KEY, layerPlannerServer, logLines } from "../../../server/test/support/ControlPlane.ts"
+import { ADMIN_TOKEN, client, CREDENTIAL_KEY, layerPlannerServer, logLines, plannerEnv } from "../../../server/test/support/ControlPlane.ts"
 import { baseUrl } from "../../../server/test/support/TestServer.ts"
 import { tempDir } from "../support/Fakes.ts"
 import { runCli, spawnCli } from "../support/RunCli.ts"
@@ -115,7 +117,8 @@ const taskOverHttp = (taskId: string) =>
 
 describe("switchboard host run against the server", () => {
   layer(
-    layerPlannerServer(),
+    // A short lease, so that renewal is needed within one test (the host renews at a third of what is left).
+    layerPlannerServer(plannerEnv({ TASK_LEASE_SECONDS: "4" })),
     { excludeTestServices: true }
   )("admin CLI + host agent", (it) => {
     it.effect("cloud-proxy: a host with no provider key finishes the task through the proxy; decisions are logged", () =>
@@ -224,6 +227,22 @@ describe("switchboard host run against the server", () => {
         assert.strictEqual(cloudProvider.chatRequests().length, 0, "the cloud's provider was never called")
         const decisions = yield* client(server).admin.get(`/admin/planner-decisions?taskId=${taskId}`)
         assert.deepStrictEqual(decisions.json, { decisions: [] })
+      }))
+
+    it.effect("a step longer than the lease: the host renews it, and the result of attempt 1 is accepted", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
+        fake.respondWith((request) => plan(request, 5_000))
+        const { host, taskId } = yield* setUpOverHttp(fake.url, "slow-host")
+        const workdir = tempDir("switchboard-e2e-lease-")
+        const run = yield* runCli(["host", "run", "--server", yield* baseUrl, "--workdir", workdir, "--once"], {
+          env: { ...noProviderEnv, ...host }
+        })
+        assert.strictEqual(run.code, 0, run.stderr + run.stdout)
+        assert.notInclude(run.stdout, "lease lost")
+        const task = yield* taskOverHttp(taskId)
+        assert.strictEqual(task.status, "succeeded")
+        assert.strictEqual(task.attempt, 1, "never requeued")
       }))
 
     it.effect("SIGTERM during a step: the step finishes, the task is reported failed (host shutting down), exit 130", () =>
