@@ -232,7 +232,8 @@ describe("switchboard host run against the server", () => {
     it.effect("a step longer than the lease: the host renews it, and the result of attempt 1 is accepted", () =>
       Effect.gen(function*() {
         const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
-        fake.respondWith((request) => plan(request, 5_000))
+        // The first decision alone outlasts the 4 s lease.
+        fake.respondWith((request) => plan(request, fake.chatRequests().length === 1 ? 5_000 : undefined))
         const { host, taskId } = yield* setUpOverHttp(fake.url, "slow-host")
         const workdir = tempDir("switchboard-e2e-lease-")
         const run = yield* runCli(["host", "run", "--server", yield* baseUrl, "--workdir", workdir, "--once"], {
