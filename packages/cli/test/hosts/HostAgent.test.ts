@@ -7,6 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import type { Layer } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -75,6 +76,18 @@ const agentOptions = (overrides: { readonly maxSteps?: number } = {}) =>
 
 const plannerOf = (decide: (request: DecisionRequest) => Effect.Effect<Decision>) => Planner.layerTest(decide)
 
+/** The agent in a child fiber, over the fake cloud and a planner answering with `decide`. */
+const forkAgent = (
+  options: HostAgentOptions,
+  control: { readonly layer: Layer.Layer<ControlPlane> },
+  decide: (request: DecisionRequest) => Effect.Effect<Decision>
+) =>
+  runHostAgent(options).pipe(
+    Effect.scoped,
+    Effect.provide([control.layer, plannerOf(decide)]),
+    Effect.forkChild
+  )
+
 describe("host agent", () => {
   it.effect("polls with backoff while nothing is queued, then runs and reports the task", () =>
     Effect.gen(function*() {
@@ -85,11 +98,7 @@ describe("host agent", () => {
         { toolName: "finish", arguments: { summary: "wrote out.txt" } }
       ]
       let n = 0
-      const fiber = yield* runHostAgent(options).pipe(
-        Effect.scoped,
-        Effect.provide([control.layer, plannerOf(() => Effect.succeed(decisions[n++]!))]),
-        Effect.forkChild
-      )
+      const fiber = yield* forkAgent(options, control, () => Effect.succeed(decisions[n++]!))
       yield* TestClock.adjust("1 second")
       assert.strictEqual(control.cloud.claims, 2)
       yield* TestClock.adjust("2 seconds")
@@ -110,14 +119,8 @@ describe("host agent", () => {
     Effect.gen(function*() {
       const { options } = yield* agentOptions()
       const control = fakeControlPlane({ queue: [claimed(3_000)], renew: () => Effect.succeed(new Date(3_000).toISOString()) })
-      const fiber = yield* runHostAgent(options).pipe(
-        Effect.scoped,
-        Effect.provide([
-          control.layer,
-          plannerOf(() => Effect.sleep("2500 millis").pipe(Effect.as({ toolName: "finish", arguments: { summary: "slow" } })))
-        ]),
-        Effect.forkChild
-      )
+      const fiber = yield* forkAgent(options, control, () =>
+        Effect.sleep("2500 millis").pipe(Effect.as({ toolName: "finish", arguments: { summary: "slow" } })))
       yield* TestClock.adjust("3 seconds")
       const end = yield* Fiber.join(fiber)
       assert.strictEqual(end._tag, "Reported")
@@ -132,14 +135,8 @@ describe("host agent", () => {
         queue: [claimed(3_000)],
         renew: () => Effect.fail(new ControlPlaneError({ message: "lease expired", status: 409, code: "lease_lost" }))
       })
-      const fiber = yield* runHostAgent(options).pipe(
-        Effect.scoped,
-        Effect.provide([
-          control.layer,
-          plannerOf(() => Effect.sleep("1 second").pipe(Effect.as({ toolName: "read_file", arguments: { path: "x" } })))
-        ]),
-        Effect.forkChild
-      )
+      const fiber = yield* forkAgent(options, control, () =>
+        Effect.sleep("1 second").pipe(Effect.as({ toolName: "read_file", arguments: { path: "x" } })))
       yield* TestClock.adjust("5 seconds")
       const end = yield* Fiber.join(fiber)
       assert.strictEqual(end._tag, "NotReported")
@@ -170,19 +167,11 @@ describe("host agent", () => {
       const control = fakeControlPlane({ queue: [claimed(60_000)] })
       const asked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
-      const fiber = yield* runHostAgent(options).pipe(
-        Effect.scoped,
-        Effect.provide([
-          control.layer,
-          plannerOf(() =>
-            Deferred.succeed(asked, undefined).pipe(
-              Effect.andThen(Deferred.await(release)),
-              Effect.as({ toolName: "write_file", arguments: { path: "half.txt", content: "step finished" } })
-            )
-          )
-        ]),
-        Effect.forkChild
-      )
+      const fiber = yield* forkAgent(options, control, () =>
+        Deferred.succeed(asked, undefined).pipe(
+          Effect.andThen(Deferred.await(release)),
+          Effect.as({ toolName: "write_file", arguments: { path: "half.txt", content: "step finished" } })
+        ))
       yield* Deferred.await(asked)
       const interrupting = yield* Fiber.interrupt(fiber).pipe(Effect.forkChild)
       yield* Effect.yieldNow
@@ -202,19 +191,11 @@ describe("host agent", () => {
       const release = yield* Deferred.make<void>()
       const asked = yield* Deferred.make<void>()
       const control = fakeControlPlane({ queue: [claimed(60_000)] })
-      const fiber = yield* runHostAgent(options).pipe(
-        Effect.scoped,
-        Effect.provide([
-          control.layer,
-          plannerOf(() =>
-            Deferred.succeed(asked, undefined).pipe(
-              Effect.andThen(Deferred.await(release)),
-              Effect.as({ toolName: "finish", arguments: { summary: "all good" } })
-            )
-          )
-        ]),
-        Effect.forkChild
-      )
+      const fiber = yield* forkAgent(options, control, () =>
+        Deferred.succeed(asked, undefined).pipe(
+          Effect.andThen(Deferred.await(release)),
+          Effect.as({ toolName: "finish", arguments: { summary: "all good" } })
+        ))
       yield* Deferred.await(asked)
       const interrupting = yield* Fiber.interrupt(fiber).pipe(Effect.forkChild)
       yield* Effect.yieldNow
