@@ -5,8 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
-import { client, decisionBody, layerPlannerServer } from "../support/ControlPlane.ts"
+import { client, databaseText, decisionBody, layerPlannerServer } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
 import * as FakeAnthropic from "../support/FakeAnthropic.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
@@ -54,22 +53,18 @@ const anthropicProfile = (fake: FakeAnthropic.FakeAnthropic, extra: Record<strin
   ...extra
 })
 
+/** The OpenAI fake, emptied, behind the active profile; a host holding a fresh task. */
+const openAiReady = Effect.gen(function*() {
+  const c = yield* api
+  const openai = yield* FakeOpenAi.FakeOpenAiServer
+  openai.reset()
+  yield* activeProfile(c, openAiProfile(openai))
+  const { host, task } = yield* claimedTask(c)
+  return { c, openai, host, task }
+})
+
 const decisionsOf = (c: Client, taskId: string) =>
   Effect.map(c.admin.get(`/admin/planner-decisions?taskId=${taskId}`), (r) => r.json.decisions as Array<Record<string, unknown>>)
-
-/** Every text value of every table, for "this never reached the database" checks. */
-const databaseText = SqlClient.SqlClient.use((sql) =>
-  Effect.gen(function*() {
-    const tables = yield* sql<{ name: string }>`
-      SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
-    const parts: Array<string> = []
-    for (const { name } of tables) {
-      const rows = yield* sql<{ t: string }>`SELECT row_to_json(x)::text AS t FROM ${sql(name)} x`
-      parts.push(...rows.map((r) => r.t))
-    }
-    return parts.join("\n")
-  })
-).pipe(Effect.orDie)
 
 const fakes = Layer.mergeAll(FakeOpenAi.FakeOpenAiServer.layer(), FakeAnthropic.FakeAnthropicServer.layer())
 
@@ -88,11 +83,7 @@ describe("cloud planner proxy", () => {
 
     it.effect("Authenticated host requests a planner decision", () =>
       Effect.gen(function*() {
-        const c = yield* api
-        const openai = yield* FakeOpenAi.FakeOpenAiServer
-        openai.reset()
-        yield* activeProfile(c, openAiProfile(openai))
-        const { host, task } = yield* claimedTask(c)
+        const { c, host, openai, task } = yield* openAiReady
         openai.enqueue(FakeOpenAi.reply.toolCalls([{ name: "click", arguments: "{\"x\":10,\"y\":20}" }]))
 
         const res = yield* c.decision(host.token, decisionBody(host, task))
@@ -241,11 +232,7 @@ describe("cloud planner proxy", () => {
 
     it.effect("Host configured for cloud-proxy transport has no local provider key", () =>
       Effect.gen(function*() {
-        const c = yield* api
-        const openai = yield* FakeOpenAi.FakeOpenAiServer
-        openai.reset()
-        yield* activeProfile(c, openAiProfile(openai))
-        const { host, task } = yield* claimedTask(c)
+        const { c, host, openai, task } = yield* openAiReady
         openai.enqueue(FakeOpenAi.reply.toolCalls([{ name: "click", arguments: "{\"x\":3,\"y\":4}" }]))
         // The host holds no provider key; whatever provider settings it sends are not used.
         const res = yield* c.decision(host.token, decisionBody(host, task, {
@@ -342,7 +329,7 @@ describe("cloud planner proxy", () => {
         ])
 
         assert.strictEqual((yield* decisionsOf(c, task.taskId)).length, 2)
-        const stored = yield* databaseText
+        const stored = (yield* databaseText).text
         assert.notInclude(stored, png, "the screenshot bytes are in no table")
         assert.notInclude(stored, png.slice(0, 24))
       }))
@@ -392,6 +379,17 @@ describe("cloud planner proxy", () => {
         assert.deepStrictEqual(sent.map((r) => r.headers.authorization), keys.map((k) => `Bearer ${k}`))
         assert.deepStrictEqual(sent.map((r) => (r.body as any).model), ["model-0", "model-1", "model-2"])
         assert.strictEqual(new Set(sent.map((r) => r.remotePort)).size, 1, "one kept-alive connection: no pool per request or per profile")
+      }))
+
+    it.effect("the OpenAPI document lists every answer of the planner and host routes", () =>
+      Effect.gen(function*() {
+        const doc = (yield* request("/openapi.json")).json
+        const statuses = (path: string) => Object.keys(doc.paths[path].post.responses).sort()
+        assert.deepStrictEqual(statuses("/internal/planner/decision"), ["200", "400", "401", "403", "404", "409", "502", "503", "504"])
+        assert.deepStrictEqual(statuses("/internal/hosts/{hostId}/claim"), ["200", "204", "400", "401", "403"])
+        assert.deepStrictEqual(statuses("/internal/tasks/{taskId}/lease"), ["200", "400", "401", "403", "404", "409"])
+        assert.deepStrictEqual(statuses("/admin/provider-profiles"), ["201", "400", "401", "409", "503"])
+        assert.notInclude(JSON.stringify(doc), "sk-")
       }))
 
     it.effect("provider profiles: created without echoing the key, listed without it, one active", () =>

@@ -10,9 +10,10 @@
  * `terminal_at` made when its result arrives, so both are moved together.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { parseRetention } from "../../src/planner/DecisionRetention.ts"
+import { DecisionRetention, parseRetention } from "../../src/planner/DecisionRetention.ts"
+import { DecisionsRepo } from "../../src/planner/DecisionsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
 import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
@@ -72,6 +73,18 @@ describe("PLANNER_DECISION_RETENTION", () => {
     assert.strictEqual(parseRetention("12 hours"), 12 * 3_600_000)
     for (const bad of ["", "7", "seven days", "7 weeks", "-1 days", "1.5 hours"]) assert.isUndefined(parseRetention(bad), bad)
   })
+
+  it.effect("an unreadable value stops the server at start, naming the variable", () =>
+    Effect.gen(function*() {
+      const exit = yield* Layer.build(DecisionRetention.layer).pipe(
+        Effect.provide(Layer.mock(DecisionsRepo, {})),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ PLANNER_DECISION_RETENTION: "7 weeks" }))),
+        Effect.scoped,
+        Effect.exit
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      assert.include(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "", "Invalid PLANNER_DECISION_RETENTION \"7 weeks\"")
+    }))
 })
 
 const server = Layer.mergeAll(layerPlannerServer(plannerEnv({ PLANNER_PRUNE_INTERVAL_SECONDS: "1" })), FakeOpenAiServer.layer())

@@ -8,9 +8,8 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
 import { ProviderLayer } from "../../src/llm/ProviderConfig.ts"
-import { ADMIN_TOKEN, CREDENTIAL_KEY, client, decisionBody, layerPlannerServer, logLines, plannerEnv } from "../support/ControlPlane.ts"
+import { ADMIN_TOKEN, CREDENTIAL_KEY, client, databaseText, decisionBody, layerPlannerServer, logLines, plannerEnv } from "../support/ControlPlane.ts"
 import * as FakeAnthropic from "../support/FakeAnthropic.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 import { baseUrl, postJson } from "../support/TestServer.ts"
@@ -65,20 +64,6 @@ const layerServer = Layer.unwrap(Effect.gen(function*() {
     Layer.succeed(Fakes, Fakes.of({ profile, decoyOpenAi, decoyAnthropic }))
   )
 }))
-
-const databaseText = SqlClient.SqlClient.use((sql) =>
-  Effect.gen(function*() {
-    const tables = yield* sql<{ name: string }>`
-      SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
-    const parts: Array<string> = []
-    for (const { name } of tables) {
-      // bytea columns appear as \x… hex in row_to_json: a stored plaintext key would show as its hex too.
-      const rows = yield* sql<{ t: string }>`SELECT row_to_json(x)::text AS t FROM ${sql(name)} x`
-      parts.push(...rows.map((r) => r.t))
-    }
-    return { tables: tables.map((t) => t.name), text: parts.join("\n") }
-  })
-).pipe(Effect.orDie)
 
 const forms = (secret: string) => [secret, Buffer.from(secret).toString("hex"), Buffer.from(secret).toString("base64")]
 

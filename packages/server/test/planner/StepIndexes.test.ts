@@ -71,4 +71,27 @@ describe(`planner decisions on ${backend}, two replicas`, () => {
         [["first", false], ["second", true]]
       )
     }).pipe(Effect.scoped))
+
+  it.live("concurrent activations through two replicas leave exactly one profile active; the database refuses a second", () =>
+    Effect.gen(function*() {
+      const { inspect, urls } = yield* startReplicas([plannerEnv(), plannerEnv()])
+      const [a, b] = urls.map((u) => client(u))
+      const ids = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), (i) =>
+        a!.addProfile({ name: `p${i}`, provider: "anthropic", model: "m", timeoutMs: 1000, apiKey: `sk-${i}` }))
+      const answers = yield* Effect.forEach(
+        [...ids, ...ids].map((id, i) => [id, i] as const),
+        ([id, i]) => (i % 2 === 0 ? a! : b!).admin.post(`/admin/provider-profiles/${id}/activate`),
+        { concurrency: "unbounded" }
+      )
+      for (const res of answers) assert.strictEqual(res.status, 200, res.text)
+      const listed = yield* b!.admin.get("/admin/provider-profiles")
+      assert.strictEqual(listed.json.profiles.filter((p: { active: boolean }) => p.active).length, 1)
+
+      const active = listed.json.profiles.find((p: { active: boolean }) => p.active).profileId
+      const inactive = ids.find((id) => id !== active)!
+      const second = yield* SqlClient.SqlClient.use((sql) =>
+        sql`UPDATE provider_profiles SET active = true WHERE id = ${inactive}`.pipe(Effect.exit)
+      ).pipe(Effect.provide(inspect))
+      assert.strictEqual(second._tag, "Failure", "the partial unique index allows one active profile")
+    }).pipe(Effect.scoped))
 })

@@ -9,7 +9,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import type { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Effect, Layer, Logger, References } from "effect"
 import { HttpRouter } from "effect/http"
-import type { SqlClient } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import { randomBytes } from "node:crypto"
 import { layerMigrated } from "../../src/db/Database.ts"
@@ -156,3 +156,21 @@ export const decisionBody = (
   tools: plannerTools,
   ...extra
 })
+
+/**
+ * Every row of every table as JSON text (bytea columns appear as `\x…` hex, so
+ * a stored plaintext would show in its hex form too), for "this never reached
+ * the database" checks.
+ */
+export const databaseText = SqlClient.SqlClient.use((sql) =>
+  Effect.gen(function*() {
+    const tables = yield* sql<{ name: string }>`
+      SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
+    const parts: Array<string> = []
+    for (const { name } of tables) {
+      const rows = yield* sql<{ t: string }>`SELECT row_to_json(x)::text AS t FROM ${sql(name)} x`
+      parts.push(...rows.map((r) => r.t))
+    }
+    return { tables: tables.map((t) => t.name), text: parts.join("\n") }
+  })
+).pipe(Effect.orDie)
