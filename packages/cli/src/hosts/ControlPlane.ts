@@ -6,8 +6,11 @@
  * HttpApi client with the host token.
  *
  * Every failure is one `ControlPlaneError` with the server's `code` when it
- * answered: `lease_lost` means "stop working on that attempt", `unauthenticated`
- * / `forbidden` mean the host's token or id is wrong (fatal for the agent).
+ * answered. On a task route (lease, result, decision), `lease_lost` and
+ * `forbidden` both mean "this attempt is no longer ours" (its lease expired;
+ * the task was claimed again, possibly by another host): stop working on it.
+ * On heartbeat and claim, `unauthenticated` / `forbidden` mean the host's
+ * token or id is wrong: fatal for the agent.
  */
 import type { ClaimedTask, ResultStatus } from "@switchboard/domain"
 import { Context, Data, Effect, Layer } from "effect"
@@ -86,6 +89,12 @@ const toControlPlaneError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Ef
     )
   )
 
-/** The host's credentials are refused: retrying cannot help. */
+/** The codes by which a task route says the attempt is not this host's any more. */
+export const taskLostCodes: ReadonlySet<string> = new Set(["lease_lost", "forbidden"])
+
+export const isTaskLost = (error: { readonly code?: string | undefined }): boolean =>
+  error.code !== undefined && taskLostCodes.has(error.code)
+
+/** On heartbeat or claim: the host's credentials are refused, retrying cannot help. */
 export const isFatal = (error: ControlPlaneError): boolean =>
   error.code === "unauthenticated" || error.code === "forbidden" || error.status === 401 || error.status === 403

@@ -10,15 +10,16 @@
  * - Claim: on 204 the agent waits, doubling from `pollMin` to `pollMax`; a
  *   claim resets the wait. Network failures back off the same way.
  * - Lease: renewed in a fiber racing the loop, at a third of the time left; a
- *   409 `lease_lost` stops the loop (after its current step) and nothing is
- *   reported: the cloud has given the task to another attempt.
+ *   409 `lease_lost` (or a 403: the task went to another host) stops the loop
+ *   after its current step and nothing is reported: the cloud has given the
+ *   task to another attempt. A refused result is logged, not fatal.
  * - Shutdown (SIGINT/SIGTERM interrupt the main fiber): claiming stops, the
  *   step under way finishes (see `PlannerLoop.ts`), and the task is reported
  *   failed with "host shutting down" — or with what the loop had already
  *   settled on — instead of leaving its lease to expire.
  */
 import { Clock, Data, Duration, Effect, Ref, Schedule } from "effect"
-import { ControlPlane, isFatal } from "./ControlPlane.ts"
+import { ControlPlane, isFatal, isTaskLost } from "./ControlPlane.ts"
 import type { ClaimedTask, ControlPlaneError, ReportedResult, TaskAttempt } from "./ControlPlane.ts"
 import { runPlannerLoop } from "./PlannerLoop.ts"
 import type { LoopEnd, LoopOptions, TaskResult } from "./PlannerLoop.ts"
@@ -82,7 +83,7 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
         const renewed = yield* Effect.result(controlPlane.renewLease(task))
         if (renewed._tag === "Success") {
           expiresAt = Date.parse(renewed.success)
-        } else if (renewed.failure.code === "lease_lost") {
+        } else if (isTaskLost(renewed.failure)) {
           return yield* new RenewalLost({ message: renewed.failure.message })
         } else {
           yield* log(`task ${task.taskId}: lease renewal failed: ${renewed.failure.message} (retrying)`)
@@ -124,7 +125,7 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
       const { result } = end
       const reported = yield* Effect.result(report(task, { status: result.status, output: result.output }))
       if (reported._tag === "Failure") {
-        if (isFatal(reported.failure)) return yield* fatal("result", reported.failure)
+        if (reported.failure.code === "unauthenticated") return yield* fatal("result", reported.failure)
         yield* log(`task ${task.taskId}: result not accepted: ${reported.failure.message}`)
         return { _tag: "NotReported", task, reason: reported.failure.message } satisfies TaskEnd
       }

@@ -26,6 +26,7 @@ import { Cause, Duration, Effect, Option, Ref } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
 import type { ToolRegistry } from "../tools/ToolRegistry.ts"
 import { validateToolCall } from "../tools/ValidateToolCall.ts"
+import { isTaskLost } from "./ControlPlane.ts"
 import { failToolName, finishToolName, plannerTools } from "./HostTool.ts"
 import { Planner } from "./Planner.ts"
 import type { Decision, DecisionRequest, PlannerError } from "./Planner.ts"
@@ -76,7 +77,6 @@ export type LoopEnd =
   | { readonly _tag: "Result"; readonly result: TaskResult }
   | LeaseLostDuringPlanning
 
-const leaseLostCodes = new Set(["lease_lost"])
 
 const outcomeLine = (task: TaskToRun, step: number, toolName: string, outcome: StepOutcome) =>
   `task ${task.taskId} step ${step}: ${toolName} → ${clip(describeOutcome(outcome), 200).replaceAll("\n", " ")}`
@@ -173,8 +173,8 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       }
       const error: PlannerError = tried.failure
       const code = error.code === undefined ? "" : ` (${error.code})`
-      if (error.code !== undefined && leaseLostCodes.has(error.code)) {
-        yield* options.log(`task ${task.taskId} step ${step}: planner refused: the lease is lost${code}`)
+      if (isTaskLost(error)) {
+        yield* options.log(`task ${task.taskId} step ${step}: planner refused: this attempt is no longer ours${code}`)
         return { _tag: "LeaseLost", message: error.message } satisfies LoopEnd
       }
       if (!error.retryable || attempt >= options.retries) {

@@ -37,6 +37,7 @@ const fakeControlPlane = (options: {
   readonly queue: ReadonlyArray<ClaimedTask | undefined>
   readonly heartbeat?: Effect.Effect<string, ControlPlaneError>
   readonly renew?: (n: number) => Effect.Effect<string, ControlPlaneError>
+  readonly report?: Effect.Effect<void, ControlPlaneError>
 }) => {
   const cloud: FakeCloud = { claims: 0, renewals: [], results: [] }
   const layer = ControlPlane.layerTest({
@@ -47,7 +48,7 @@ const fakeControlPlane = (options: {
         cloud.renewals.push(task)
         return options.renew?.(cloud.renewals.length) ?? Effect.succeed(new Date(60_000).toISOString())
       }),
-    reportResult: (task, result) => Effect.sync(() => void cloud.results.push({ task, result }))
+    reportResult: (task, result) => options.report ?? Effect.sync(() => void cloud.results.push({ task, result }))
   })
   return { cloud, layer }
 }
@@ -128,20 +129,36 @@ describe("host agent", () => {
       assert.deepStrictEqual(control.cloud.renewals[0], claimed(3_000))
     }))
 
-  it.effect("a lost lease stops the task after its current step, and nothing is reported", () =>
+  it.effect("a lost lease (409, or 403: claimed by another host) stops the task after its step; nothing is reported", () =>
+    Effect.gen(function*() {
+      for (const [code, status] of [["lease_lost", 409], ["forbidden", 403]] as const) {
+        const { lines, options } = yield* agentOptions()
+        const control = fakeControlPlane({
+          queue: [claimed(3_000)],
+          renew: () => Effect.fail(new ControlPlaneError({ message: "not yours", status, code }))
+        })
+        const fiber = yield* forkAgent(options, control, () =>
+          Effect.sleep("1 second").pipe(Effect.as({ toolName: "read_file", arguments: { path: "x" } })))
+        yield* TestClock.adjust("5 seconds")
+        const end = yield* Fiber.join(fiber)
+        assert.strictEqual(end._tag, "NotReported", code)
+        assert.deepStrictEqual(control.cloud.results, [])
+        assert.isTrue(lines.some((l) => l.includes("lease lost, stopped without reporting")), code)
+      }
+    }))
+
+  it.effect("a refused result (the attempt is no longer ours) is logged, and the agent goes on", () =>
     Effect.gen(function*() {
       const { lines, options } = yield* agentOptions()
       const control = fakeControlPlane({
-        queue: [claimed(3_000)],
-        renew: () => Effect.fail(new ControlPlaneError({ message: "lease expired", status: 409, code: "lease_lost" }))
+        queue: [claimed(60_000)],
+        report: Effect.fail(new ControlPlaneError({ message: "claimed by another host", status: 403, code: "forbidden" }))
       })
-      const fiber = yield* forkAgent(options, control, () =>
-        Effect.sleep("1 second").pipe(Effect.as({ toolName: "read_file", arguments: { path: "x" } })))
-      yield* TestClock.adjust("5 seconds")
-      const end = yield* Fiber.join(fiber)
-      assert.strictEqual(end._tag, "NotReported")
-      assert.deepStrictEqual(control.cloud.results, [])
-      assert.isTrue(lines.some((l) => l.includes("lease lost, stopped without reporting")))
+      const end = yield* forkAgent(options, control, () => Effect.succeed({ toolName: "finish", arguments: { summary: "s" } })).pipe(
+        Effect.flatMap(Fiber.join)
+      )
+      assert.deepStrictEqual(end._tag === "NotReported" && end.reason, "claimed by another host")
+      assert.isTrue(lines.some((l) => l.includes("result not accepted: claimed by another host")))
     }))
 
   it.effect("a refused token stops the agent before it claims anything", () =>

@@ -163,25 +163,29 @@ describe("planner loop", () => {
     Effect.gen(function*() {
       const { options, settled } = yield* setup()
       const planner = scriptedPlanner([
-        new PlannerError({ message: "token of another host", code: "forbidden", status: 403, retryable: false })
+        new PlannerError({ message: "tools[0].name: expected 1 to 64 characters", code: "invalid_request", status: 400, retryable: false })
       ])
       const end = yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner.layer))
       assert.strictEqual(planner.requests.length, 1)
       assert.deepStrictEqual(end, {
         _tag: "Result",
-        result: { status: "failed", output: "planner failed at step 1 after 1 try (forbidden): token of another host", steps: 0 }
+        result: {
+          status: "failed",
+          output: "planner failed at step 1 after 1 try (invalid_request): tools[0].name: expected 1 to 64 characters",
+          steps: 0
+        }
       })
     }))
 
-  it.effect("lease_lost from the planner stops the loop without a result", () =>
+  it.effect("lease_lost (or 403: the task went to another host) from the planner stops the loop without a result", () =>
     Effect.gen(function*() {
-      const { options, settled } = yield* setup()
-      const planner = scriptedPlanner([
-        new PlannerError({ message: "the lease expired", code: "lease_lost", status: 409, retryable: false })
-      ])
-      const end = yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner.layer))
-      assert.deepStrictEqual(end, { _tag: "LeaseLost", message: "the lease expired" })
-      assert.isUndefined(yield* Ref.get(settled))
+      for (const [code, status] of [["lease_lost", 409], ["forbidden", 403]] as const) {
+        const { options, settled } = yield* setup()
+        const planner = scriptedPlanner([new PlannerError({ message: "not yours", code, status, retryable: false })])
+        const end = yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner.layer))
+        assert.deepStrictEqual(end, { _tag: "LeaseLost", message: "not yours" }, code)
+        assert.isUndefined(yield* Ref.get(settled))
+      }
     }))
 
   it.effect("with a screenshot command, each request carries a PNG; a failed screenshot is said in the prompt", () =>
