@@ -10,6 +10,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
+import * as FakeAnthropic from "../../../server/test/support/FakeAnthropic.ts"
 import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import * as CloudProxyPlanner from "../../src/hosts/CloudProxyPlanner.ts"
@@ -77,6 +78,22 @@ describe("direct planner (the host's own provider, through the server's adapters
         ["invalid_tool_call", true],
         ["provider_error", true]
       ])
+    }))
+
+  it.effect("anthropic: one tool use required (tool_choice any, no parallel use), the screenshot as an image block", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeAnthropic.scoped({ apiKey: "sk-ant-host" })
+      fake.enqueue(FakeAnthropic.reply.toolUse([{ name: "finish", input: { summary: "done" } }]))
+      const layer = yield* directPlanner({ LLM_PROVIDER: "anthropic", LLM_MODEL: "claude-test", LLM_API_KEY: "sk-ant-host", LLM_BASE_URL: fake.url })
+      const decision = yield* Planner.use((p) => p.decide(request)).pipe(Effect.provide(layer))
+      assert.deepStrictEqual(decision, { toolName: "finish", arguments: { summary: "done" } })
+      const body = fake.messageRequests()[0]?.body as any
+      assert.deepStrictEqual(body.tool_choice, { type: "any", disable_parallel_tool_use: true })
+      assert.deepStrictEqual(body.tools.map((t: any) => t.input_schema), request.tools.map((t) => t.parameters))
+      assert.deepStrictEqual(body.messages.at(-1).content.at(-1), {
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: png.data }
+      })
     }))
 
   it.effect("without provider settings, it says which variables are missing", () =>
