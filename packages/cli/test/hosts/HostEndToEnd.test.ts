@@ -268,6 +268,29 @@ describe("switchboard host run against the server", () => {
         assert.strictEqual(task.output, "host shutting down")
       }))
 
+    it.effect("admin: tasks list by status, profiles activate, prune, rotate-credential-key", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const cloud = client(server)
+        const first = yield* cloud.addProfile({ name: "list-a", provider: "anthropic", model: "m", timeoutMs: 1000, apiKey: "sk-a" })
+        // Reserved for a host that never runs, so that no other test's agent claims it.
+        const idle = yield* cloud.addHost("idle-host")
+        const queued = yield* cloud.addTask("stays queued", idle.hostId)
+        const listed = ok(yield* admin(server, ["tasks", "list", "--status", "queued"]), "tasks list").stdout
+        assert.include(listed, `${queued}  queued  attempt 1  host ${idle.hostId}  stays queued`)
+        assert.notInclude(listed, "succeeded")
+        const activated = ok(yield* admin(server, ["profiles", "activate", first]), "profiles activate").stdout
+        assert.strictEqual(activated.trim(), `active: ${first} (list-a)`)
+        const profiles = ok(yield* admin(server, ["profiles", "list", "--json"]), "profiles list").stdout
+        const active = (JSON.parse(profiles) as { profiles: Array<{ profileId: string; active: boolean }> }).profiles.filter((p) => p.active)
+        assert.deepStrictEqual(active.map((p) => p.profileId), [first])
+        assert.match(ok(yield* admin(server, ["prune"]), "prune").stdout, /^deleted \d+ decisions$/m)
+        assert.match(
+          ok(yield* admin(server, ["rotate-credential-key"]), "rotate").stdout,
+          /^re-encrypted 0, already current \d+; every profile is now under key \S+$/m
+        )
+      }))
+
     it.effect("admin commands: a missing or wrong ADMIN_TOKEN is a clear error, exit 1", () =>
       Effect.gen(function*() {
         const server = yield* baseUrl
