@@ -38,7 +38,7 @@ describe("host and admin commands", () => {
       for (const flag of ["--name", "--provider", "--model", "--base-url", "--api-key", "--activate", "SWITCHBOARD_PROFILE_API_KEY"]) {
         assert.include(profilesAdd.stdout, flag)
       }
-    }))
+    }), 120_000)
 
   it.effect("a workdir that does not exist, or direct transport without LLM_* settings: exit 1 with the reason", () =>
     Effect.gen(function*() {
@@ -52,7 +52,7 @@ describe("host and admin commands", () => {
       assert.strictEqual(direct.code, 1)
       assert.include(direct.stderr, "--transport direct needs this host's provider settings")
       assert.include(direct.stderr, "LLM_API_KEY")
-    }))
+    }), 120_000)
 
   it.effect("--allow takes repeated flags and comma lists", () =>
     Effect.sync(() => {

@@ -33,6 +33,9 @@ const adminToken = ADMIN_TOKEN
 const profileKey = "sk-cloud-profile-key-e2e"
 const root = path.resolve(import.meta.dirname, "../../../..")
 
+/** Each test runs the CLI several times (a second or two each on a busy machine): more than the default 30 s. */
+const spawnTimeout = 180_000
+
 /** Nothing a provider could be reached with: the host holds no key. */
 const noProviderEnv = {
   OPENAI_API_KEY: undefined,
@@ -181,7 +184,7 @@ describe("switchboard host run against the server", () => {
           assert.notInclude(run.stdout + run.stderr, secret)
           assert.isFalse(logLines.some((line) => line.includes(secret)), "a secret in a server log line")
         }
-      }))
+      }), spawnTimeout)
 
     it.effect("direct: the host calls its own provider; the cloud's decision log stays empty", () =>
       Effect.gen(function*() {
@@ -227,7 +230,7 @@ describe("switchboard host run against the server", () => {
         assert.strictEqual(cloudProvider.chatRequests().length, 0, "the cloud's provider was never called")
         const decisions = yield* client(server).admin.get(`/admin/planner-decisions?taskId=${taskId}`)
         assert.deepStrictEqual(decisions.json, { decisions: [] })
-      }))
+      }), spawnTimeout)
 
     it.effect("a step longer than the lease: the host renews it, and the result of attempt 1 is accepted", () =>
       Effect.gen(function*() {
@@ -244,7 +247,7 @@ describe("switchboard host run against the server", () => {
         const task = yield* taskOverHttp(taskId)
         assert.strictEqual(task.status, "succeeded")
         assert.strictEqual(task.attempt, 1, "never requeued")
-      }))
+      }), spawnTimeout)
 
     it.effect("SIGTERM during a step: the step finishes, the task is reported failed (host shutting down), exit 130", () =>
       Effect.gen(function*() {
@@ -266,7 +269,7 @@ describe("switchboard host run against the server", () => {
         const task = yield* taskOverHttp(taskId)
         assert.strictEqual(task.status, "failed")
         assert.strictEqual(task.output, "host shutting down")
-      }))
+      }), spawnTimeout)
 
     it.effect("admin: tasks list by status, profiles activate, prune, rotate-credential-key", () =>
       Effect.gen(function*() {
@@ -289,7 +292,7 @@ describe("switchboard host run against the server", () => {
           ok(yield* admin(server, ["rotate-credential-key"]), "rotate").stdout,
           /^re-encrypted 0, already current \d+; every profile is now under key \S+$/m
         )
-      }))
+      }), spawnTimeout)
 
     it.effect("admin commands: a missing or wrong ADMIN_TOKEN is a clear error, exit 1", () =>
       Effect.gen(function*() {
@@ -305,6 +308,6 @@ describe("switchboard host run against the server", () => {
         })
         assert.strictEqual(badHost.code, 1)
         assert.include(badHost.stderr, "heartbeat refused")
-      }))
+      }), spawnTimeout)
   })
 })
