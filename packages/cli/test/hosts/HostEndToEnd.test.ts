@@ -12,7 +12,7 @@
  *   decision log has both steps and no screenshot bytes.
  * - direct: the host calls its own provider (examples/fake-planner-provider.ts,
  *   the README's), the task finishes, and the cloud's decision log stays empty.
- * - a decision that takes longer than the lease (TASK_LEASE_SECONDS=4): the
+ * - a decision that takes longer than the lease (TASK_LEASE_SECONDS=6): the
  *   host renews it meanwhile, and its result for attempt 1 is accepted.
  * - SIGTERM during a step: the step finishes, the task is reported failed
  *   with "host shutting down", the process exits 130.
@@ -121,7 +121,7 @@ const taskOverHttp = (taskId: string) =>
 describe("switchboard host run against the server", () => {
   layer(
     // A short lease, so that renewal is needed within one test (the host renews at a third of what is left).
-    layerPlannerServer(plannerEnv({ TASK_LEASE_SECONDS: "4" })),
+    layerPlannerServer(plannerEnv({ TASK_LEASE_SECONDS: "6" })),
     { excludeTestServices: true }
   )("admin CLI + host agent", (it) => {
     it.effect("cloud-proxy: a host with no provider key finishes the task through the proxy; decisions are logged", () =>
@@ -235,8 +235,8 @@ describe("switchboard host run against the server", () => {
     it.effect("a step longer than the lease: the host renews it, and the result of attempt 1 is accepted", () =>
       Effect.gen(function*() {
         const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
-        // The first decision alone outlasts the 4 s lease.
-        fake.respondWith((request) => plan(request, fake.chatRequests().length === 1 ? 5_000 : undefined))
+        // The first decision alone outlasts the 6 s lease.
+        fake.respondWith((request) => plan(request, fake.chatRequests().length === 1 ? 7_500 : undefined))
         const { host, taskId } = yield* setUpOverHttp(fake.url, "slow-host")
         const workdir = tempDir("switchboard-e2e-lease-")
         const run = yield* runCli(["host", "run", "--server", yield* baseUrl, "--workdir", workdir, "--once"], {
