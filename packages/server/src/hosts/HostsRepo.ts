@@ -71,7 +71,8 @@ export class HostsRepo extends Context.Service<HostsRepo, {
       heartbeat: Effect.fn("HostsRepo.heartbeat")(function*(hostId) {
         const rows = yield* sql<{ now: Date }>`
           UPDATE hosts SET last_heartbeat_at = now() WHERE id = ${hostId} RETURNING last_heartbeat_at AS now`
-        return iso(rows[0]?.now ?? new Date())
+        // The host exists: its token was just authenticated (hosts are never deleted).
+        return iso(rows[0]!.now)
       }, Effect.orDie)
     })
   }))

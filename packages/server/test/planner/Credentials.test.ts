@@ -130,9 +130,17 @@ describe("CREDENTIAL_KEY on servers sharing a database", () => {
       const { urls } = yield* startReplicas([
         { ADMIN_TOKEN, CREDENTIAL_KEY: key },
         { ADMIN_TOKEN },
-        { ADMIN_TOKEN, CREDENTIAL_KEY: "definitely-not-a-key" }
+        { ADMIN_TOKEN, CREDENTIAL_KEY: "definitely-not-a-key" },
+        { CREDENTIAL_KEY: key }
       ])
-      const [good, missing, malformed] = urls.map((u) => client(u))
+      const [good, missing, malformed, noAdmin] = urls.map((u) => client(u))
+      // (And a replica without ADMIN_TOKEN: every admin route is a 401, whatever the bearer.)
+      for (const token of [ADMIN_TOKEN, "", "x"]) {
+        const c = client(noAdmin!.base, token)
+        assert.strictEqual((yield* c.admin.get("/admin/hosts")).status, 401)
+        assert.strictEqual((yield* c.admin.post("/admin/planner-decisions/prune")).status, 401)
+        assert.strictEqual((yield* c.admin.post("/admin/hosts", { name: "h" })).json.code, "unauthenticated")
+      }
       const host = yield* good!.addHost()
       yield* good!.addTask("x", host.hostId)
       const task = yield* good!.claim(host)
