@@ -122,7 +122,7 @@ describe("transcribe_video", () => {
       assert.include((error as TranscribeVideoError).message, "LLM provider error")
     }))
 
-  it.effect("an undeclared status (413) still reads the server's JSON error", () =>
+  it.effect("a 413 from the HTTP layer (declared on every body route) reads as payload_too_large", () =>
     Effect.gen(function*() {
       const server = yield* startFakeServer(() => ({
         status: 413,

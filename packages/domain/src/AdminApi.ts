@@ -5,10 +5,15 @@
  * ADMIN_TOKEN answers 401 to everyone. No answer ever holds a provider key.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { RequestErrors } from "./ChatApi.ts"
 import {
+  anyRouteErrors,
+  bodyErrors,
   CredentialUnavailable,
+  DatabaseUnavailable,
   HostNotFound,
   InvalidRequest,
+  NotFound,
   ProfileNameTaken,
   ProfileNotFound,
   TaskNotFound,
@@ -36,8 +41,14 @@ import {
 } from "./Planner.ts"
 
 /** `Authorization: Bearer $ADMIN_TOKEN`; not `requiredForClient` (the client adds the header itself). */
+const adminToken: HttpApiSecurity.Http = HttpApiSecurity.annotate(
+  HttpApiSecurity.bearer,
+  OpenApi.Description,
+  "`Authorization: Bearer $ADMIN_TOKEN`, always required; a server without ADMIN_TOKEN refuses everyone"
+)
+
 export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth>()("switchboard/domain/AdminAuth", {
-  security: { bearer: HttpApiSecurity.bearer },
+  security: { adminToken },
   error: Unauthenticated
 }) {}
 
@@ -49,18 +60,19 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("createHost", "/admin/hosts", {
       payload: CreateHostRequest,
       success: CreatedHost.pipe(HttpApiSchema.status(201)),
-      error: [InvalidRequest]
+      error: [...anyRouteErrors, ...bodyErrors, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Register a host",
       "Issues the host's bearer token (32 random bytes, base64url): shown in this answer only, stored as a hash."
     )),
     HttpApiEndpoint.get("listHosts", "/admin/hosts", {
-      success: HostList
+      success: HostList,
+      error: [...anyRouteErrors, DatabaseUnavailable]
     }).annotateMerge(doc("The registered hosts, with their last heartbeat (never a token)")),
     HttpApiEndpoint.post("createTask", "/admin/tasks", {
       payload: CreateTaskRequest,
       success: CreatedTask.pipe(HttpApiSchema.status(201)),
-      error: [InvalidRequest, HostNotFound]
+      error: [...anyRouteErrors, ...bodyErrors, HostNotFound, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Queue a task",
       "With `hostId` only that host may claim it; without, any host may, oldest first."
@@ -68,29 +80,30 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.get("listTasks", "/admin/tasks", {
       query: TaskListQuery,
       success: TaskList,
-      error: [InvalidRequest]
+      error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
     }).annotateMerge(doc("Tasks, newest first", "Filtered by `status` and/or `hostId` when given.")),
     HttpApiEndpoint.get("getTask", "/admin/tasks/:taskId", {
       params: { taskId: TaskId },
       success: TaskView,
-      error: [InvalidRequest, TaskNotFound]
+      error: [...anyRouteErrors, InvalidRequest, NotFound, TaskNotFound, DatabaseUnavailable]
     }).annotateMerge(doc("One task", "A running task whose lease expired shows as `queued` with the next attempt.")),
     HttpApiEndpoint.post("createProfile", "/admin/provider-profiles", {
       payload: CreateProfileRequest,
       success: CreatedProfile.pipe(HttpApiSchema.status(201)),
-      error: [InvalidRequest, ProfileNameTaken, CredentialUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, ProfileNameTaken, CredentialUnavailable, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Create a provider profile",
       "The API key is encrypted (AES-256-GCM under CREDENTIAL_KEY, the profile id as associated data) and never " +
         "shown again. 503 `credential_unavailable` when CREDENTIAL_KEY is missing or malformed. Not active until activated."
     )),
     HttpApiEndpoint.get("listProfiles", "/admin/provider-profiles", {
-      success: ProfileList
+      success: ProfileList,
+      error: [...anyRouteErrors, DatabaseUnavailable]
     }).annotateMerge(doc("The provider profiles (never a credential)")),
     HttpApiEndpoint.post("activateProfile", "/admin/provider-profiles/:profileId/activate", {
       params: { profileId: ProfileId },
       success: ProfileView,
-      error: [InvalidRequest, ProfileNotFound]
+      error: [...anyRouteErrors, InvalidRequest, NotFound, ProfileNotFound, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Make a profile the active one",
       "Atomically: the previous active profile is deactivated in the same transaction. Every replica uses it " +
@@ -98,7 +111,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
     )),
     HttpApiEndpoint.post("rotateCredentialKey", "/admin/provider-profiles/rotate-credential-key", {
       success: RotationReport,
-      error: [CredentialUnavailable]
+      error: [...anyRouteErrors, CredentialUnavailable, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Re-encrypt every profile under the current CREDENTIAL_KEY",
       "Values written under CREDENTIAL_KEY_PREVIOUS are decrypted with it and encrypted again under CREDENTIAL_KEY. " +
@@ -107,13 +120,14 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.get("listDecisions", "/admin/planner-decisions", {
       query: DecisionsQuery,
       success: DecisionList,
-      error: [InvalidRequest]
+      error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
     }).annotateMerge(doc(
       "A task's persisted planner decisions",
       "In order of attempt and step index; `attempt` narrows to one attempt. Screenshots are never stored."
     )),
     HttpApiEndpoint.post("pruneDecisions", "/admin/planner-decisions/prune", {
-      success: PruneReport
+      success: PruneReport,
+      error: [...anyRouteErrors, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Run the retention sweep now",
       "Deletes the decisions of tasks terminal for longer than PLANNER_DECISION_RETENTION (default 7 days), in " +
@@ -121,4 +135,9 @@ export class AdminApi extends HttpApiGroup.make("admin")
     ))
   )
   .middleware(AdminAuth)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    description: "The operator's routes: `Authorization: Bearer $ADMIN_TOKEN`, always required; a server started " +
+      "without ADMIN_TOKEN answers 401 to every one of them."
+  }))
 {}

@@ -1,7 +1,8 @@
 /** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AdminApi } from "./AdminApi.ts"
-import { ChatApi, RequestErrors } from "./ChatApi.ts"
+import { finishDocument, unknownKeysRule } from "./ApiDocument.ts"
+import { ChatApi } from "./ChatApi.ts"
 import { HostsApi } from "./HostsApi.ts"
 import { PlannerApi } from "./PlannerApi.ts"
 import { SystemApi } from "./SystemApi.ts"
@@ -12,11 +13,14 @@ export class Api extends HttpApi.make("switchboard")
   .add(HostsApi)
   .add(PlannerApi)
   .add(AdminApi)
-  .middleware(RequestErrors)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",
     version: "0.1.0",
-    description: "Runs tool-calling LLM agents: the agent session shell, sub-agent jobs and the cloud planner proxy."
+    description: "Runs tool-calling LLM agents: the agent session shell, sub-agent jobs and the cloud planner proxy. " +
+      "Every error is JSON `{ error, code }` (plus details such as `chatId`). " + unknownKeysRule,
+    // Relative: the operations live on the server that serves this document.
+    servers: [{ url: "/", description: "The server serving this document" }],
+    transform: finishDocument
   }))
 {}
 

@@ -38,7 +38,7 @@ export type TextPart = typeof TextPart.Type
 
 /** UI-only payloads: never sent to a provider. */
 export const DataPart = Schema.Struct({
-  type: Text.check(Schema.isPattern(/^data-[A-Za-z0-9_-]+$/)),
+  type: Text.check(Schema.isPattern(/^data-[A-Za-z0-9_-]+$/u, { description: "`data-` then a name of A-Z a-z 0-9 _ -" })),
   data: Schema.optionalKey(JsonValue)
 })
 export type DataPart = typeof DataPart.Type
@@ -47,7 +47,10 @@ export const Part = Schema.Union([TextPart, DataPart])
 export type Part = typeof Part.Type
 
 export const ChatMessage = Schema.Struct({
-  id: NonEmptyText.check(Schema.isMaxLength(200)),
+  // Counted in code points, as JSON Schema's maxLength is, so the document and the decoder agree.
+  id: NonEmptyText.check(Schema.makeFilter((id: string) => [...id].length <= 200 ? undefined : "at most 200 characters", {
+    toJsonSchema: () => ({ maxLength: 200 })
+  })),
   role: Role,
   content: Text,
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
@@ -60,8 +63,13 @@ export const ChatMessage = Schema.Struct({
 }).check(Schema.makeFilter((m) =>
   m.role === "tool" && m.toolResult === undefined
     ? { path: ["toolResult"], issue: "a tool message must carry toolResult" }
-    : undefined
-))
+    : undefined, {
+  toJsonSchema: () => ({
+    description: "A `tool` message carries `toolResult`.",
+    if: { properties: { role: { const: "tool" } }, required: ["role"] },
+    then: { properties: { toolResult: { description: "Required with role `tool`" } }, required: ["toolResult"] }
+  })
+}))
 export type ChatMessage = typeof ChatMessage.Type
 
 export const MediaKind = Schema.Literals(["video", "audio", "image"])
@@ -86,7 +94,7 @@ export const AgentContext = Schema.Struct({
 export type AgentContext = typeof AgentContext.Type
 
 /** Chat ids appear in URLs: keep them to a safe alphabet. */
-export const ChatId = Text.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,128}$/, {
+export const ChatId = Text.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,128}$/u, {
   description: "1 to 128 characters of A-Z a-z 0-9 _ . : -"
 }))
 export type ChatId = typeof ChatId.Type

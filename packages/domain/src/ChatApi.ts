@@ -6,12 +6,30 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Multipart } from "effect/http"
 import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from "./Chat.ts"
-import { ChatNotFound, InvalidRequest, ProviderFailed, ProviderNotConfigured, TurnInFlight, Unauthenticated } from "./Errors.ts"
+import {
+  anyRouteErrors,
+  bodyErrors,
+  ChatNotFound,
+  DatabaseUnavailable,
+  InvalidRequest,
+  NotFound,
+  ProviderFailed,
+  ProviderNotConfigured,
+  TurnInFlight,
+  Unauthenticated
+} from "./Errors.ts"
 import { Text } from "./Json.ts"
+
+/** How `/api/*` is authenticated, as the OpenAPI document says it. */
+export const chatAuthRule = "`Authorization: Bearer $CHAT_TOKEN` on every `/api/*` operation, required only when the " +
+  "server is started with `CHAT_TOKEN` set; without it (loopback only) anonymous calls are served. A missing or " +
+  "wrong token answers 401 `unauthenticated` with `WWW-Authenticate: Bearer`."
+
+const bearer: HttpApiSecurity.Http = HttpApiSecurity.annotate(HttpApiSecurity.bearer, OpenApi.Description, chatAuthRule)
 
 /** `Authorization: Bearer $CHAT_TOKEN` on `/api/*`, enforced only when the server has a CHAT_TOKEN. */
 export class ChatAuth extends HttpApiMiddleware.Service<ChatAuth>()("switchboard/domain/ChatAuth", {
-  security: { bearer: HttpApiSecurity.bearer },
+  security: { bearer },
   error: Unauthenticated
 }) {}
 
@@ -22,7 +40,9 @@ export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("s
 
 export const TranscriptionUpload = Schema.Struct({
   file: Multipart.SingleFileSchema,
-  language: Schema.optionalKey(Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/)))
+  language: Schema.optionalKey(Text.check(Schema.isPattern(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/u, {
+    description: "An ISO 639 language code, optionally with a region or script: `en`, `pt-BR`"
+  })))
 }).pipe(HttpApiSchema.asMultipart())
 
 export class ChatApi extends HttpApiGroup.make("chat")
@@ -30,7 +50,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [InvalidRequest, TurnInFlight, ProviderFailed, ProviderNotConfigured]
+      error: [...anyRouteErrors, ...bodyErrors, TurnInFlight, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
@@ -41,7 +61,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },
       success: ChatTranscript,
-      error: [ChatNotFound]
+      error: [...anyRouteErrors, InvalidRequest, ChatNotFound, NotFound, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "The persisted transcript of a chat",
       description: "Every message of the chat's turns, in order, as stored write-ahead."
@@ -49,7 +69,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,
       success: Transcription,
-      error: [InvalidRequest, ProviderFailed, ProviderNotConfigured]
+      error: [...anyRouteErrors, ...bodyErrors, ProviderFailed, ProviderNotConfigured]
     }).annotateMerge(OpenApi.annotations({
       summary: "Transcribe a media file",
       description: "The server half of the `transcribe_video` tool: the uploaded file (multipart field `file`, " +
@@ -57,4 +77,9 @@ export class ChatApi extends HttpApiGroup.make("chat")
     }))
   )
   .middleware(ChatAuth)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    description: "The agent session shell: one turn of the conversation, the persisted transcript, transcription. " +
+      chatAuthRule
+  }))
 {}

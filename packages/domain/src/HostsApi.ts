@@ -10,7 +10,18 @@
  */
 import { Context } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { Forbidden, InvalidRequest, LeaseLost, TaskNotFound, Unauthenticated } from "./Errors.ts"
+import { RequestErrors } from "./ChatApi.ts"
+import {
+  anyRouteErrors,
+  bodyErrors,
+  DatabaseUnavailable,
+  Forbidden,
+  InvalidRequest,
+  LeaseLost,
+  NotFound,
+  TaskNotFound,
+  Unauthenticated
+} from "./Errors.ts"
 import {
   ClaimResponse,
   HeartbeatResponse,
@@ -27,6 +38,12 @@ export class CurrentHost extends Context.Service<CurrentHost, { readonly hostId:
   "switchboard/domain/CurrentHost"
 ) {}
 
+const hostToken: HttpApiSecurity.Http = HttpApiSecurity.annotate(
+  HttpApiSecurity.bearer,
+  OpenApi.Description,
+  "`Authorization: Bearer <host token>`: the token `POST /admin/hosts` issued for the host, always required"
+)
+
 /**
  * `Authorization: Bearer <host token>`: missing or unknown → 401
  * `unauthenticated`. Not `requiredForClient`: a client adds the bearer header
@@ -34,7 +51,7 @@ export class CurrentHost extends Context.Service<CurrentHost, { readonly hostId:
  */
 export class HostAuth extends HttpApiMiddleware.Service<HostAuth, { provides: CurrentHost; requires: never }>()(
   "switchboard/domain/HostAuth",
-  { security: { bearer: HttpApiSecurity.bearer }, error: Unauthenticated }
+  { security: { hostToken }, error: Unauthenticated }
 ) {}
 
 export class HostsApi extends HttpApiGroup.make("hosts")
@@ -42,7 +59,7 @@ export class HostsApi extends HttpApiGroup.make("hosts")
     HttpApiEndpoint.post("heartbeat", "/internal/hosts/:hostId/heartbeat", {
       params: { hostId: HostId },
       success: HeartbeatResponse,
-      error: [InvalidRequest, Forbidden]
+      error: [...anyRouteErrors, InvalidRequest, NotFound, Forbidden, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Host heartbeat",
       description: "Records that the host is alive (its `lastHeartbeatAt`) and answers the server's time."
@@ -50,7 +67,7 @@ export class HostsApi extends HttpApiGroup.make("hosts")
     HttpApiEndpoint.post("claim", "/internal/hosts/:hostId/claim", {
       params: { hostId: HostId },
       success: [ClaimResponse, HttpApiSchema.NoContent],
-      error: [InvalidRequest, Forbidden]
+      error: [...anyRouteErrors, InvalidRequest, NotFound, Forbidden, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Claim the oldest queued task",
       description: "Takes the oldest task this host may run (reserved for it, or for any host) with a lease; " +
@@ -61,7 +78,7 @@ export class HostsApi extends HttpApiGroup.make("hosts")
       params: { taskId: TaskId },
       payload: LeaseRequest,
       success: LeaseResponse,
-      error: [InvalidRequest, Forbidden, TaskNotFound, LeaseLost]
+      error: [...anyRouteErrors, ...bodyErrors, NotFound, Forbidden, TaskNotFound, LeaseLost, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Renew a task's lease",
       description: "Extends the lease of the host's current attempt. 409 `lease_lost` when the lease already " +
@@ -71,7 +88,7 @@ export class HostsApi extends HttpApiGroup.make("hosts")
       params: { taskId: TaskId },
       payload: ResultRequest,
       success: TaskView,
-      error: [InvalidRequest, Forbidden, TaskNotFound, LeaseLost]
+      error: [...anyRouteErrors, ...bodyErrors, NotFound, Forbidden, TaskNotFound, LeaseLost, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Report a task's result",
       description: "Makes the task terminal (`succeeded` or `failed`, with `terminalAt`); answers the task. " +
@@ -79,4 +96,10 @@ export class HostsApi extends HttpApiGroup.make("hosts")
     }))
   )
   .middleware(HostAuth)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    description: "The host agent's routes: `Authorization: Bearer <host token>` (issued by `POST /admin/hosts`), " +
+      "always required. A missing or unknown token is a 401; a token of another host than the one the request " +
+      "names, or a task not assigned to that host, a 403."
+  }))
 {}

@@ -43,17 +43,55 @@ const inspect = (root: unknown): Finding | undefined => {
 
 const noNulDeep = Schema.makeFilter<unknown>((value) => inspect(value))
 
+/** The NUL rule as a JSON Schema `pattern`, so the document says what the decoder checks. */
+export const NUL_FREE_PATTERN = "^[^\\u0000]*$"
+
 /** A string that PostgreSQL can store. */
 export const Text = Schema.String.check(
-  Schema.makeFilter((s: string) => s.includes(NUL) ? NUL_ISSUE : undefined)
+  Schema.makeFilter((s: string) => s.includes(NUL) ? NUL_ISSUE : undefined, {
+    toJsonSchema: () => ({ pattern: NUL_FREE_PATTERN })
+  })
 )
 
 /** A non-empty {@link Text}. */
 export const NonEmptyText = Text.check(Schema.isMinLength(1))
 
-/** Any JSON value, NUL-free. */
-export const JsonValue = Schema.Unknown.check(noNulDeep)
+const FREE_FORM_RULE = `Strings and keys must not contain NUL (\\u0000); at most ${MAX_JSON_DEPTH} levels deep.`
 
-/** A JSON object (not an array, not null), NUL-free. */
-export const JsonObject = Schema.Record(Schema.String, Schema.Unknown).check(noNulDeep)
+/**
+ * Any JSON value, NUL-free. Named `JsonValue` in the OpenAPI document, where
+ * {@link jsonComponentSchemas} describes it (the generated `{}` says nothing).
+ */
+export const JsonValue = Schema.Unknown.check(noNulDeep).annotate({ identifier: "JsonValue" })
+
+/** A JSON object (not an array, not null) whose keys hold any JSON value, NUL-free. */
+export const JsonObject = Schema.Record(Schema.String, Schema.Unknown).check(noNulDeep).annotate({ identifier: "JsonObject" })
 export type JsonObject = typeof JsonObject.Type
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+/**
+ * The OpenAPI components of the free-form values, replacing the generated
+ * `{"type":"object"}` (which client generators read as `Record<string, never>`)
+ * with "any JSON value per key", recursively.
+ */
+export const jsonComponentSchemas = {
+  JsonValue: {
+    description: `Any JSON value. ${FREE_FORM_RULE}`,
+    anyOf: [
+      { type: "null" },
+      { type: "boolean" },
+      { type: "number" },
+      { type: "string", pattern: NUL_FREE_PATTERN },
+      // Array items are left open: openapi-typescript cannot type a union that holds an array of itself.
+      { type: "array", items: { description: "Any JSON value (NUL-free)" } },
+      ref("JsonObject")
+    ]
+  },
+  JsonObject: {
+    description: `A JSON object; each key holds any JSON value. ${FREE_FORM_RULE}`,
+    type: "object",
+    propertyNames: { pattern: NUL_FREE_PATTERN },
+    additionalProperties: ref("JsonValue")
+  }
+} as const

@@ -4,10 +4,13 @@
  * no provider key. Same host token as the host routes.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { RequestErrors } from "./ChatApi.ts"
 import {
+  anyRouteErrors,
+  bodyErrors,
   CredentialUnavailable,
+  DatabaseUnavailable,
   Forbidden,
-  InvalidRequest,
   InvalidToolCall,
   LeaseLost,
   MultipleToolCalls,
@@ -26,7 +29,8 @@ export class PlannerApi extends HttpApiGroup.make("planner")
       payload: DecisionRequest,
       success: Decision,
       error: [
-        InvalidRequest,
+        ...anyRouteErrors,
+        ...bodyErrors,
         Forbidden,
         TaskNotFound,
         LeaseLost,
@@ -36,7 +40,8 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         InvalidToolCall,
         ProviderTimeout,
         NoActiveProfile,
-        CredentialUnavailable
+        CredentialUnavailable,
+        DatabaseUnavailable
       ]
     }).annotateMerge(OpenApi.annotations({
       summary: "One planner decision",
@@ -48,4 +53,9 @@ export class PlannerApi extends HttpApiGroup.make("planner")
     }))
   )
   .middleware(HostAuth)
+  .middleware(RequestErrors)
+  .annotateMerge(OpenApi.annotations({
+    description: "The planner proxy: one tool-call decision per request, for a host agent holding no provider key. " +
+      "Same host token as the host routes."
+  }))
 {}

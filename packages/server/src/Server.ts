@@ -8,12 +8,13 @@ import { Api } from "@switchboard/domain"
 import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { createServer } from "node:http"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
 import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
@@ -34,8 +35,6 @@ import { PlannerDecisions } from "./planner/PlannerDecisions.ts"
 import { PlannerHttp } from "./planner/PlannerHttp.ts"
 import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
-
-const DOCS = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }]
 
 /**
  * The host control plane and the planner proxy: repositories over the
@@ -60,13 +59,13 @@ export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcribe
   const chat = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
   // Fresh: two apps built together (replicas in one test process) share no in-memory service.
   const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
-  const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
+  const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
     Layer.provide([HostAuthLive, AdminAuthLive]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
-  return Layer.mergeAll(api, HttpApiScalar.layer(Api, { path: "/docs" }), layerJsonErrors(routesOf(Api, DOCS)))
+  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routesOf(Api, DOCS_ROUTES)))
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])

@@ -4,7 +4,7 @@
  *
  * The server answers every error with `{ error, code, ...details }`
  * (CONTRACT.md, Errors). Declared errors arrive decoded; undeclared statuses
- * (404, 413, a proxy's 503…) arrive as an `HttpClientError` whose body is read
+ * (a proxy's 502 or 504, an HTML page…) arrive as an `HttpClientError` whose body is read
  * here, so the user sees the server's sentence rather than "StatusCode".
  */
 import { Effect, Schema } from "effect"
@@ -38,7 +38,14 @@ const statusOfDeclared: Record<string, number> = {
   no_active_profile: 503,
   credential_unavailable: 503,
   not_ready: 503,
-  provider_timeout: 504
+  provider_timeout: 504,
+  // Answered by the server's HTTP layer, declared on every operation that can get them.
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  database_unavailable: 503
 }
 
 const withCode = (message: string, code: string | undefined): string =>

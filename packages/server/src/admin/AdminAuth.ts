@@ -13,7 +13,7 @@ export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
   const token = Option.filter(configured, (t) => Redacted.value(t).trim() !== "")
   if (Option.isNone(token)) yield* Effect.logWarning("ADMIN_TOKEN is not set: every /admin route answers 401")
   return AdminAuth.of({
-    bearer: (httpEffect, { credential }) => {
+    adminToken: (httpEffect, { credential }) => {
       if (Option.isNone(token)) {
         return Effect.fail(new Unauthenticated({ error: "The admin API is disabled: the server has no ADMIN_TOKEN" }))
       }

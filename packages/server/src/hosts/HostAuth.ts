@@ -11,7 +11,7 @@ import { HostsRepo } from "./HostsRepo.ts"
 export const HostAuthLive = Layer.effect(HostAuth, Effect.gen(function*() {
   const hosts = yield* HostsRepo
   return HostAuth.of({
-    bearer: (httpEffect, { credential }) =>
+    hostToken: (httpEffect, { credential }) =>
       Effect.gen(function*() {
         const host = yield* hosts.authenticate(Redacted.value(credential))
         if (host === undefined) return yield* new Unauthenticated({ error: "Missing or unknown host token" })

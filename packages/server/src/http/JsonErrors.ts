@@ -122,7 +122,13 @@ export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
       )
       if (response.status >= 400 && isEmpty(response)) {
         const [error, code] = DEFAULTS[response.status] ?? [`HTTP ${response.status}`, `http_${response.status}`]
-        return body(response.status, response.status === 404 ? `No route for ${request.method} ${path}` : error, code)
+        return withChallenge(body(response.status, response.status === 404 ? `No route for ${request.method} ${path}` : error, code))
       }
-      return response
+      return withChallenge(response)
     }), { global: true })
+
+/** Every 401 names the scheme it wants (RFC 9110, 11.6.1): the bearer token of the route's auth middleware. */
+const withChallenge = (response: HttpServerResponse.HttpServerResponse) =>
+  response.status === 401 && response.headers["www-authenticate"] === undefined
+    ? HttpServerResponse.setHeader(response, "www-authenticate", `Bearer realm="switchboard"`)
+    : response

@@ -10,6 +10,9 @@ import { Effect } from "effect"
 import { backend } from "../support/TestDatabase.ts"
 import { client, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 
+// These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
+const STARTS_A_DATABASE = 120_000
+
 // Fewer on the embedded database: one session serialises every statement, the outcome checked is the same.
 const TASKS = backend === "postgres" ? 24 : 10
 const HOSTS = backend === "postgres" ? 6 : 4
@@ -46,5 +49,5 @@ describe(`claims on ${backend}`, () => {
       }
       const running = yield* a!.admin.get("/admin/tasks?status=running&limit=1000")
       assert.strictEqual(running.json.tasks.length, TASKS)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 })

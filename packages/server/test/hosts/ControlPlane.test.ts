@@ -222,7 +222,7 @@ describe("host control plane", () => {
             return HttpServerResponse.empty()
           })
           // The middleware reads no request service: run it bare.
-          const guarded = auth.bearer(handler, { credential: Redacted.make(credential) } as never) as Effect.Effect<unknown, unknown>
+          const guarded = auth.adminToken(handler, { credential: Redacted.make(credential) } as never) as Effect.Effect<unknown, unknown>
           const exit = yield* Effect.exit(guarded)
           assert.isTrue(Exit.isFailure(exit))
           assert.isFalse(reached.value, "the route's handler never runs")

@@ -11,6 +11,9 @@ import { ADMIN_TOKEN, client, decisionBody, newCredentialKey, startReplicas } fr
 import type { Client } from "../support/ControlPlane.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 
+// These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
+const STARTS_A_DATABASE = 120_000
+
 const PROVIDER_KEY = "sk-rotated-profile-key-77f1e0"
 
 const keyOf = (raw: string) => {
@@ -121,7 +124,7 @@ describe("CREDENTIAL_KEY on servers sharing a database", () => {
       for (const secret of [PROVIDER_KEY, oldKey, newKey, Buffer.from(PROVIDER_KEY).toString("hex")]) {
         assert.notInclude(rows[0]!.t, secret)
       }
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 
   it.live("missing or malformed CREDENTIAL_KEY: the server starts; creating a profile or deciding is a 503 naming it", () =>
     Effect.gen(function*() {
@@ -162,5 +165,5 @@ describe("CREDENTIAL_KEY on servers sharing a database", () => {
         assert.strictEqual(rotate.status, 503)
       }
       assert.strictEqual(fake.chatRequests().length, 0)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 })

@@ -16,6 +16,9 @@ import { ADMIN_TOKEN, CREDENTIAL_KEY, client, decisionBody, layerPlannerReplica,
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 import { baseUrl } from "../support/TestServer.ts"
 
+// These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
+const STARTS_A_DATABASE = 120_000
+
 const PROVIDER_KEY = "sk-on-disk-check-0b7d93e1"
 const MARKER = "goal-marker-plaintext-5f2c"
 
@@ -57,5 +60,5 @@ describe("the database files", () => {
       }
       const rawKey = Buffer.from(CREDENTIAL_KEY, "base64")
       assert.isFalse(contents.some((b) => b.includes(rawKey)), "nor CREDENTIAL_KEY's bytes")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 })

@@ -384,11 +384,19 @@ describe("cloud planner proxy", () => {
     it.effect("the OpenAPI document lists every answer of the planner and host routes", () =>
       Effect.gen(function*() {
         const doc = (yield* request("/openapi.json")).json
-        const statuses = (path: string) => Object.keys(doc.paths[path].post.responses).sort()
-        assert.deepStrictEqual(statuses("/internal/planner/decision"), ["200", "400", "401", "403", "404", "409", "502", "503", "504"])
-        assert.deepStrictEqual(statuses("/internal/hosts/{hostId}/claim"), ["200", "204", "400", "401", "403"])
-        assert.deepStrictEqual(statuses("/internal/tasks/{taskId}/lease"), ["200", "400", "401", "403", "404", "409"])
-        assert.deepStrictEqual(statuses("/admin/provider-profiles"), ["201", "400", "401", "409", "503"])
+        const statuses = (path: string) => Object.keys(doc.paths[path].post.responses)
+        assert.includeMembers(statuses("/internal/planner/decision"), ["200", "400", "401", "403", "404", "409", "502", "503", "504"])
+        assert.includeMembers(statuses("/internal/hosts/{hostId}/claim"), ["200", "204", "401", "403"])
+        assert.includeMembers(statuses("/internal/tasks/{taskId}/lease"), ["200", "400", "401", "403", "404", "409"])
+        assert.includeMembers(statuses("/admin/provider-profiles"), ["201", "400", "401", "409", "503"])
+        const codes = JSON.stringify(doc.paths["/internal/planner/decision"].post.responses)
+        for (const ref of ["NoToolCall", "MultipleToolCalls", "InvalidToolCall", "ProviderTimeout", "NoActiveProfile", "CredentialUnavailable", "LeaseLost"]) {
+          assert.include(codes, ref)
+        }
+        // Host and admin tokens are always required (only CHAT_TOKEN is optional).
+        for (const path of ["/internal/planner/decision", "/admin/hosts"]) {
+          assert.notDeepInclude(doc.paths[path].post.security, {})
+        }
         assert.notInclude(JSON.stringify(doc), "sk-")
       }))
 

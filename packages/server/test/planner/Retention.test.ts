@@ -20,6 +20,9 @@ import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
 import { backend } from "../support/TestDatabase.ts"
 import { baseUrl } from "../support/TestServer.ts"
 
+// These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
+const STARTS_A_DATABASE = 120_000
+
 const endedAgo = (taskId: string, interval: string) =>
   SqlClient.SqlClient.use((sql) =>
     Effect.gen(function*() {
@@ -173,7 +176,7 @@ describe(`retention sweeps by two replicas on ${backend}`, () => {
       assert.strictEqual(b!.status, 200)
       assert.strictEqual(a!.json.deleted + b!.json.deleted, 120, "each row deleted once")
       assert.strictEqual(yield* decisionCount(taskId).pipe(Effect.provide(inspect)), 0)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 
   // Needs a second session holding row locks while the sweep runs: the embedded database is a single session.
   it.live.skipIf(backend !== "postgres")("a sweep skips rows another sweep holds instead of waiting for them (PostgreSQL only)", () =>
@@ -202,5 +205,5 @@ describe(`retention sweeps by two replicas on ${backend}`, () => {
       yield* Fiber.join(holder)
       const rest = yield* c.admin.post("/admin/planner-decisions/prune")
       assert.strictEqual(rest.json.deleted, 10)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 })

@@ -13,6 +13,9 @@ import { backend } from "../support/TestDatabase.ts"
 import { client, decisionBody, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 
+// These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
+const STARTS_A_DATABASE = 120_000
+
 const CONCURRENT = 20
 
 describe(`planner decisions on ${backend}, two replicas`, () => {
@@ -70,7 +73,7 @@ describe(`planner decisions on ${backend}, two replicas`, () => {
         profiles.json.profiles.map((p: { name: string; active: boolean }) => [p.name, p.active]),
         [["first", false], ["second", true]]
       )
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 
   it.live("concurrent activations through two replicas leave exactly one profile active; the database refuses a second", () =>
     Effect.gen(function*() {
@@ -93,5 +96,5 @@ describe(`planner decisions on ${backend}, two replicas`, () => {
         sql`UPDATE provider_profiles SET active = true WHERE id = ${inactive}`.pipe(Effect.exit)
       ).pipe(Effect.provide(inspect))
       assert.strictEqual(second._tag, "Failure", "the partial unique index allows one active profile")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped), STARTS_A_DATABASE)
 })

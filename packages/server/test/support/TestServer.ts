@@ -11,6 +11,7 @@ import { createServer } from "node:http"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { layerMigrated } from "../../src/db/Database.ts"
 import { makeApp } from "../../src/Server.ts"
+import { checkDocumented } from "./DocumentedResponses.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
 export const layerTestServer = <E, R>(
@@ -36,7 +37,10 @@ export interface RawResponse {
   readonly headers: Headers
 }
 
-/** A plain `fetch` against the server: the wire as an independent client sees it. */
+/**
+ * A plain `fetch` against the server: the wire as an independent client sees it.
+ * Every answer to a documented operation must be documented (DocumentedResponses.ts).
+ */
 export const request = (path: string, init?: RequestInit) =>
   Effect.flatMap(baseUrl, (base) => requestAt(base, path, init))
 
@@ -52,7 +56,9 @@ export const requestAt = (base: string, path: string, init?: RequestInit) =>
       } catch {
         json = undefined
       }
-      return { status: response.status, contentType: response.headers.get("content-type") ?? "", text, json, headers: response.headers }
+      const contentType = response.headers.get("content-type") ?? ""
+      checkDocumented(init?.method ?? "GET", path, response.status, contentType, json)
+      return { status: response.status, contentType, text, json, headers: response.headers }
     })
   })
 

@@ -1,0 +1,103 @@
+/**
+ * `GET /openapi.json` and `GET /docs` (the Scalar page over it), served
+ * compressed and cacheable. The page inlines Scalar's whole bundle (3.2 MB),
+ * so each body is prepared once per process — identity, gzip and brotli, with
+ * an ETag — and a request only picks a variant: `Accept-Encoding` chooses the
+ * coding, `If-None-Match` answers 304.
+ */
+import { Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiScalar, OpenApi } from "effect/http-api"
+import type { HttpApi, HttpApiGroup } from "effect/http-api"
+import { createHash } from "node:crypto"
+import { brotliCompressSync, constants, gzipSync } from "node:zlib"
+
+/** Five minutes fresh, then revalidated by ETag (a deploy changes the document). */
+export const DOCS_CACHE_CONTROL = "public, max-age=300"
+
+type Coding = "br" | "gzip" | "identity"
+
+interface Variant {
+  readonly body: Uint8Array
+  readonly etag: string
+}
+
+interface Prepared {
+  readonly contentType: string
+  readonly variants: Record<Coding, Variant>
+}
+
+const prepare = (text: string, contentType: string): Prepared => {
+  const identity = Buffer.from(text, "utf8")
+  const hash = createHash("sha256").update(identity).digest("base64url").slice(0, 27)
+  // Brotli quality 6: 4% larger than 11 and fifty times faster (120 ms, not 6 s, for the docs page).
+  const br = brotliCompressSync(identity, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 6, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length }
+  })
+  return {
+    contentType,
+    variants: {
+      identity: { body: identity, etag: `"${hash}"` },
+      gzip: { body: gzipSync(identity, { level: 6 }), etag: `"${hash}-gzip"` },
+      br: { body: br, etag: `"${hash}-br"` }
+    }
+  }
+}
+
+/** The preferred coding the client accepts (q > 0): brotli, then gzip, else identity. */
+export const chooseCoding = (acceptEncoding: string | undefined): Coding => {
+  const accepted = new Map<string, number>()
+  for (const item of (acceptEncoding ?? "").split(",")) {
+    const [name, ...params] = item.trim().toLowerCase().split(";")
+    if (!name) continue
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="))
+    accepted.set(name, q === undefined ? 1 : Number(q.slice(2)) || 0)
+  }
+  const ok = (coding: string) => (accepted.get(coding) ?? accepted.get("*") ?? 0) > 0
+  return ok("br") ? "br" : ok("gzip") ? "gzip" : "identity"
+}
+
+const matches = (ifNoneMatch: string | undefined, prepared: Prepared) => {
+  if (ifNoneMatch === undefined) return false
+  if (ifNoneMatch.trim() === "*") return true
+  const tags = new Set(ifNoneMatch.split(",").map((tag) => tag.trim().replace(/^W\//, "")))
+  // Any coding of the same document validates: the content behind them is the same.
+  return Object.values(prepared.variants).some((variant) => tags.has(variant.etag))
+}
+
+const serve = (prepared: Effect.Effect<Prepared>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const document = yield* prepared
+    const coding = chooseCoding(request.headers["accept-encoding"])
+    const variant = document.variants[coding]
+    const headers: Record<string, string> = { etag: variant.etag, "cache-control": DOCS_CACHE_CONTROL, vary: "Accept-Encoding" }
+    if (matches(request.headers["if-none-match"], document)) return HttpServerResponse.empty({ status: 304, headers })
+    if (coding !== "identity") headers["content-encoding"] = coding
+    return HttpServerResponse.uint8Array(variant.body, { contentType: document.contentType, headers })
+  })
+
+/** The HTML Effect's Scalar route renders, taken from it once so the page stays exactly Effect's. */
+const scalarHtml = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) =>
+  Effect.promise(async () => {
+    const { dispose, handler } = HttpRouter.toWebHandler(HttpApiScalar.layer(api, { path: "/docs" }), { disableLogger: true })
+    try {
+      return await (await handler(new Request("http://docs.invalid/docs"))).text()
+    } finally {
+      await dispose()
+    }
+  })
+
+export const DOCS_ROUTES = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }] as const
+
+export const layerApiDocs = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) =>
+  HttpRouter.use(Effect.fnUntraced(function*(router) {
+    const openapi = yield* Effect.cached(Effect.sync(() =>
+      prepare(JSON.stringify(OpenApi.fromApi(api)), "application/json")
+    ))
+    const docs = yield* Effect.cached(scalarHtml(api).pipe(Effect.map((html) => prepare(html, "text/html; charset=utf-8"))))
+    // Prepared once, in the background from start-up on, so listening does not wait for the compression.
+    yield* Effect.forkDetach(Effect.andThen(openapi, docs))
+    yield* router.add("GET", "/openapi.json", serve(openapi))
+    yield* router.add("GET", "/docs", serve(docs))
+  }))
