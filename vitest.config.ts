@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts"],
     exclude: ["**/node_modules/**"],
+    // The server runs with Effect's Schema JIT compiler (packages/server/src/main.ts): so do the tests.
+    setupFiles: ["effect/schema/SchemaJITCompiler/enable"],
     // Each file that needs a database starts its own (PGlite, or a scratch database on DATABASE_URL):
     // two cores, so keep the number of files in flight small.
     maxWorkers: 2,

@@ -12,8 +12,10 @@ export interface Target {
   /** `http://127.0.0.1:<port>` */
   readonly origin: string
   readonly path: string
-  /** The JSON body of the next request (called once per request, in order). */
-  readonly body: () => string
+  /** The JSON body of the next request of closed-loop worker `worker` (called once per request). */
+  readonly body: (worker: number) => string
+  /** Extra headers of worker `worker`'s requests (a host's own token, say). */
+  readonly headers?: (worker: number) => Readonly<Record<string, string>>
 }
 
 export interface Phase {
@@ -59,10 +61,14 @@ export class LoadGenerator {
     const response = await this.#pool.request({
       method: "POST",
       path: this.#target.path,
-      headers: HEADERS,
-      body: this.#target.body()
+      headers: this.#headers(0),
+      body: this.#target.body(0)
     })
     return { status: response.statusCode, text: await response.body.text() }
+  }
+
+  #headers(worker: number): Record<string, string> {
+    return this.#target.headers === undefined ? HEADERS : { ...HEADERS, ...this.#target.headers(worker) }
   }
 
   async run(phase: Phase): Promise<PhaseResult> {
@@ -79,7 +85,7 @@ export class LoadGenerator {
       if (errorSamples.length < 3) errorSamples.push(description)
     }
 
-    const worker = async () => {
+    const worker = async (_: unknown, index: number) => {
       while (started < phase.maxRequests && performance.now() < deadline) {
         started++
         const begin = performance.now()
@@ -87,8 +93,8 @@ export class LoadGenerator {
           const response = await this.#pool.request({
             method: "POST",
             path: this.#target.path,
-            headers: HEADERS,
-            body: this.#target.body()
+            headers: this.#headers(index),
+            body: this.#target.body(index)
           })
           const text = await response.body.text()
           if (response.statusCode >= 200 && response.statusCode <= 299) {

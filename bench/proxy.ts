@@ -1,10 +1,18 @@
 /**
- * Benchmark child: the baseline, a plain node:http pass-through proxy. Every
- * request goes to the upstream as it is (method, path, body and the content
- * headers) and the answer is streamed back; no parsing, no validation.
+ * Benchmark child: the floors, plain node:http proxies. Every request goes to
+ * the upstream as it is (method, path, body and the content headers) and the
+ * answer is streamed back; no parsing, no validation.
  *
- *   node bench/proxy.ts <upstream port> http     # node:http keep-alive Agent (the reference figure)
- *   node bench/proxy.ts <upstream port> undici   # undici Pool, the client the chat route's default transport uses
+ *   node bench/proxy.ts <upstream port> http     # pass-through, node:http keep-alive Agent (the chat route's floor)
+ *   node bench/proxy.ts <upstream port> undici   # pass-through, undici Pool (the client the route's transport uses)
+ *   node bench/proxy.ts <upstream port> insert   # one INSERT of the body per request, then the pass-through
+ *
+ * `insert` writes into the database the server under test uses: the
+ * PostgreSQL of `BENCH_DATABASE_URL`, or else an embedded PGlite of its own in
+ * `BENCH_DATA_DIR` (a file-backed one, as the server's), through the same
+ * driver and socket path as the server (`@effect/sql-pg`; one connection on
+ * PGlite, 10 on PostgreSQL). Its peak memory on PGlite is the footprint
+ * of PGlite itself under that load.
  *
  * Started by `bench/run.ts` with an IPC channel: reports `{ type: "ready", port }`
  * and exits when the parent goes away.
@@ -13,12 +21,16 @@ import { Agent, createServer, request } from "node:http"
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { pipeline } from "node:stream/promises"
+import { PgClient } from "@effect/sql-pg"
+import { layerEmbeddedClient, startEmbeddedPg } from "@switchboard/server/db/EmbeddedPostgres"
+import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { Pool } from "undici"
 
 const upstreamPort = Number(process.argv[2])
-const client = process.argv[3] === "undici" ? "undici" : "http"
+const mode = process.argv[3] === "undici" || process.argv[3] === "insert" ? process.argv[3] : "http"
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) {
-  console.error("usage: node bench/proxy.ts <upstream port> [http|undici]")
+  console.error("usage: node bench/proxy.ts <upstream port> [http|undici|insert]")
   process.exit(2)
 }
 
@@ -42,24 +54,27 @@ const fail = (res: ServerResponse, error: unknown) => {
   }
 }
 
-const viaHttpAgent = () => {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const upstream = request({
-      host: "127.0.0.1",
-      port: upstreamPort,
-      method: req.method,
-      path: req.url,
-      headers: pick(req.headers),
-      agent
-    }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, pick(answer.headers))
-      answer.pipe(res)
-    })
-    upstream.on("error", (error) => fail(res, error))
-    req.pipe(upstream)
-  }
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+
+/** Forwards a request through the keep-alive Agent: its body streamed, or `body` when it was read already. */
+const forward = (req: IncomingMessage, res: ServerResponse, body?: Buffer) => {
+  const upstream = request({
+    host: "127.0.0.1",
+    port: upstreamPort,
+    method: req.method,
+    path: req.url,
+    headers: pick(req.headers),
+    agent
+  }, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, pick(answer.headers))
+    answer.pipe(res)
+  })
+  upstream.on("error", (error) => fail(res, error))
+  if (body === undefined) req.pipe(upstream)
+  else upstream.end(body)
 }
+
+const viaHttpAgent = () => (req: IncomingMessage, res: ServerResponse) => forward(req, res)
 
 const viaUndiciPool = () => {
   const pool = new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: 64 })
@@ -80,7 +95,33 @@ const viaUndiciPool = () => {
   }
 }
 
-const server = createServer(client === "undici" ? viaUndiciPool() : viaHttpAgent())
+/** The INSERT floor: the body stored as jsonb in one statement, then the pass-through. */
+const withInsert = async () => {
+  const databaseUrl = process.env["BENCH_DATABASE_URL"]
+  const clientLayer = databaseUrl
+    ? PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 10 })
+    : Layer.unwrap(Effect.map(startEmbeddedPg(process.env["BENCH_DATA_DIR"]), layerEmbeddedClient))
+  // Never disposed: the process lives until the benchmark stops it, and its data directory is scratch.
+  const runtime = ManagedRuntime.make(clientLayer)
+  const sql = await runtime.runPromise(Effect.service(SqlClient.SqlClient))
+  await runtime.runPromise(
+    sql`CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`
+  )
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const body = Buffer.concat(chunks)
+      runtime.runPromise(sql`INSERT INTO bench_floor (body) VALUES (${body.toString("utf8")}::jsonb)`).then(
+        () => forward(req, res, body),
+        (error: unknown) => fail(res, error)
+      )
+    })
+  }
+}
+
+const handler = mode === "undici" ? viaUndiciPool() : mode === "insert" ? await withInsert() : viaHttpAgent()
+const server = createServer(handler)
 server.keepAliveTimeout = 120_000
 
 process.on("disconnect", () => process.exit(0))

@@ -1,143 +1,149 @@
 /**
- * `npm run bench`: throughput and latency of the chat route against a
- * pass-through proxy, on one machine, over loopback. Figures only, no
- * assertions.
+ * `npm run bench`: what Switchboard adds to every call, measured against a
+ * floor in the same run, on one machine, over loopback. Figures only, no
+ * assertions (a benchmark is never a test).
  *
  * Processes (each its own event loop):
- *   - this process: the load generator (undici Pool, `--concurrency` connections and in-flight requests);
- *   - `bench/upstream.ts`: the OpenAI-compatible upstream, answering at once with a fixed completion;
- *   - the system under test, one at a time: `bench/proxy.ts` (the baseline), or the real server
- *     (`packages/server/src/main.ts`, embedded PGlite in a temp `DATA_DIR`, its log written to a file).
+ *   - this process: the load generator (`load.ts`: undici Pool, closed loop, `--concurrency` in flight);
+ *   - `upstream.ts`: the 0 ms OpenAI-compatible mock (and the orchestrator case's fake chat route);
+ *   - `proxy.ts`: the floors (node:http pass-through; pass-through after one INSERT);
+ *   - the real server (`packages/server/src/main.ts`), on the embedded database and, with
+ *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
+ *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop.
  *
- * Targets, in order:
- *   1. pass-through proxy, node:http keep-alive Agent   (the reference for the ratios)
- *   2. pass-through proxy, undici Pool                   (same client as the route's default transport)
- *   3. chat route, LLM_TRANSPORT=undici, no chatId       (no database write)
- *   4. chat route, LLM_TRANSPORT=undici, a distinct chatId per request (write-ahead turn on PGlite)
- *   5. chat route, LLM_TRANSPORT=sdk, no chatId
- *   6. chat route, LLM_TRANSPORT=undici, LOG_LEVEL=warn, so no line per request (skip with --no-quiet)
+ * Every case measures its floor in the same run, `--runs` times, interleaved
+ * (floor, case, floor, case, …) after one warm-up of each; the ratio of each
+ * pair is computed and the median ratio is the figure that counts. The table
+ * (markdown) goes to stdout, the whole record to `bench/results/latest.json`.
  *
- * Options (flag or environment variable):
- *   --duration=3            BENCH_DURATION            measured phase, seconds (or --requests, whichever first)
- *   --requests=20000        BENCH_REQUESTS            measured phase, request cap
- *   --warmup=4              BENCH_WARMUP              warm-up phase, seconds (capped at 20000 requests): the JIT needs it
- *   --concurrency=32        BENCH_CONCURRENCY         connections = in-flight requests
- *   --persisted-requests=2000  BENCH_PERSISTED_REQUESTS  request cap of the chatId target
- *   --no-quiet              BENCH_NO_QUIET=1          skip target 6
- *   --cpu-prof=DIR          BENCH_CPU_PROF=DIR        write a V8 CPU profile of each server process to DIR
+ * Options:
+ *   --quick                 about a minute or two: 2 s phases, 3 s warm-up
+ *   --duration=10           measured phase, seconds
+ *   --warmup=5              warm-up phase of each target, seconds (the JIT needs a few)
+ *   --runs=3                interleaved runs of each case and its floor
+ *   --concurrency=32        connections = requests in flight
+ *   --conversations=500     orchestrator case: conversations per measured run
+ *   --only=chat,chatid,planner,retention,orchestrator   run only these cases (memory comes with chatid)
+ *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
+ *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
+ *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
  *
- *   npm run bench -- --duration=5 --concurrency=64
+ *   npm run bench                      # ~5 min
+ *   npm run bench -- --quick           # ~1 min
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # adds the PostgreSQL rows
  */
-import { execFileSync, fork, spawn } from "node:child_process"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, ManagedRuntime, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import type { ChildProcess } from "node:child_process"
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
-import type { AddressInfo } from "node:net"
-import { availableParallelism, tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { availableParallelism, cpus, loadavg, totalmem } from "node:os"
+import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { LoadGenerator } from "./load.ts"
 import type { PhaseResult, Target } from "./load.ts"
+import {
+  ask,
+  cleanEnv,
+  cpuMsOf,
+  errorLines,
+  machineBusyMs,
+  peakRssMbOf,
+  ROOT,
+  selfCpuMs,
+  startHelper,
+  startServer,
+  stop,
+  stopAll,
+  upstreamCount,
+  workDir
+} from "./processes.ts"
+import type { ServerProcess } from "./processes.ts"
 
 // ---------------------------------------------------------------------------
 // Options
 
 const { values: flags } = parseArgs({
   options: {
+    quick: { type: "boolean" },
     duration: { type: "string" },
-    requests: { type: "string" },
     warmup: { type: "string" },
+    runs: { type: "string" },
     concurrency: { type: "string" },
-    "persisted-requests": { type: "string" },
-    "no-quiet": { type: "boolean" },
+    conversations: { type: "string" },
+    decisions: { type: "string" },
+    only: { type: "string" },
     "cpu-prof": { type: "string" },
+    "server-env": { type: "string", multiple: true },
     help: { type: "boolean", short: "h" }
   },
   strict: true
 })
 
 if (flags.help === true) {
-  console.log("usage: npm run bench -- [--duration=s] [--requests=n] [--warmup=s] [--concurrency=n] [--persisted-requests=n] [--no-quiet] [--cpu-prof=DIR]")
+  console.log(
+    "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
+      "[--only=chat,chatid,planner,retention,orchestrator] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
+  )
   process.exit(0)
 }
 
-const numberOption = (flag: string | undefined, env: string, fallback: number, integer: boolean): number => {
-  const raw = flag ?? process.env[env]
+const numberOption = (raw: string | undefined, name: string, fallback: number, integer: boolean): number => {
   if (raw === undefined || raw === "") return fallback
   const n = Number(raw)
   if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    console.error(`invalid ${env} / flag value ${JSON.stringify(raw)}: expected a positive ${integer ? "integer" : "number"}`)
+    console.error(`invalid --${name}=${JSON.stringify(raw)}: expected a positive ${integer ? "integer" : "number"}`)
     process.exit(2)
   }
   return n
 }
 
+const quick = flags.quick === true
+const CASES = ["chat", "chatid", "planner", "retention", "orchestrator"] as const
+const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
+for (const name of only) {
+  if (!(CASES as ReadonlyArray<string>).includes(name)) {
+    console.error(`unknown case ${JSON.stringify(name)} in --only (known: ${CASES.join(", ")})`)
+    process.exit(2)
+  }
+}
+
 const options = {
-  durationMs: numberOption(flags.duration, "BENCH_DURATION", 3, false) * 1000,
-  requests: numberOption(flags.requests, "BENCH_REQUESTS", 20_000, true),
-  warmupMs: numberOption(flags.warmup, "BENCH_WARMUP", 4, false) * 1000,
-  warmupRequests: 20_000,
-  concurrency: numberOption(flags.concurrency, "BENCH_CONCURRENCY", 32, true),
-  persistedRequests: numberOption(flags["persisted-requests"], "BENCH_PERSISTED_REQUESTS", 2_000, true),
-  quiet: !(flags["no-quiet"] === true || process.env["BENCH_NO_QUIET"] === "1"),
-  cpuProfDir: flags["cpu-prof"] ?? (process.env["BENCH_CPU_PROF"] || undefined)
+  quick,
+  durationMs: numberOption(flags.duration, "duration", quick ? 2 : 10, false) * 1000,
+  warmupMs: numberOption(flags.warmup, "warmup", quick ? 3 : 5, false) * 1000,
+  runs: numberOption(flags.runs, "runs", 3, true),
+  concurrency: numberOption(flags.concurrency, "concurrency", 32, true),
+  conversations: numberOption(flags.conversations, "conversations", 500, true),
+  warmupConversations: quick ? 300 : 500,
+  decisions: numberOption(flags.decisions, "decisions", quick ? 100_000 : 1_000_000, true),
+  cases: only,
+  cpuProfDir: flags["cpu-prof"],
+  serverEnv: Object.fromEntries((flags["server-env"] ?? []).map((pair) => {
+    const at = pair.indexOf("=")
+    if (at <= 0) {
+      console.error(`invalid --server-env=${JSON.stringify(pair)}: expected NAME=VALUE`)
+      process.exit(2)
+    }
+    return [pair.slice(0, at), pair.slice(at + 1)]
+  }))
 }
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
-const ROOT = here("../")
-const SERVER_MAIN = here("../packages/server/src/main.ts")
 const UPSTREAM = here("./upstream.ts")
 const PROXY = here("./proxy.ts")
-
-// ---------------------------------------------------------------------------
-// Child processes: every one is tracked and killed on the way out
-
-const workDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"))
-const children = new Set<ChildProcess>()
-
-/** Tracks a child; its errors (a failed send, a failed kill) surface where it is used, never as a crash. */
-const track = (child: ChildProcess) => {
-  children.add(child)
-  child.on("error", () => {})
-  return child
-}
-
-const alive = (child: ChildProcess) => child.exitCode === null && child.signalCode === null
-
-const exited = (child: ChildProcess, timeoutMs: number) =>
-  new Promise<boolean>((resolve) => {
-    if (!alive(child)) return resolve(true)
-    const timer = setTimeout(() => resolve(false), timeoutMs)
-    child.once("exit", () => {
-      clearTimeout(timer)
-      resolve(true)
-    })
-  })
-
-const stop = async (child: ChildProcess) => {
-  if (alive(child)) {
-    child.kill("SIGTERM")
-    if (!(await exited(child, 10_000))) {
-      child.kill("SIGKILL")
-      await exited(child, 2_000)
-    }
-  }
-  children.delete(child)
-}
-
-const stopAll = () => Promise.all([...children].map(stop))
-
-process.on("exit", () => {
-  for (const child of children) if (alive(child)) child.kill("SIGKILL")
-  rmSync(workDir, { recursive: true, force: true })
-})
+const ORCHESTRATOR = here("./orchestrator.ts")
+const RESULTS = here("./results/")
 
 let shuttingDown = false
 const shutdown = async (code: number) => {
   if (shuttingDown) return
   shuttingDown = true
   await stopAll()
+  await dropScratchDatabase()
   process.exit(code)
 }
 process.on("SIGINT", () => {
@@ -146,443 +152,654 @@ process.on("SIGINT", () => {
 })
 process.on("SIGTERM", () => void shutdown(143))
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** A forked helper (`upstream.ts`, `proxy.ts`) that reports `{ type: "ready", port }` over IPC. */
-const startHelper = (name: string, file: string, args: ReadonlyArray<string>) =>
-  new Promise<{ child: ChildProcess; port: number }>((resolve, reject) => {
-    const child = track(fork(file, [...args], { execPath: process.execPath, stdio: ["ignore", "inherit", "inherit", "ipc"] }))
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL")
-      reject(new Error(`${name} did not start within 15 s`))
-    }, 15_000)
-    child.on("message", (message: unknown) => {
-      const m = message as { type?: unknown; port?: unknown } | null
-      if (m?.type === "ready" && typeof m.port === "number") {
-        clearTimeout(timer)
-        resolve({ child, port: m.port })
-      }
-    })
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer)
-      reject(new Error(`${name} exited (${signal ?? code}) before it was ready`))
-    })
-  })
-
-/** Chat requests the upstream has served and connections it has accepted, so far. */
-const upstreamCount = (upstream: ChildProcess) =>
-  new Promise<{ readonly requests: number; readonly connections: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("upstream did not answer the count")), 5_000)
-    const onMessage = (message: unknown) => {
-      const m = message as { type?: unknown; count?: unknown; connections?: unknown } | null
-      if (m?.type === "count" && typeof m.count === "number" && typeof m.connections === "number") {
-        clearTimeout(timer)
-        upstream.off("message", onMessage)
-        resolve({ requests: m.count, connections: m.connections })
-      }
-    }
-    if (!upstream.connected) {
-      clearTimeout(timer)
-      return reject(new Error("the upstream is gone"))
-    }
-    upstream.on("message", onMessage)
-    upstream.send({ type: "count" }, (error) => {
-      if (error === null) return
-      clearTimeout(timer)
-      upstream.off("message", onMessage)
-      reject(error)
-    })
-  })
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.on("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const tail = (file: string, lines: number) => {
-  try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n")
-  } catch {
-    return "(no log)"
-  }
-}
-
-/** Variables the benchmark sets itself: never inherited from the caller's shell (a DATABASE_URL would leave PGlite). */
-const OWN_VARIABLES = /^(LLM_.*|DATABASE_URL|CHAT_TOKEN|HOST|PORT|DATA_DIR|LOG_FORMAT)$/
-
-interface ServerProcess {
-  readonly child: ChildProcess
-  readonly port: number
-  readonly logFile: string
-}
-
-let serverCount = 0
-
-/** The real server in its own process, answering `/healthz`. */
-const startServer = async (
-  name: string,
-  logLevel: "info" | "warn",
-  transport: "undici" | "sdk",
-  upstreamPort: number
-): Promise<ServerProcess> => {
-  const n = ++serverCount
-  const port = await freePort()
-  const logFile = join(workDir, `server-${n}-${transport}.log`)
-  const env: NodeJS.ProcessEnv = {}
-  for (const [key, value] of Object.entries(process.env)) if (!OWN_VARIABLES.test(key)) env[key] = value
-  Object.assign(env, {
-    LLM_PROVIDER: "openai-compatible",
-    LLM_MODEL: "bench",
-    LLM_API_KEY: "bench",
-    LLM_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
-    LLM_TRANSPORT: transport,
-    PORT: String(port),
-    DATA_DIR: join(workDir, `data-${n}`),
-    LOG_FORMAT: "json",
-    LOG_LEVEL: logLevel
-  })
-  // Log to a file, as a deployed server would: no pipe back into the load generator's event loop.
-  const fd = openSync(logFile, "a")
-  const profile = options.cpuProfDir === undefined
-    ? []
-    : ["--cpu-prof", `--cpu-prof-dir=${resolve(options.cpuProfDir)}`, `--cpu-prof-name=server-${n}-${transport}.cpuprofile`]
-  const child = track(spawn(process.execPath, [...profile, SERVER_MAIN], { cwd: ROOT, env, stdio: ["ignore", fd, fd] }))
-  closeSync(fd)
-
-  const started = Date.now()
-  while (Date.now() - started < 60_000) {
-    if (!alive(child)) {
-      children.delete(child)
-      throw new Error(`${name}: the server exited (${child.signalCode ?? child.exitCode}) before answering:\n${tail(logFile, 20)}`)
-    }
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1_000) })
-      await response.arrayBuffer()
-      if (response.ok) return { child, port, logFile }
-    } catch {
-      // not listening yet
-    }
-    await sleep(100)
-  }
-  await stop(child)
-  throw new Error(`${name}: no answer on /healthz within 60 s:\n${tail(logFile, 20)}`)
-}
-
 // ---------------------------------------------------------------------------
-// CPU time of each process during the measured phase (Linux /proc; "n/a" elsewhere)
+// PostgreSQL: a scratch database for the server and its floor, dropped at the end
 
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
-  } catch {
-    return 100
-  }
-})()
+const databaseUrl = process.env["DATABASE_URL"] || undefined
+let scratchUrl: string | undefined
+let scratchName: string | undefined
 
-/** utime + stime of a process, in ms. */
-const cpuMsOf = (pid: number | undefined): number | undefined => {
-  if (pid === undefined) return undefined
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK
-  } catch {
-    return undefined
-  }
-}
-
-/** Busy time of the whole machine (all cores, every process and the kernel), in ms. */
-const machineBusyMs = (): number | undefined => {
-  try {
-    const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? ""
-    // cpu  user nice system idle iowait irq softirq steal ...
-    const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number)
-    const busy = ticks.reduce((a, b) => a + b, 0) - (ticks[3] ?? 0) - (ticks[4] ?? 0)
-    return (busy * 1000) / CLK_TCK
-  } catch {
-    return undefined
-  }
-}
-
-const selfCpuMs = () => {
-  const usage = process.cpuUsage()
-  return (usage.user + usage.system) / 1000
-}
-
-// ---------------------------------------------------------------------------
-// Measuring one target
-
-interface Measurement {
-  readonly name: string
-  readonly result: PhaseResult
-  /** % of one core during the measured phase. */
-  readonly cpu: {
-    readonly loadgen: number
-    readonly system: number | undefined
-    readonly upstream: number | undefined
-    /** Everything else the machine did: kernel time not charged to a process (loopback networking), other processes. */
-    readonly rest: number | undefined
-  }
-  /** Requests the upstream served per successful measured request. */
-  readonly upstreamPerRequest: number
-  readonly notes: ReadonlyArray<string>
-}
-
-const measurements: Array<Measurement> = []
-const failures: Array<string> = []
-
-const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "n/a")
-const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "n/a")
-const pct = (n: number | undefined) => (n === undefined ? "n/a" : `${Math.round(n)}%`)
-
-/** CPU (% of one core) outside the benchmark's processes above which a figure is flagged as disturbed. */
-const BUSY_REST = 25
-
-const countLines = (file: string) => {
-  const data = readFileSync(file)
-  let lines = 0
-  for (let i = data.indexOf(10); i !== -1; i = data.indexOf(10, i + 1)) lines++
-  return { lines, bytes: data.length }
-}
-
-const measure = async (spec: {
-  readonly name: string
-  readonly target: Target
-  readonly check: (status: number, text: string) => string | undefined
-  readonly system: ChildProcess
-  readonly upstream: ChildProcess
-  readonly maxRequests: number
-  readonly warmupRequests: number
-  readonly logFile?: string
-}): Promise<Measurement> => {
-  const load = new LoadGenerator(spec.target, options.concurrency)
-  try {
-    const smoke = await load.once()
-    const problem = spec.check(smoke.status, smoke.text)
-    if (problem !== undefined) throw new Error(`${spec.name}: smoke request failed: ${problem} (HTTP ${smoke.status}: ${smoke.text.slice(0, 300)})`)
-
-    await load.run({ durationMs: options.warmupMs, maxRequests: spec.warmupRequests })
-
-    const logBefore = spec.logFile === undefined ? undefined : countLines(spec.logFile)
-    const upstreamBefore = await upstreamCount(spec.upstream)
-    const cpuBefore = {
-      loadgen: selfCpuMs(),
-      system: cpuMsOf(spec.system.pid),
-      upstream: cpuMsOf(spec.upstream.pid),
-      machine: machineBusyMs()
-    }
-    const result = await load.run({ durationMs: options.durationMs, maxRequests: spec.maxRequests })
-    const cpuAfter = {
-      loadgen: selfCpuMs(),
-      system: cpuMsOf(spec.system.pid),
-      upstream: cpuMsOf(spec.upstream.pid),
-      machine: machineBusyMs()
-    }
-    const upstreamAfter = await upstreamCount(spec.upstream)
-
-    const share = (before: number | undefined, after: number | undefined) =>
-      before === undefined || after === undefined ? undefined : ((after - before) / result.elapsedMs) * 100
-    const loadgen = ((cpuAfter.loadgen - cpuBefore.loadgen) / result.elapsedMs) * 100
-    const system = share(cpuBefore.system, cpuAfter.system)
-    const upstream = share(cpuBefore.upstream, cpuAfter.upstream)
-    const machine = share(cpuBefore.machine, cpuAfter.machine)
-    const rest = machine === undefined || system === undefined || upstream === undefined
-      ? undefined
-      : Math.max(0, machine - loadgen - system - upstream)
-    const notes: Array<string> = []
-    if (spec.logFile !== undefined && logBefore !== undefined) {
-      const logAfter = countLines(spec.logFile)
-      const requests = result.ok + result.errors
-      notes.push(
-        `server log: ${f2((logAfter.lines - logBefore.lines) / requests)} lines, ` +
-          `${f0((logAfter.bytes - logBefore.bytes) / requests)} bytes per request`
-      )
-    }
-    const opened = upstreamAfter.connections - upstreamBefore.connections
-    if (opened > 0) notes.push(`${opened} new upstream connections during the measured phase (a warm pool opens none)`)
-    for (const sample of result.errorSamples) notes.push(`error: ${sample}`)
-    if (rest !== undefined && rest > BUSY_REST) {
-      notes.push(`the machine was busy with other work (${pct(rest)} of a core outside the three processes): figures are noisy`)
-    }
-
-    const measurement: Measurement = {
-      name: spec.name,
-      result,
-      cpu: { loadgen, system, upstream, rest },
-      upstreamPerRequest: result.ok === 0
-        ? Number.NaN
-        : (upstreamAfter.requests - upstreamBefore.requests) / (result.ok + result.errors),
-      notes
-    }
-    measurements.push(measurement)
-    console.log(
-      `  ${spec.name}: ${f0(result.rps)} req/s, p50 ${f2(result.p50)} ms, p99 ${f2(result.p99)} ms, ` +
-        `${result.errors} errors, ${result.ok + result.errors} requests in ${f2(result.elapsedMs / 1000)} s`
+const admin = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
+  Effect.runPromise(
+    SqlClient.SqlClient.use(statement).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl!), maxConnections: 1 }))
     )
-    for (const note of notes) console.log(`    ${note}`)
-    return measurement
-  } finally {
-    await load.close()
+  )
+
+const createScratchDatabase = async () => {
+  scratchName = `switchboard_bench_${randomBytes(4).toString("hex")}`
+  await admin((sql) => sql`CREATE DATABASE ${sql(scratchName!)}`)
+  const u = new URL(databaseUrl!)
+  u.pathname = `/${scratchName}`
+  scratchUrl = u.toString()
+}
+
+async function dropScratchDatabase() {
+  if (scratchName === undefined) return
+  const name = scratchName
+  scratchName = undefined
+  await admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).catch((error: unknown) =>
+    console.error(`could not drop the scratch database ${name}: ${String(error)}`)
+  )
+}
+
+// ---------------------------------------------------------------------------
+// One measured phase of one target
+
+interface Phase {
+  readonly result: PhaseResult
+  /** CPU time of the target process per successful request, in µs. */
+  readonly cpuUsPerRequest: number | undefined
+  /** % of one core used outside the load generator, the target and the upstream (other work on the machine). */
+  readonly restPct: number | undefined
+}
+
+const phase = async (load: LoadGenerator, target: ChildProcess | undefined, upstream: ChildProcess, durationMs: number): Promise<Phase> => {
+  const before = { self: selfCpuMs(), target: cpuMsOf(target?.pid), upstream: cpuMsOf(upstream.pid), machine: machineBusyMs() }
+  const result = await load.run({ durationMs, maxRequests: 2_000_000 })
+  const after = { self: selfCpuMs(), target: cpuMsOf(target?.pid), upstream: cpuMsOf(upstream.pid), machine: machineBusyMs() }
+  const delta = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : b - a)
+  const targetMs = target === undefined ? 0 : delta(before.target, after.target)
+  const upstreamMs = delta(before.upstream, after.upstream)
+  const machineMs = delta(before.machine, after.machine)
+  const restMs = machineMs === undefined || upstreamMs === undefined || targetMs === undefined
+    ? undefined
+    : Math.max(0, machineMs - (after.self - before.self) - targetMs - upstreamMs)
+  return {
+    result,
+    cpuUsPerRequest: target === undefined || targetMs === undefined || result.ok === 0 ? undefined : (targetMs * 1000) / result.ok,
+    restPct: restMs === undefined ? undefined : (restMs / result.elapsedMs) * 100
   }
 }
 
-// Checks of the smoke request: the answer must be the upstream's "ok", passed through or as the route's answer.
-const checkCompletion = (status: number, text: string) => {
-  if (status !== 200) return "expected 200"
-  const body = JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }
-  return body.choices?.[0]?.message?.content === "ok" ? undefined : `expected the completion with content "ok"`
+// The planner's settings (ignored by a build without the planner). Leases outlive the whole run.
+const ADMIN_TOKEN = randomBytes(16).toString("hex")
+const PLANNER_ENV = {
+  ADMIN_TOKEN,
+  CREDENTIAL_KEY: randomBytes(32).toString("base64"),
+  TASK_LEASE_SECONDS: "3600",
+  // The retention case starts the sweep itself; the periodic one must not run in between.
+  PLANNER_PRUNE_INTERVAL_SECONDS: "86400"
 }
+
+const CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
+const COMPLETION_BODY = JSON.stringify({ model: "bench", messages: [{ role: "user", content: "hello" }] })
+const runId = Date.now().toString(36)
+let chatSeq = 0
+const newChatBody = () =>
+  JSON.stringify({ chatId: `bench-${runId}-${++chatSeq}`, messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
+
+const checkCompletion = (status: number, text: string) =>
+  status === 200 && (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content === "ok"
+    ? undefined
+    : `expected 200 with the completion "ok"`
 const checkChatAnswer = (status: number, text: string) => {
   if (status !== 200) return "expected 200"
   const body = JSON.parse(text) as { content?: unknown; messageId?: unknown }
   return body.content === "ok" && typeof body.messageId === "string" ? undefined : `expected { content: "ok", messageId }`
 }
 
+/** A load generator for one target, its answer checked once before anything is measured. */
+const loadFor = async (name: string, target: Target, check: (status: number, text: string) => string | undefined) => {
+  const load = new LoadGenerator(target, options.concurrency)
+  const smoke = await load.once()
+  const problem = check(smoke.status, smoke.text)
+  if (problem !== undefined) {
+    await load.close()
+    throw new Error(`${name}: smoke request failed: ${problem} (HTTP ${smoke.status}: ${smoke.text.slice(0, 300)})`)
+  }
+  return load
+}
+
+// ---------------------------------------------------------------------------
+// The record
+
+interface Run {
+  readonly figure: number
+  readonly floor: number
+  /** figure ÷ floor, or figure − floor for an "added" comparison. */
+  readonly vs: number
+}
+
+interface CaseRecord {
+  readonly id: string
+  readonly name: string
+  readonly backend: "embedded" | "postgres" | "—"
+  readonly unit: string
+  readonly floorName: string
+  readonly compare: "ratio" | "added" | "none"
+  readonly runs: ReadonlyArray<Run>
+  readonly figure: number
+  readonly floor: number
+  readonly vs: number
+  readonly target: string
+  readonly holds: boolean | undefined
+  readonly notes: ReadonlyArray<string>
+}
+
+const records: Array<CaseRecord> = []
+const failures: Array<string> = []
+const machineNotes: Array<string> = []
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
+  if (sorted.length === 0) return Number.NaN
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+const record = (spec: Omit<CaseRecord, "figure" | "floor" | "vs" | "holds"> & { readonly holds: (vs: number, figure: number) => boolean | undefined }) => {
+  const figure = median(spec.runs.map((r) => r.figure))
+  const floor = median(spec.runs.map((r) => r.floor))
+  const vs = median(spec.runs.map((r) => r.vs))
+  const entry: CaseRecord = { ...spec, figure, floor, vs, holds: Number.isFinite(vs) || spec.compare === "none" ? spec.holds(vs, figure) : false }
+  records.push(entry)
+  return entry
+}
+
+const pairsOf = (figures: ReadonlyArray<number>, floors: ReadonlyArray<number>, compare: "ratio" | "added"): Array<Run> =>
+  figures.map((figure, i) => {
+    const floor = floors[i]!
+    return { figure, floor, vs: compare === "ratio" ? figure / floor : figure - floor }
+  })
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "n/a")
+
+const phaseNotes = (label: string, phases: ReadonlyArray<Phase>) => {
+  const notes: Array<string> = []
+  const errors = phases.reduce((n, p) => n + p.result.errors, 0)
+  if (errors > 0) notes.push(`${label}: ${errors} failed requests (${phases.flatMap((p) => p.result.errorSamples).slice(0, 2).join("; ")})`)
+  const rest = median(phases.map((p) => p.restPct ?? Number.NaN))
+  if (rest > 25) notes.push(`${label}: ${fmt(rest)} % of a core went outside the measured processes meanwhile (kernel networking, other work on the machine)`)
+  return notes
+}
+
+const logPhase = (label: string, p: Phase) =>
+  console.log(
+    `    ${label}: ${fmt(p.result.rps)} req/s, p50 ${fmt(p.result.p50, 2)} ms, p99 ${fmt(p.result.p99, 2)} ms` +
+      (p.cpuUsPerRequest === undefined ? "" : `, ${fmt(p.cpuUsPerRequest)} µs CPU/request`) +
+      (p.result.errors > 0 ? `, ${p.result.errors} errors` : "") +
+      (p.restPct === undefined ? "" : `, rest ${fmt(p.restPct)} %`)
+  )
+
+// ---------------------------------------------------------------------------
+// The cases
+
+/** Chat route, no tools, no chatId, vs the node:http pass-through proxy; p50s over the direct mock. */
+const chatCase = async (upstream: { child: ChildProcess; port: number }, server: ServerProcess) => {
+  console.log("\nchat route, no chatId — vs node:http pass-through proxy (and the mock called directly)")
+  const proxy = await startHelper("pass-through proxy", PROXY, [String(upstream.port), "http"])
+  const direct = await loadFor("direct mock", { origin: `http://127.0.0.1:${upstream.port}`, path: "/v1/chat/completions", body: () => COMPLETION_BODY }, checkCompletion)
+  const floor = await loadFor("pass-through proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: () => COMPLETION_BODY }, checkCompletion)
+  const route = await loadFor("chat route", { origin: `http://127.0.0.1:${server.port}`, path: "/api/agent/chat", body: () => CHAT_BODY }, checkChatAnswer)
+  try {
+    for (const [load, target] of [[direct, undefined], [floor, proxy.child], [route, server.child]] as const) {
+      await phase(load, target, upstream.child, options.warmupMs)
+    }
+    const directs: Array<Phase> = []
+    const floors: Array<Phase> = []
+    const routes: Array<Phase> = []
+    for (let i = 0; i < options.runs; i++) {
+      console.log(`  run ${i + 1}/${options.runs}`)
+      directs.push(await phase(direct, undefined, upstream.child, options.durationMs))
+      logPhase("mock, direct      ", directs[i]!)
+      floors.push(await phase(floor, proxy.child, upstream.child, options.durationMs))
+      logPhase("pass-through proxy", floors[i]!)
+      routes.push(await phase(route, server.child, upstream.child, options.durationMs))
+      logPhase("chat route        ", routes[i]!)
+    }
+    const notes = [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
+    record({
+      id: "chat.throughput", name: "chat route, no tools: throughput", backend: "—", unit: "req/s",
+      floorName: "node:http pass-through proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
+      target: ">= 0.7 × floor", holds: (vs) => vs >= 0.7, notes
+    })
+    record({
+      id: "chat.p50added", name: "chat route, no tools: p50 added over the direct mock", backend: "—", unit: "ms",
+      floorName: "pass-through proxy's p50 added", compare: "ratio",
+      runs: pairsOf(
+        routes.map((p, i) => p.result.p50 - directs[i]!.result.p50),
+        floors.map((p, i) => p.result.p50 - directs[i]!.result.p50),
+        "ratio"
+      ),
+      target: "<= 1.5 × floor", holds: (vs) => vs <= 1.5, notes: []
+    })
+    record({
+      id: "chat.cpu", name: "chat route, no tools: CPU per request (server process)", backend: "—", unit: "µs",
+      floorName: "pass-through proxy's CPU per request", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.cpuUsPerRequest ?? Number.NaN), floors.map((p) => p.cpuUsPerRequest ?? Number.NaN), "ratio"),
+      target: "(no target)", holds: () => undefined, notes: []
+    })
+  } finally {
+    await Promise.all([direct.close(), floor.close(), route.close()])
+    await stop(proxy.child)
+  }
+}
+
+/** One warm-up of each, then `--runs` measured phases: floor, case, floor, case, … */
+const interleaved = async (
+  upstream: ChildProcess,
+  floor: readonly [LoadGenerator, ChildProcess, string],
+  route: readonly [LoadGenerator, ChildProcess, string]
+) => {
+  const width = Math.max(floor[2].length, route[2].length)
+  await phase(floor[0], floor[1], upstream, options.warmupMs)
+  await phase(route[0], route[1], upstream, options.warmupMs)
+  const floors: Array<Phase> = []
+  const routes: Array<Phase> = []
+  for (let i = 0; i < options.runs; i++) {
+    console.log(`  run ${i + 1}/${options.runs}`)
+    floors.push(await phase(floor[0], floor[1], upstream, options.durationMs))
+    logPhase(floor[2].padEnd(width), floors[i]!)
+    routes.push(await phase(route[0], route[1], upstream, options.durationMs))
+    logPhase(route[2].padEnd(width), routes[i]!)
+  }
+  return { floors, routes }
+}
+
+/** Chat route with a new chatId per request (write-ahead turn) vs a proxy doing one INSERT per request. */
+const chatIdCase = async (
+  upstream: { child: ChildProcess; port: number },
+  server: ServerProcess,
+  backend: "embedded" | "postgres"
+) => {
+  console.log(`\nchat route, new chatId per request (${backend}) — vs node:http proxy doing one INSERT per request`)
+  const proxy = await startInsertFloor(upstream.port, backend, "chatid")
+  const floor = await loadFor("one-INSERT proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: newChatBody }, checkCompletion)
+  const route = await loadFor("chat route", { origin: `http://127.0.0.1:${server.port}`, path: "/api/agent/chat", body: newChatBody }, checkChatAnswer)
+  try {
+    const { floors, routes } = await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "chat route"])
+    record({
+      id: `chatid.throughput.${backend}`, name: "chat route, new chatId per request: throughput", backend, unit: "req/s",
+      floorName: "one-INSERT proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
+      target: ">= 0.5 × floor", holds: (vs) => vs >= 0.5,
+      notes: [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
+    })
+    record({
+      id: `chatid.p99.${backend}`, name: "chat route, new chatId per request: p99", backend, unit: "ms",
+      floorName: "one-INSERT proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.p99), floors.map((p) => p.result.p99), "ratio"),
+      target: "(no target)", holds: () => undefined, notes: []
+    })
+    return peakRssMbOf(proxy.child.pid)
+  } finally {
+    await Promise.all([floor.close(), route.close()])
+    await stop(proxy.child)
+  }
+}
+
+/** The one-INSERT proxy on the backend's database. */
+const startInsertFloor = (upstreamPort: number, backend: "embedded" | "postgres", name: string) => {
+  const env = cleanEnv()
+  if (backend === "postgres") env["BENCH_DATABASE_URL"] = scratchUrl!
+  else env["BENCH_DATA_DIR"] = join(workDir, `floor-pgdata-${name}`)
+  return startHelper(`one-INSERT proxy (${backend})`, PROXY, [String(upstreamPort), "insert"], env)
+}
+
+const adminCall = async (origin: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${origin}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
+  return (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>
+}
+
+/**
+ * Planner decision: 32 hosts (one per connection, one decision in flight
+ * each), each on its own claimed task, through the whole path (host token,
+ * active profile, decrypted key, provider call, step index, persisted
+ * decision) vs the one-INSERT proxy. Left out (said so) when the build has no
+ * planner route.
+ */
+const plannerCase = async (upstream: { child: ChildProcess; port: number }, server: ServerProcess, backend: "embedded" | "postgres") => {
+  const origin = `http://127.0.0.1:${server.port}`
+  const document = await (await fetch(`${origin}/openapi.json`)).text()
+  if (!document.includes("/internal/planner/decision")) {
+    machineNotes.push("planner decision: this build has no /internal/planner/decision route; the case is left out")
+    console.log("\nplanner decision: not in this build (no /internal/planner/decision): left out")
+    return
+  }
+  console.log(`\nplanner decision (${backend}) — ${options.concurrency} hosts, one decision in flight each, vs the one-INSERT proxy`)
+  const profile = await adminCall(origin, "POST", "/admin/provider-profiles", {
+    name: `bench-${randomBytes(4).toString("hex")}`,
+    provider: "openai-compatible",
+    model: "bench-planner",
+    timeoutMs: 30_000,
+    baseUrl: `http://127.0.0.1:${upstream.port}/v1`,
+    apiKey: "bench-key"
+  })
+  await adminCall(origin, "POST", `/admin/provider-profiles/${String(profile["profileId"])}/activate`)
+  const hosts: Array<{ hostId: string; token: string; taskId: string }> = []
+  for (let i = 0; i < options.concurrency; i++) {
+    const host = await adminCall(origin, "POST", "/admin/hosts", { name: `bench-host-${i}` })
+    const hostId = String(host["hostId"])
+    const token = String(host["token"])
+    const task = await adminCall(origin, "POST", "/admin/tasks", { goal: "benchmark", hostId })
+    const claim = await fetch(`${origin}/internal/hosts/${hostId}/claim`, { method: "POST", headers: { authorization: `Bearer ${token}` } })
+    if (!claim.ok) throw new Error(`claim for ${hostId}: HTTP ${claim.status}: ${(await claim.text()).slice(0, 200)}`)
+    await claim.arrayBuffer()
+    hosts.push({ hostId, token, taskId: String(task["taskId"]) })
+  }
+  const decisionBody = hosts.map((h) =>
+    JSON.stringify({
+      hostId: h.hostId,
+      taskId: h.taskId,
+      attempt: 1,
+      systemPrompt: "You carry out tasks. Call exactly one tool.",
+      userPrompt: "Task: benchmark. If it is done, call finish.",
+      tools: [{ name: "finish", description: "The task is done", parameters: { type: "object", properties: {} } }]
+    })
+  )
+  const checkDecision = (status: number, text: string) =>
+    status === 200 && (JSON.parse(text) as { toolName?: unknown }).toolName === "finish" ? undefined : `expected 200 { toolName: "finish" }`
+
+  const proxy = await startInsertFloor(upstream.port, backend, "planner")
+  const floor = await loadFor("one-INSERT proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: newChatBody }, checkCompletion)
+  const route = await loadFor("planner decision", {
+    origin,
+    path: "/internal/planner/decision",
+    body: (worker) => decisionBody[worker % hosts.length]!,
+    headers: (worker) => ({ authorization: `Bearer ${hosts[worker % hosts.length]!.token}` })
+  }, checkDecision)
+  try {
+    const { floors, routes } = await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "planner decision"])
+    record({
+      id: `planner.throughput.${backend}`, name: "planner decision: throughput", backend, unit: "req/s",
+      floorName: "one-INSERT proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
+      target: ">= 0.5 × floor", holds: (vs) => vs >= 0.5,
+      notes: [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
+    })
+    record({
+      id: `planner.p99.${backend}`, name: "planner decision: p99", backend, unit: "ms",
+      floorName: "one-INSERT proxy", compare: "ratio",
+      runs: pairsOf(routes.map((p) => p.result.p99), floors.map((p) => p.result.p99), "ratio"),
+      target: "p99 <= 20 ms", holds: (_vs, figure) => figure <= 20, notes: []
+    })
+  } finally {
+    await Promise.all([floor.close(), route.close()])
+    await stop(proxy.child)
+  }
+}
+
+/**
+ * Retention sweep: `--decisions` planner decisions over 1,000 tasks, the
+ * decisions of 100 of them (10 %) past the retention window; the server's
+ * sweep (`POST /admin/planner-decisions/prune`: batches under SKIP LOCKED) vs
+ * one plain `DELETE … WHERE` of the same rows, each on a freshly seeded table,
+ * interleaved. Meanwhile the longest open transaction of a client on that
+ * database is sampled every 20 ms: how long the sweep holds its row locks.
+ * PostgreSQL only: the embedded database belongs to the server process, so the
+ * bench cannot seed it.
+ */
+const retentionCase = async (server: ServerProcess, backend: "embedded" | "postgres") => {
+  const origin = `http://127.0.0.1:${server.port}`
+  const document = await (await fetch(`${origin}/openapi.json`)).text()
+  if (!document.includes("/admin/planner-decisions/prune")) {
+    machineNotes.push("retention sweep: this build has no /admin/planner-decisions/prune route; the case is left out")
+    console.log("\nretention sweep: not in this build (no /admin/planner-decisions/prune): left out")
+    return
+  }
+  if (backend === "embedded") {
+    machineNotes.push("retention sweep: measured on PostgreSQL only (the embedded database belongs to the server process: the bench cannot seed it)")
+    return
+  }
+  console.log(`\nretention sweep (${backend}) — ${options.decisions.toLocaleString("en-US")} decisions, 10 % prunable, vs a plain DELETE … WHERE`)
+  const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(scratchUrl!), maxConnections: 3 }))
+  const sql = await runtime.runPromise(Effect.service(SqlClient.SqlClient))
+  const exec = <A>(statement: Effect.Effect<A, unknown>) => runtime.runPromise(statement)
+  const seed = async () => {
+    await exec(sql`TRUNCATE planner_decisions`)
+    await exec(sql`DELETE FROM tasks WHERE id LIKE 'bench_task_%'`)
+    await exec(sql`
+      INSERT INTO tasks (id, goal, status, attempt, created_at, terminal_at)
+      SELECT 'bench_task_' || i, 'bench', CASE WHEN i < 100 THEN 'succeeded' ELSE 'queued' END, 1,
+             now() - interval '40 days', CASE WHEN i < 100 THEN now() - interval '30 days' END
+      FROM generate_series(0, 999) AS i`)
+    await exec(sql`
+      INSERT INTO planner_decisions (task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at, task_terminal_at)
+      SELECT 'bench_task_' || (i % 1000), 1, i / 1000, 'You carry out tasks.', 'Task: bench', 'finish', '{}'::jsonb,
+             now() - interval '35 days', CASE WHEN i % 1000 < 100 THEN now() - interval '30 days' END
+      FROM generate_series(0, ${options.decisions - 1}) AS i`)
+    await exec(sql`VACUUM ANALYZE planner_decisions`)
+  }
+  /** Longest open transaction (s) of another client on this database, sampled until `done`. */
+  const sampleLocks = (done: { value: boolean }) =>
+    (async () => {
+      let longest = 0
+      while (!done.value) {
+        const rows = await exec(sql<{ s: number | null }>`
+          SELECT max(extract(epoch FROM clock_timestamp() - xact_start))::float8 AS s FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend' AND xact_start IS NOT NULL`)
+        longest = Math.max(longest, Number(rows[0]?.s ?? 0))
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      return longest
+    })()
+  const prunable = Math.floor(options.decisions / 1000) * 100 + Math.min(100, options.decisions % 1000)
+  const sweeps: Array<number> = []
+  const deletes: Array<number> = []
+  const locks: Array<number> = []
+  try {
+    for (let i = 0; i < options.runs; i++) {
+      console.log(`  run ${i + 1}/${options.runs}`)
+      await seed()
+      let t0 = performance.now()
+      const deleted = await exec(sql<{ n: number }>`
+        WITH gone AS (
+          DELETE FROM planner_decisions WHERE task_terminal_at IS NOT NULL AND task_terminal_at < now() - interval '7 days' RETURNING 1
+        ) SELECT count(*)::int AS n FROM gone`)
+      deletes.push(performance.now() - t0)
+      if (deleted[0]?.n !== prunable) throw new Error(`plain DELETE removed ${deleted[0]?.n}, expected ${prunable}`)
+      console.log(`    plain DELETE … WHERE: ${fmt(deletes[i]!)} ms (${prunable.toLocaleString("en-US")} rows)`)
+      await seed()
+      const done = { value: false }
+      const sampler = sampleLocks(done)
+      t0 = performance.now()
+      const answer = await adminCall(origin, "POST", "/admin/planner-decisions/prune")
+      sweeps.push(performance.now() - t0)
+      done.value = true
+      locks.push(await sampler)
+      const left = await exec(sql<{ n: number }>`SELECT count(*)::int AS n FROM planner_decisions WHERE task_terminal_at IS NOT NULL`)
+      if (left[0]?.n !== 0) throw new Error(`the sweep left ${left[0]?.n} prunable decisions`)
+      console.log(`    server sweep: ${fmt(sweeps[i]!)} ms (answer ${JSON.stringify(answer)}), longest transaction seen ${fmt(locks[i]! * 1000)} ms`)
+    }
+  } finally {
+    await exec(sql`TRUNCATE planner_decisions`).catch(() => undefined)
+    await runtime.dispose()
+  }
+  record({
+    id: "retention.time", name: `retention sweep of ${options.decisions.toLocaleString("en-US")} decisions (10 % prunable): time`, backend, unit: "ms",
+    floorName: "plain DELETE … WHERE", compare: "ratio",
+    runs: pairsOf(sweeps, deletes, "ratio"),
+    target: "<= 1.5 × floor", holds: (vs) => vs <= 1.5, notes: []
+  })
+  record({
+    id: "retention.lock", name: "retention sweep: longest transaction (row locks held)", backend, unit: "ms",
+    floorName: "—", compare: "none",
+    runs: locks.map((l) => ({ figure: l * 1000, floor: Number.NaN, vs: Number.NaN })),
+    target: "<= 1000 ms", holds: (_vs, figure) => figure <= 1000, notes: []
+  })
+}
+
+/** Peak RSS of the server under the chat-route load; on PGlite against PGlite's own footprint (the one-INSERT proxy). */
+const memoryCase = (server: ServerProcess, backend: "embedded" | "postgres", pgliteAloneMb: number | undefined) => {
+  const peak = peakRssMbOf(server.child.pid) ?? Number.NaN
+  if (backend === "embedded") {
+    const floor = pgliteAloneMb ?? Number.NaN
+    record({
+      id: "memory.embedded", name: "server memory: peak RSS under the chat-route load", backend, unit: "MB",
+      floorName: "PGlite alone (the one-INSERT proxy, same load)", compare: "added",
+      runs: [{ figure: peak, floor, vs: peak - floor }],
+      target: "<= floor + 100 MB", holds: (vs) => vs <= 100, notes: []
+    })
+  } else {
+    record({
+      id: "memory.postgres", name: "server memory: peak RSS under the chat-route load", backend, unit: "MB",
+      floorName: "—", compare: "none",
+      runs: [{ figure: peak, floor: Number.NaN, vs: Number.NaN }],
+      target: "<= 200 MB", holds: (_vs, figure) => figure <= 200, notes: []
+    })
+  }
+}
+
+/** The promise API's loop vs a hand-written fetch loop: CPU per step. */
+const orchestratorCase = async (upstream: { child: ChildProcess; port: number }) => {
+  console.log(`\norchestrator loop: 3 tool rounds + answer, ${options.conversations} conversations one at a time — vs a hand-written fetch loop`)
+  const child = await startHelper(
+    "orchestrator",
+    ORCHESTRATOR,
+    [String(upstream.port), String(options.conversations), String(options.warmupConversations), String(options.runs)],
+    process.env,
+    options.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`, "--cpu-prof-name=orchestrator.cpuprofile"]
+  )
+  try {
+    const message = await ask<{ runs: Array<{ floorUsPerStep: number; caseUsPerStep: number; floorMs: number; caseMs: number }> }>(
+      child.child, { type: "start" }, "result", 600_000
+    )
+    for (const [i, r] of message.runs.entries()) {
+      console.log(
+        `  run ${i + 1}/${message.runs.length}: fetch loop ${fmt(r.floorUsPerStep)} µs/step (${fmt(r.floorMs)} ms), ` +
+          `run() ${fmt(r.caseUsPerStep)} µs/step (${fmt(r.caseMs)} ms)`
+      )
+    }
+    record({
+      id: "orchestrator.cpu", name: "orchestrator loop (`run()`): CPU per step", backend: "—", unit: "µs",
+      floorName: "hand-written fetch loop", compare: "added",
+      runs: pairsOf(message.runs.map((r) => r.caseUsPerStep), message.runs.map((r) => r.floorUsPerStep), "added"),
+      target: "<= floor + 150 µs", holds: (vs) => vs <= 150, notes: []
+    })
+  } finally {
+    await stop(child.child)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+const cell = (n: number, unit: string) => (Number.isFinite(n) ? `${fmt(n, unit === "ms" ? 2 : 0)} ${unit}` : "—")
+
+const table = () => {
+  const header = ["case", "backend", "figure", "floor (same run)", `vs floor (median of ${options.runs})`, "target", "holds"]
+  const rows = records.map((r) => [
+    r.name,
+    r.backend,
+    cell(r.figure, r.unit),
+    r.compare === "none" ? "—" : `${cell(r.floor, r.unit)} (${r.floorName})`,
+    r.compare === "ratio" ? `${fmt(r.vs, 2)} ×` : r.compare === "added" ? `${r.vs >= 0 ? "+" : ""}${cell(r.vs, r.unit)}` : "—",
+    r.target,
+    r.holds === undefined ? "—" : r.holds ? "yes" : "**no**"
+  ])
+  return [header, header.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n")
+}
+
 // ---------------------------------------------------------------------------
 // The run
 
-const COMPLETION_BODY = JSON.stringify({ model: "bench", messages: [{ role: "user", content: "hello" }] })
-const CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
-const runId = Date.now().toString(36)
-let chatSeq = 0
-const persistedChatBody = () =>
-  JSON.stringify({ chatId: `bench-${runId}-${++chatSeq}`, messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
-
 const main = async () => {
-  const began = Date.now()
-  console.log(`Switchboard chat route benchmark (Node ${process.version}, ${availableParallelism()} cores)`)
+  const began = new Date()
+  const machine = {
+    nproc: availableParallelism(),
+    cpu: cpus()[0]?.model ?? "unknown",
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    loadavgAtStart: loadavg().map((n) => Number(n.toFixed(2)))
+  }
   console.log(
-    `Processes: load generator = this process (undici Pool, ${options.concurrency} connections, ` +
-      `${options.concurrency} in flight); upstream = its own process (node:http, fixed completion); ` +
-      `system under test = its own process, one at a time. 3 busy processes share ${availableParallelism()} cores, unpinned; ` +
-      `the chat route's embedded database (PGlite, WASM) runs inside the server process.`
+    `Switchboard benchmark${options.quick ? " (quick)" : ""}: ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGb} GB, Node ${machine.node}, ` +
+      `load average ${machine.loadavgAtStart.join(" ")}`
   )
   console.log(
-    `Phases per target: smoke request, warm-up ${options.warmupMs / 1000} s (≤ ${options.warmupRequests} requests), ` +
-      `measured ${options.durationMs / 1000} s or ${options.requests} requests, whichever first ` +
-      `(chatId target: ≤ ${options.persistedRequests}). CPU = % of one core during the measured phase: load generator / ` +
-      `system under test / upstream / rest (kernel networking and any other process on the machine).\n`
+    `${options.concurrency} connections, ${options.durationMs / 1000} s measured phases after a ${options.warmupMs / 1000} s warm-up, ` +
+      `${options.runs} runs interleaved with the floor; the load generator, the mock and the target share the machine.`
   )
 
   const upstream = await startHelper("upstream", UPSTREAM, [])
-  console.log(`upstream listening on 127.0.0.1:${upstream.port}`)
-
-  /** One failing target is reported and the run goes on with the next. */
-  const attempt = async (name: string, run: () => Promise<void>) => {
+  const attempt = async (name: string, f: () => Promise<void>) => {
     try {
-      await run()
+      await f()
     } catch (error) {
       if (shuttingDown) throw error
       failures.push(name)
-      console.log(`  ${name}: FAILED: ${error instanceof Error ? error.message : String(error)}`)
+      // An SqlError's message is generic: its cause says what the database refused.
+      const cause = (error as { cause?: unknown; reason?: { cause?: unknown } } | null)?.reason?.cause ?? (error as { cause?: unknown } | null)?.cause
+      console.log(
+        `  ${name}: FAILED: ${error instanceof Error ? error.message : String(error)}` +
+          (cause instanceof Error ? ` (${cause.message})` : "")
+      )
     }
   }
 
-  for (const client of ["http", "undici"] as const) {
-    const name = client === "http" ? "pass-through proxy (node:http Agent)" : "pass-through proxy (undici Pool)"
-    await attempt(name, async () => {
-      const proxy = await startHelper(name, PROXY, [String(upstream.port), client])
+  const backends: Array<"embedded" | "postgres"> = ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
+  const wantsServer = ["chat", "chatid", "planner", "retention"].some((name) => options.cases.includes(name))
+  for (const backend of backends) {
+    if (!wantsServer) break
+    await attempt(`server (${backend})`, async () => {
+      if (backend === "postgres") await createScratchDatabase()
+      const server = await startServer({
+        name: `server (${backend})`,
+        upstreamPort: upstream.port,
+        databaseUrl: backend === "postgres" ? scratchUrl : undefined,
+        cpuProfDir: options.cpuProfDir,
+        env: { ...PLANNER_ENV, ...options.serverEnv }
+      })
       try {
-        await measure({
-          name,
-          target: { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: () => COMPLETION_BODY },
-          check: checkCompletion,
-          system: proxy.child,
-          upstream: upstream.child,
-          maxRequests: options.requests,
-          warmupRequests: options.warmupRequests
-        })
-      } finally {
-        await stop(proxy.child)
-      }
-    })
-  }
-
-  const route = (name: string, logLevel: "info" | "warn", transport: "undici" | "sdk", withPersisted: boolean) =>
-    attempt(name, async () => {
-      const server = await startServer(name, logLevel, transport, upstream.port)
-      try {
-        await measureRoute(name, server, withPersisted)
+        if (backend === "embedded" && options.cases.includes("chat")) await attempt("chat", () => chatCase(upstream, server))
+        let pgliteAlone: number | undefined
+        if (options.cases.includes("chatid")) {
+          await attempt(`chatid (${backend})`, async () => {
+            pgliteAlone = await chatIdCase(upstream, server, backend)
+          })
+        }
+        if (options.cases.includes("chatid")) memoryCase(server, backend, pgliteAlone)
+        if (options.cases.includes("planner")) await attempt(`planner (${backend})`, () => plannerCase(upstream, server, backend))
+        if (options.cases.includes("retention")) await attempt(`retention (${backend})`, () => retentionCase(server, backend))
+        const errors = errorLines(server.logFile)
+        if (errors.length > 0) machineNotes.push(`server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
       } finally {
         await stop(server.child)
       }
     })
-
-  const measureRoute = async (name: string, server: ServerProcess, withPersisted: boolean) => {
-    const origin = `http://127.0.0.1:${server.port}`
-    await measure({
-      name,
-      target: { origin, path: "/api/agent/chat", body: () => CHAT_BODY },
-      check: checkChatAnswer,
-      system: server.child,
-      upstream: upstream.child,
-      maxRequests: options.requests,
-      warmupRequests: options.warmupRequests,
-      logFile: server.logFile
-    })
-    if (withPersisted) {
-      await measure({
-        name: `${name}, distinct chatId per request (persisted turn)`,
-        target: { origin, path: "/api/agent/chat", body: persistedChatBody },
-        check: checkChatAnswer,
-        system: server.child,
-        upstream: upstream.child,
-        maxRequests: options.persistedRequests,
-        warmupRequests: Math.max(1, Math.floor(options.persistedRequests / 10)),
-        logFile: server.logFile
-      })
-    }
-    const errorLines = readFileSync(server.logFile, "utf8").split("\n").filter((line) => /"level":"(ERROR|FATAL)"/.test(line))
-    if (errorLines.length > 0) console.log(`    server logged ${errorLines.length} errors, first: ${errorLines[0]!.slice(0, 300)}`)
   }
+  if (options.cases.includes("orchestrator")) await attempt("orchestrator", () => orchestratorCase(upstream))
 
-  await route("chat route (LLM_TRANSPORT=undici)", "info", "undici", true)
-  await route("chat route (LLM_TRANSPORT=sdk)", "info", "sdk", false)
-  if (options.quiet) await route("chat route (undici, LOG_LEVEL=warn: no request log)", "warn", "undici", false)
-
+  const counts = await upstreamCount(upstream.child).catch(() => undefined)
   await stop(upstream.child)
+  await dropScratchDatabase()
 
-  // Summary
-  const reference = measurements.find((m) => m.name.includes("node:http Agent"))
-  const undiciProxy = measurements.find((m) => m.name.includes("proxy (undici Pool)"))
-  const header = ["target", "req/s", "p50 ms", "p99 ms", "errors", "requests", "CPU gen/sut/up/rest", "vs proxy", "vs undici proxy"]
-  const rows = measurements.map((m) => [
-    m.name,
-    f0(m.result.rps),
-    f2(m.result.p50),
-    f2(m.result.p99),
-    String(m.result.errors),
-    String(m.result.ok + m.result.errors),
-    `${pct(m.cpu.loadgen)}/${pct(m.cpu.system)}/${pct(m.cpu.upstream)}/${pct(m.cpu.rest)}`,
-    reference === undefined ? "n/a" : f2(m.result.rps / reference.result.rps),
-    undiciProxy === undefined ? "n/a" : f2(m.result.rps / undiciProxy.result.rps)
-  ])
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
-  console.log(`\nSummary (concurrency ${options.concurrency}; "vs proxy" = req/s ÷ the node:http pass-through proxy's):`)
-  console.log(line(header))
-  for (const row of rows) console.log(line(row))
-  const headline = measurements.find((m) => m.name === "chat route (LLM_TRANSPORT=undici)")
-  if (headline !== undefined && reference !== undefined) {
-    console.log(
-      `\nchat route (undici, no chatId) ÷ pass-through proxy (node:http): ${f2(headline.result.rps / reference.result.rps)} ` +
-        `(${f0(headline.result.rps)} ÷ ${f0(reference.result.rps)} req/s; the goal is ≥ 0.50)`
-    )
+  const loadavgAtEnd = loadavg().map((n) => Number(n.toFixed(2)))
+  const output = table()
+  console.log(`\n${output}\n`)
+  for (const r of records) for (const note of r.notes) console.log(`note (${r.name}, ${r.backend}): ${note}`)
+  for (const note of machineNotes) console.log(`note: ${note}`)
+  console.log(
+    `load average at start ${machine.loadavgAtStart.join(" ")}, at end ${loadavgAtEnd.join(" ")}` +
+      (counts === undefined ? "" : `; the mock served ${counts.requests.toLocaleString("en-US")} requests`)
+  )
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`
+  const result = {
+    startedAt: began.toISOString(),
+    seconds: (Date.now() - began.getTime()) / 1000,
+    command: databaseUrl === undefined ? command : `DATABASE_URL=… ${command}`,
+    machine: { ...machine, loadavgAtEnd },
+    options,
+    cases: records,
+    failures,
+    notes: machineNotes,
+    table: output
   }
-  const disturbed = measurements.filter((m) => m.cpu.rest !== undefined && m.cpu.rest > BUSY_REST)
-  if (disturbed.length > 0) {
-    console.log(`note: other work on the machine disturbed ${disturbed.length} of ${measurements.length} figures (rest > ${BUSY_REST}%): re-run on an idle machine`)
-  }
-  const unserved = measurements.filter((m) => Number.isFinite(m.upstreamPerRequest) && Math.abs(m.upstreamPerRequest - 1) > 0.01)
-  for (const m of unserved) console.log(`note: ${m.name}: ${f2(m.upstreamPerRequest)} upstream requests per request`)
-  if (failures.length > 0) console.log(`\nFAILED targets: ${failures.join("; ")}`)
-  console.log(`\ntotal ${f2((Date.now() - began) / 1000)} s`)
+  mkdirSync(RESULTS, { recursive: true })
+  const stamp = began.toISOString().replace(/[:.]/g, "-")
+  writeFileSync(join(RESULTS, `${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`)
+  writeFileSync(join(RESULTS, "latest.json"), `${JSON.stringify(result, null, 2)}\n`)
+  console.log(`written: ${join(RESULTS, "latest.json").replace(ROOT, "")} (and ${stamp}.json)`)
+  if (failures.length > 0) console.log(`FAILED: ${failures.join("; ")}`)
+  console.log(`total ${fmt(result.seconds, 1)} s`)
 }
 
 main().then(

@@ -1,7 +1,12 @@
 /**
- * Benchmark child: a minimal OpenAI-compatible upstream. `POST /v1/chat/completions`
- * is answered as soon as the request body has been read, with a fixed
- * ChatCompletion (one assistant message, content "ok", no tool calls).
+ * Benchmark child: a minimal OpenAI-compatible upstream (the 0 ms mock).
+ * `POST /v1/chat/completions` is answered as soon as the request body has been
+ * read, with a fixed ChatCompletion (one assistant message, content "ok", no
+ * tool calls).
+ *
+ * It also serves the orchestrator case's instant fake of the Switchboard chat
+ * route: `POST /api/agent/chat` answers a `lookup` tool call until the history
+ * holds `TOOL_ROUNDS` tool results, then the final answer.
  *
  * Started by `bench/run.ts` with an IPC channel: it reports `{ type: "ready", port }`,
  * answers `{ type: "count" }` with `{ type: "count", count, connections }` (chat
@@ -25,18 +30,68 @@ const COMPLETION = Buffer.from(JSON.stringify({
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
 }))
 const HEADERS = { "content-type": "application/json", "content-length": String(COMPLETION.length) }
+
+/** For the planner case's profile (model `bench-planner`): one call of its `finish` tool, no arguments. */
+const TOOL_CALL = Buffer.from(JSON.stringify({
+  id: "chatcmpl-bench-planner",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "bench-planner",
+  choices: [{
+    index: 0,
+    finish_reason: "tool_calls",
+    logprobs: null,
+    message: {
+      role: "assistant",
+      content: null,
+      refusal: null,
+      tool_calls: [{ id: "call_bench", type: "function", function: { name: "finish", arguments: "{}" } }]
+    }
+  }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
+}))
+const TOOL_CALL_HEADERS = { "content-type": "application/json", "content-length": String(TOOL_CALL.length) }
 const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } })
 
 let served = 0
 let connections = 0
 
+/** Rounds of tool calls the fake chat route asks for before it answers. */
+const TOOL_ROUNDS = 3
+
+let fakeSeq = 0
+const fakeChatAnswer = (body: string) => {
+  const request = JSON.parse(body) as { messages: ReadonlyArray<{ role: string }> }
+  let results = 0
+  for (const message of request.messages) if (message.role === "tool") results++
+  const id = `srv_${++fakeSeq}`
+  return JSON.stringify(
+    results < TOOL_ROUNDS
+      ? { content: "", toolCalls: [{ id: `call_${id}`, name: "lookup", args: { q: `q${results + 1}` } }], messageId: id }
+      : { content: `looked up ${results} things`, messageId: id }
+  )
+}
+
 const server = createServer((req, res) => {
+  if (req.method === "POST" && req.url === "/api/agent/chat") {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const answer = fakeChatAnswer(Buffer.concat(chunks).toString("utf8"))
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(answer)) })
+      res.end(answer)
+    })
+    return
+  }
   if (req.method === "POST" && req.url === "/v1/chat/completions") {
-    req.resume()
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
       served++
-      res.writeHead(200, HEADERS)
-      res.end(COMPLETION)
+      // A substring test, not a parse: the mock must stay as cheap as it can be.
+      const planner = Buffer.concat(chunks).includes('"model":"bench-planner"')
+      res.writeHead(200, planner ? TOOL_CALL_HEADERS : HEADERS)
+      res.end(planner ? TOOL_CALL : COMPLETION)
     })
     return
   }

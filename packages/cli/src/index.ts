@@ -5,6 +5,7 @@
  */
 export * from "./agent/ChatTransport.ts"
 export * from "./agent/Orchestrator.ts"
+export * from "./agent/Run.ts"
 export * from "./api/ApiClient.ts"
 export * from "./api/ApiFailure.ts"
 export * from "./api/MediaTranscriber.ts"

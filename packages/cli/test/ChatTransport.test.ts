@@ -1,8 +1,10 @@
 import type { ChatRequest } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import * as net from "node:net"
 import { ChatTransport } from "../src/agent/ChatTransport.ts"
+import { ApiClient } from "../src/api/ApiClient.ts"
+import type { ApiClientOptions } from "../src/api/ApiClient.ts"
 import { makeOrchestrator } from "../src/agent/Orchestrator.ts"
 import { ToolRegistry } from "../src/tools/ToolRegistry.ts"
 import { makeStores } from "./support/Fakes.ts"
@@ -15,17 +17,11 @@ const request: ChatRequest = {
   chatId: "chat_1"
 }
 
-const send = (baseUrl: string, token?: string) =>
-  Effect.gen(function*() {
-    const transport = yield* ChatTransport
-    return yield* transport.send(request)
-  }).pipe(Effect.provide(ChatTransport.layer({ baseUrl, token })))
-
-const failureFor = (reply: Reply) =>
-  Effect.gen(function*() {
-    const server = yield* startFakeServer(() => reply)
-    return yield* send(server.url).pipe(Effect.flip)
-  })
+// Both implementations must give the same answers and the same errors.
+const implementations: ReadonlyArray<readonly [string, (options: ApiClientOptions) => Layer.Layer<ChatTransport>]> = [
+  ["fetch (production)", ChatTransport.layer],
+  ["typed HttpApi client", (options) => ChatTransport.layerNoDeps.pipe(Layer.provide(ApiClient.layer(options)))]
+]
 
 /** A port nothing listens on. */
 const closedPort = Effect.promise(() =>
@@ -37,86 +33,100 @@ const closedPort = Effect.promise(() =>
   })
 )
 
-describe("ChatTransport over HTTP", () => {
-  it.effect("POSTs { messages, context, chatId } to /api/agent/chat with the bearer token", () =>
+for (const [implementation, layerFor] of implementations) {
+  const send = (baseUrl: string, token?: string) =>
     Effect.gen(function*() {
-      const server = yield* startFakeServer(() => ({
-        json: { content: "Hello!", toolCalls: [{ id: "c1", name: "transcribe_video", args: {} }], messageId: "srv_1" }
+      const transport = yield* ChatTransport
+      return yield* transport.send(request)
+    }).pipe(Effect.provide(layerFor({ baseUrl, token })))
+
+  const failureFor = (reply: Reply) =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer(() => reply)
+      return yield* send(server.url).pipe(Effect.flip)
+    })
+
+  describe(`ChatTransport over HTTP: ${implementation}`, () => {
+    it.effect("POSTs { messages, context, chatId } to /api/agent/chat with the bearer token", () =>
+      Effect.gen(function*() {
+        const server = yield* startFakeServer(() => ({
+          json: { content: "Hello!", toolCalls: [{ id: "c1", name: "transcribe_video", args: {} }], messageId: "srv_1" }
+        }))
+        const response = yield* send(server.url, "tok")
+        assert.deepStrictEqual(response, {
+          content: "Hello!",
+          toolCalls: [{ id: "c1", name: "transcribe_video", args: {} }],
+          messageId: "srv_1"
+        })
+        const [recorded] = server.requests
+        assert.strictEqual(recorded?.method, "POST")
+        assert.strictEqual(recorded?.path, "/api/agent/chat")
+        assert.strictEqual(recorded?.headers.authorization, "Bearer tok")
+        assert.deepStrictEqual(JSON.parse(recorded?.body.toString("utf8") ?? ""), request)
       }))
-      const response = yield* send(server.url, "tok")
-      assert.deepStrictEqual(response, {
-        content: "Hello!",
-        toolCalls: [{ id: "c1", name: "transcribe_video", args: {} }],
-        messageId: "srv_1"
-      })
-      const [recorded] = server.requests
-      assert.strictEqual(recorded?.method, "POST")
-      assert.strictEqual(recorded?.path, "/api/agent/chat")
-      assert.strictEqual(recorded?.headers.authorization, "Bearer tok")
-      assert.deepStrictEqual(JSON.parse(recorded?.body.toString("utf8") ?? ""), request)
-    }))
 
-  it.effect("declared API errors keep the server's sentence, status and code", () =>
-    Effect.gen(function*() {
-      const provider = yield* failureFor({ status: 502, json: { error: "LLM provider error", code: "provider_error" } })
-      assert.strictEqual(provider.message, "LLM provider error (provider_error)")
-      assert.strictEqual(provider.status, 502)
-      assert.strictEqual(provider.code, "provider_error")
+    it.effect("declared API errors keep the server's sentence, status and code", () =>
+      Effect.gen(function*() {
+        const provider = yield* failureFor({ status: 502, json: { error: "LLM provider error", code: "provider_error" } })
+        assert.strictEqual(provider.message, "LLM provider error (provider_error)")
+        assert.strictEqual(provider.status, 502)
+        assert.strictEqual(provider.code, "provider_error")
 
-      const notConfigured = yield* failureFor({
-        status: 502,
-        json: {
-          error: "LLM provider not configured: missing LLM_API_KEY",
-          code: "provider_not_configured",
-          missing: ["LLM_API_KEY"]
-        }
-      })
-      assert.include(notConfigured.message, "missing LLM_API_KEY")
-      assert.strictEqual(notConfigured.code, "provider_not_configured")
+        const notConfigured = yield* failureFor({
+          status: 502,
+          json: {
+            error: "LLM provider not configured: missing LLM_API_KEY",
+            code: "provider_not_configured",
+            missing: ["LLM_API_KEY"]
+          }
+        })
+        assert.include(notConfigured.message, "missing LLM_API_KEY")
+        assert.strictEqual(notConfigured.code, "provider_not_configured")
 
-      const inFlight = yield* failureFor({
-        status: 409,
-        json: { error: "a turn is already running for this chat", code: "turn_in_flight", chatId: "chat_1" }
-      })
-      assert.strictEqual(inFlight.code, "turn_in_flight")
-      assert.strictEqual(inFlight.status, 409)
+        const inFlight = yield* failureFor({
+          status: 409,
+          json: { error: "a turn is already running for this chat", code: "turn_in_flight", chatId: "chat_1" }
+        })
+        assert.strictEqual(inFlight.code, "turn_in_flight")
+        assert.strictEqual(inFlight.status, 409)
 
-      const unauthenticated = yield* failureFor({ status: 401, json: { error: "missing or invalid bearer token", code: "unauthenticated" } })
-      assert.strictEqual(unauthenticated.code, "unauthenticated")
-      assert.include(unauthenticated.message, "bearer token")
-    }))
+        const unauthenticated = yield* failureFor({ status: 401, json: { error: "missing or invalid bearer token", code: "unauthenticated" } })
+        assert.strictEqual(unauthenticated.code, "unauthenticated")
+        assert.include(unauthenticated.message, "bearer token")
+      }))
 
-  it.effect("undeclared statuses, malformed answers and a dead server get readable messages", () =>
-    Effect.gen(function*() {
-      const notFound = yield* failureFor({ status: 404, json: { error: "No route for POST /api/agent/chat", code: "not_found" } })
-      assert.strictEqual(notFound.status, 404)
-      assert.include(notFound.message, "No route")
+    it.effect("undeclared statuses, malformed answers and a dead server get readable messages", () =>
+      Effect.gen(function*() {
+        const notFound = yield* failureFor({ status: 404, json: { error: "No route for POST /api/agent/chat", code: "not_found" } })
+        assert.strictEqual(notFound.status, 404)
+        assert.include(notFound.message, "No route")
 
-      const html = yield* failureFor({ status: 500, body: "<html>oops</html>", headers: { "content-type": "text/html" } })
-      assert.strictEqual(html.status, 500)
-      assert.include(html.message, "HTTP 500")
+        const html = yield* failureFor({ status: 500, body: "<html>oops</html>", headers: { "content-type": "text/html" } })
+        assert.strictEqual(html.status, 500)
+        assert.include(html.message, "HTTP 500")
 
-      const malformed = yield* failureFor({ json: { content: 42 } })
-      assert.include(malformed.message, "does not match the API")
+        const malformed = yield* failureFor({ json: { content: 42 } })
+        assert.include(malformed.message, "does not match the API")
 
-      const port = yield* closedPort
-      const down = yield* send(`http://127.0.0.1:${port}`).pipe(Effect.flip)
-      assert.include(down.message, "cannot reach the server")
-      assert.isUndefined(down.status)
-    }))
+        const port = yield* closedPort
+        const down = yield* send(`http://127.0.0.1:${port}`).pipe(Effect.flip)
+        assert.include(down.message, "cannot reach the server")
+        assert.isUndefined(down.status)
+      }))
 
-  it.effect("through the orchestrator, an API error lands in chatStore.error with status error", () =>
-    Effect.gen(function*() {
-      const server = yield* startFakeServer(() => ({ status: 502, json: { error: "LLM provider error", code: "provider_error" } }))
-      const stores = makeStores()
-      stores.chatStore.getState().addMessage({ role: "user", content: "Hi" })
-      const error = yield* makeOrchestrator({ ...stores, registry: new ToolRegistry() }).run().pipe(
-        Effect.provide(ChatTransport.layer({ baseUrl: server.url })),
-        Effect.flip
-      )
-      assert.strictEqual(error.status, 502)
-      assert.strictEqual(stores.chatStore.getState().error, "LLM provider error (provider_error)")
-      assert.isFalse(stores.chatStore.getState().loading)
-      assert.strictEqual(stores.agentStore.getState().status, "error")
-    }))
-})
+    it.effect("through the orchestrator, an API error lands in chatStore.error with status error", () =>
+      Effect.gen(function*() {
+        const server = yield* startFakeServer(() => ({ status: 502, json: { error: "LLM provider error", code: "provider_error" } }))
+        const stores = makeStores()
+        stores.chatStore.getState().addMessage({ role: "user", content: "Hi" })
+        const error = yield* makeOrchestrator({ ...stores, registry: new ToolRegistry() }).run().pipe(
+          Effect.provide(layerFor({ baseUrl: server.url })),
+          Effect.flip
+        )
+        assert.strictEqual(error.status, 502)
+        assert.strictEqual(stores.chatStore.getState().error, "LLM provider error (provider_error)")
+        assert.isFalse(stores.chatStore.getState().loading)
+        assert.strictEqual(stores.agentStore.getState().status, "error")
+      }))
+  })
+}

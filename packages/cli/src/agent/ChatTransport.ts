@@ -3,12 +3,20 @@
  * `POST /api/agent/chat` turn. A port so the orchestrator can be tested with a
  * scripted fake, and so every API/network failure reaches it as one error
  * type carrying a readable message.
+ *
+ * Two implementations with the same answers and the same errors: `layer`
+ * (production) posts with the platform's `fetch` and decodes the answer with
+ * the domain's `ChatResponse` schema; `layerNoDeps` goes through the typed
+ * HttpApi client. The loop makes one call per step, and the typed client
+ * costs about 250 µs of CPU more per call than `fetch` (`npm run bench`,
+ * orchestrator case), so the step's own request skips it.
  */
-import type { ChatRequest, ChatResponse } from "@switchboard/domain"
-import { Context, Data, Effect, Layer } from "effect"
+import { Api, ChatResponse } from "@switchboard/domain"
+import type { ChatRequest } from "@switchboard/domain"
+import { Context, Data, Effect, Layer, Redacted, Schema } from "effect"
 import { ApiClient } from "../api/ApiClient.ts"
 import type { ApiClientOptions } from "../api/ApiClient.ts"
-import { describeApiFailure } from "../api/ApiFailure.ts"
+import { describeApiFailure, describeErrorResponse, rootCause } from "../api/ApiFailure.ts"
 
 /** The turn failed before the model answered: network, HTTP status, or a malformed answer. */
 export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
@@ -44,10 +52,60 @@ export class ChatTransport extends Context.Service<ChatTransport, {
 
   /** Production: HTTP to `baseUrl` with fetch, bearer token when given. */
   static readonly layer = (options: ApiClientOptions): Layer.Layer<ChatTransport> =>
-    ChatTransport.layerNoDeps.pipe(Layer.provide(ApiClient.layer(options)))
+    Layer.sync(ChatTransport, () => makeFetchTransport(options))
 
   /** A transport answering with `send`; tests script the model with it. */
   static readonly layerTest = (
     send: (request: ChatRequest) => Effect.Effect<ChatResponse, ChatTransportError>
   ): Layer.Layer<ChatTransport> => Layer.succeed(ChatTransport, ChatTransport.of({ send }))
+}
+
+/** The chat endpoint as the domain's HttpApi declares it (one source of truth for the path). */
+const chatEndpoint = (Api as unknown as {
+  readonly groups: Record<string, { readonly endpoints: Record<string, { readonly path: string; readonly method: string }> }>
+}).groups["chat"]!.endpoints["chat"]!
+
+const decodeChatResponse = Schema.decodeUnknownEffect(ChatResponse)
+
+const makeFetchTransport = (options: ApiClientOptions): ChatTransport["Service"] => {
+  const url = `${options.baseUrl.replace(/\/+$/, "")}${chatEndpoint.path}`
+  const token = options.token === undefined ? "" : Redacted.isRedacted(options.token) ? Redacted.value(options.token) : options.token
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+    ...(token === "" ? {} : { authorization: `Bearer ${token}` })
+  }
+  const fail = (failure: { readonly message: string; readonly status?: number; readonly code?: string }, cause?: unknown) =>
+    Effect.fail(new ChatTransportError({ ...failure, ...(cause === undefined ? {} : { cause }) }))
+
+  return ChatTransport.of({
+    send: (request) =>
+      Effect.tryPromise({
+        // Interrupting the effect aborts the signal, and with it the request.
+        try: async (signal) => {
+          const response = await fetch(url, { method: chatEndpoint.method, headers, body: JSON.stringify(request), signal })
+          return { status: response.status, text: await response.text() }
+        },
+        catch: (cause) => cause
+      }).pipe(
+        Effect.catch((cause) => {
+          const root = rootCause(cause)
+          return fail({ message: `cannot reach the server: ${chatEndpoint.method} ${url}${root === undefined ? "" : `: ${root}`}` }, cause)
+        }),
+        Effect.flatMap(({ status, text }) => {
+          let body: unknown
+          try {
+            body = text === "" ? null : JSON.parse(text)
+          } catch {
+            body = undefined
+          }
+          if (status < 200 || status > 299) return fail(describeErrorResponse(status, body))
+          return decodeChatResponse(body).pipe(
+            Effect.catch((error) =>
+              fail({ message: `the request or its answer does not match the API: ${error.message}` }, error)
+            )
+          )
+        })
+      )
+  })
 }

@@ -21,8 +21,9 @@
 import type { AgentContext, ChatMessage, ToolCall, ToolResult } from "@switchboard/domain"
 import { Cause, Clock, Effect } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
-import type { AgentStore } from "../stores/AgentStore.ts"
-import type { ChatStore, NewChatMessage } from "../stores/ChatStore.ts"
+import type { StoreApi } from "zustand/vanilla"
+import type { AgentState } from "../stores/AgentStore.ts"
+import type { ChatState, NewChatMessage } from "../stores/ChatStore.ts"
 import type { ToolRegistry } from "../tools/ToolRegistry.ts"
 import { validateToolCall } from "../tools/ValidateToolCall.ts"
 import { ChatTransport } from "./ChatTransport.ts"
@@ -39,8 +40,9 @@ export type RunResult =
   | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number }
 
 export interface OrchestratorDeps {
-  readonly chatStore: ChatStore
-  readonly agentStore: AgentStore
+  /** Persisted (`makeChatStore`) or not (`makeTransientChatStore`). */
+  readonly chatStore: StoreApi<ChatState>
+  readonly agentStore: StoreApi<AgentState>
   readonly registry: ToolRegistry
 }
 

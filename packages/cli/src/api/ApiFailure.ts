@@ -51,6 +51,29 @@ const statusOfDeclared: Record<string, number> = {
 const withCode = (message: string, code: string | undefined): string =>
   code === undefined || message.includes(code) ? message : `${message} (${code})`
 
+/** An error answer (status, its decoded JSON body or `undefined` when it was not JSON) as an `ApiFailure`. */
+export const describeErrorResponse = (status: number, body: unknown): ApiFailure => {
+  const decoded = decodeErrorBody(body)
+  if (decoded._tag === "Some") {
+    const { error: sentence, code } = decoded.value
+    return code === undefined
+      ? { message: `${sentence} (HTTP ${status})`, status }
+      : { message: withCode(sentence, code), status, code }
+  }
+  return { message: `unexpected answer from the server: HTTP ${status}`, status }
+}
+
+/** The innermost `cause` message of an error chain (fetch's "fetch failed" hides the useful one). */
+export const rootCause = (cause: unknown): string | undefined => {
+  let current = cause
+  let message: string | undefined
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (current.message !== "") message = current.message
+    current = current.cause
+  }
+  return message
+}
+
 export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> => {
   if (HttpClientError.isHttpClientError(error)) {
     const response = error.response
@@ -60,17 +83,8 @@ export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> =>
       return Effect.succeed({ message: `cannot reach the server: ${error.message}${root === undefined ? "" : `: ${root}`}` })
     }
     return response.json.pipe(
-      Effect.map((body) => decodeErrorBody(body)),
       Effect.orElseSucceed(() => undefined),
-      Effect.map((decoded): ApiFailure => {
-        if (decoded !== undefined && decoded._tag === "Some") {
-          const { error: sentence, code } = decoded.value
-          return code === undefined
-            ? { message: `${sentence} (HTTP ${response.status})`, status: response.status }
-            : { message: withCode(sentence, code), status: response.status, code }
-        }
-        return { message: `unexpected answer from the server: HTTP ${response.status}`, status: response.status }
-      })
+      Effect.map((body) => describeErrorResponse(response.status, body))
     )
   }
   if (Schema.isSchemaError(error)) {
@@ -89,16 +103,6 @@ export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> =>
   return Effect.succeed({ message: describeUnknown(error) })
 }
 
-/** The innermost `cause` message of an error chain (fetch's "fetch failed" hides the useful one). */
-const rootCause = (cause: unknown): string | undefined => {
-  let current = cause
-  let message: string | undefined
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (current.message !== "") message = current.message
-    current = current.cause
-  }
-  return message
-}
 
 /** A readable sentence for any thrown or failed value. */
 export const describeUnknown = (error: unknown): string => {

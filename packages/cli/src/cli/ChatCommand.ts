@@ -12,7 +12,6 @@ import { Config, Console, Effect, FileSystem, Layer, Option, Schema, Stdio, Stre
 import { Argument, Command, Flag } from "effect/cli"
 import { ChatTransport } from "../agent/ChatTransport.ts"
 import { makeOrchestrator } from "../agent/Orchestrator.ts"
-import { ApiClient } from "../api/ApiClient.ts"
 import { MediaTranscriber } from "../api/MediaTranscriber.ts"
 import { makeAgentStore } from "../stores/AgentStore.ts"
 import { makeChatStore } from "../stores/ChatStore.ts"
@@ -114,8 +113,9 @@ export const chatCommand = Command.make("chat", {
   }).pipe(
     Effect.scoped,
     Effect.provide(
-      Layer.mergeAll(ChatTransport.layerNoDeps, MediaTranscriber.layerNoDeps).pipe(
-        Layer.provide(ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) }))
+      Layer.mergeAll(
+        ChatTransport.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
+        MediaTranscriber.layer({ baseUrl: server, token: Option.getOrUndefined(token) })
       )
     )
   )).pipe(

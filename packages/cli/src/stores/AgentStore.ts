@@ -13,6 +13,7 @@ import { Schema } from "effect"
 import { createJSONStorage, persist } from "zustand/middleware"
 import type { StateStorage } from "zustand/middleware"
 import { createStore } from "zustand/vanilla"
+import type { StateCreator, StoreApi } from "zustand/vanilla"
 
 export interface AgentState {
   readonly status: ExecutionStatus
@@ -37,24 +38,26 @@ const mergePersisted = (persisted: unknown, current: AgentState): AgentState => 
   return context._tag === "Some" ? { ...current, context: context.value } : current
 }
 
+const agentState: StateCreator<AgentState> = (set) => ({
+  status: "idle",
+  activeTool: null,
+  context: null,
+  setStatus: (status) => set({ status }),
+  setActiveTool: (name) => set({ activeTool: name }),
+  setContext: (context) => set({ context }),
+  reset: () => set({ status: "idle", activeTool: null })
+})
+
 export const makeAgentStore = (storage: StateStorage) =>
-  createStore<AgentState>()(persist(
-    (set) => ({
-      status: "idle",
-      activeTool: null,
-      context: null,
-      setStatus: (status) => set({ status }),
-      setActiveTool: (name) => set({ activeTool: name }),
-      setContext: (context) => set({ context }),
-      reset: () => set({ status: "idle", activeTool: null })
-    }),
-    {
-      name: agentStoreName,
-      version: 1,
-      storage: createJSONStorage<PersistedAgent>(() => storage),
-      partialize: (state): PersistedAgent => ({ context: state.context }),
-      merge: mergePersisted
-    }
-  ))
+  createStore<AgentState>()(persist(agentState, {
+    name: agentStoreName,
+    version: 1,
+    storage: createJSONStorage<PersistedAgent>(() => storage),
+    partialize: (state): PersistedAgent => ({ context: state.context }),
+    merge: mergePersisted
+  }))
+
+/** The same store, not persisted (see `makeTransientChatStore`). */
+export const makeTransientAgentStore = (): StoreApi<AgentState> => createStore<AgentState>()(agentState)
 
 export type AgentStore = ReturnType<typeof makeAgentStore>

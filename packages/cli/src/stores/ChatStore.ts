@@ -16,6 +16,7 @@ import { Schema } from "effect"
 import { createJSONStorage, persist } from "zustand/middleware"
 import type { StateStorage } from "zustand/middleware"
 import { createStore } from "zustand/vanilla"
+import type { StateCreator, StoreApi } from "zustand/vanilla"
 import { newChatId, newMessageId } from "./Ids.ts"
 
 /** What `addMessage` accepts: a message whose `id` and `timestamp` may be left for the store to fill. */
@@ -64,29 +65,35 @@ const mergePersisted = (persisted: unknown, current: ChatState): ChatState => {
   return { ...current, chatId: chatId._tag === "Some" ? chatId.value : current.chatId, messages }
 }
 
+const chatState: StateCreator<ChatState> = (set) => ({
+  chatId: newChatId(),
+  messages: [],
+  loading: false,
+  error: null,
+  addMessage: (msg) => {
+    const message: ChatMessage = { ...msg, id: msg.id ?? newMessageId(), timestamp: msg.timestamp ?? Date.now() }
+    set((state) => ({ messages: [...state.messages, message] }))
+    return message
+  },
+  setLoading: (v) => set({ loading: v }),
+  setError: (e) => set({ error: e, loading: false }),
+  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null })
+})
+
 export const makeChatStore = (storage: StateStorage) =>
-  createStore<ChatState>()(persist(
-    (set) => ({
-      chatId: newChatId(),
-      messages: [],
-      loading: false,
-      error: null,
-      addMessage: (msg) => {
-        const message: ChatMessage = { ...msg, id: msg.id ?? newMessageId(), timestamp: msg.timestamp ?? Date.now() }
-        set((state) => ({ messages: [...state.messages, message] }))
-        return message
-      },
-      setLoading: (v) => set({ loading: v }),
-      setError: (e) => set({ error: e, loading: false }),
-      clearMessages: () => set({ messages: [], chatId: newChatId(), error: null })
-    }),
-    {
-      name: chatStoreName,
-      version: 1,
-      storage: createJSONStorage<PersistedChat>(() => storage),
-      partialize: (state): PersistedChat => ({ chatId: state.chatId, messages: state.messages }),
-      merge: mergePersisted
-    }
-  ))
+  createStore<ChatState>()(persist(chatState, {
+    name: chatStoreName,
+    version: 1,
+    storage: createJSONStorage<PersistedChat>(() => storage),
+    partialize: (state): PersistedChat => ({ chatId: state.chatId, messages: state.messages }),
+    merge: mergePersisted
+  }))
+
+/**
+ * The same store, not persisted: for one turn of `run()` (the promise API),
+ * where the caller owns the history. A persisted store serializes its state on
+ * every change, several times per loop step.
+ */
+export const makeTransientChatStore = (): StoreApi<ChatState> => createStore<ChatState>()(chatState)
 
 export type ChatStore = ReturnType<typeof makeChatStore>

@@ -12,10 +12,18 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 
 export class ChatRepo extends Context.Service<ChatRepo, {
-  /** Takes the chat's in-flight marker for `ttl`; false when another live turn holds it. */
-  beginTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
-  /** Releases the marker, only if this turn still holds it. */
-  endTurn(chatId: string, turnId: string): Effect.Effect<void>
+  /**
+   * Takes the chat's in-flight marker for `ttl`; false when another live turn
+   * holds it. With `messages`, they are appended in the same statement, only
+   * when the marker was taken (a write-ahead turn's first round trip).
+   */
+  beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  /**
+   * Releases the marker, only if this turn still holds it. With `messages`,
+   * they are appended in the same statement (the turn's answer and its end:
+   * one round trip).
+   */
+  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<void>
   /** Appends messages in order; a message whose id the chat already has is left as it was. */
   append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<void>
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
@@ -34,22 +42,62 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       )
 
     return ChatRepo.of({
-      beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl) {
+      beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl, messages = []) {
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         // One statement (one round trip, atomic): create the chat if new, then take the marker
         // unless a live one exists. Foreign keys are checked at the end of the statement.
+        if (messages.length === 0) {
+          const rows = yield* sql<{ turn_id: string }>`
+            WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
+            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+            ON CONFLICT (chat_id) DO UPDATE
+              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE chat_turns.expires_at < now()
+            RETURNING turn_id`
+          return rows.length === 1
+        }
+        // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
         const rows = yield* sql<{ turn_id: string }>`
-          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
-          INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-          VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
-          ON CONFLICT (chat_id) DO UPDATE
-            SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
-            WHERE chat_turns.expires_at < now()
-          RETURNING turn_id`
+          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          marker AS (
+            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+            ON CONFLICT (chat_id) DO UPDATE
+              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE chat_turns.expires_at < now()
+            RETURNING turn_id
+          ),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
+            WHERE EXISTS (SELECT 1 FROM marker)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          )
+          SELECT turn_id FROM marker`
         return rows.length === 1
       }, Effect.orDie),
-      endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId) {
-        yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+      endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId, messages = []) {
+        if (messages.length === 0) {
+          yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+          return
+        }
+        // Append (chat upsert included, as `append`) and release, in one statement.
+        yield* sql`
+          WITH chat AS (
+            INSERT INTO chats (id) VALUES (${chatId})
+            ON CONFLICT (id) DO UPDATE SET updated_at = now()
+          ),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          )
+          DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
       }, Effect.orDie),
       append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
         if (messages.length === 0) return

@@ -8,7 +8,7 @@
  */
 import type { ChatMessage, ChatRequest, ChatResponse, ToolSchema } from "@switchboard/domain"
 import { clientToolSchemas, TurnInFlight } from "@switchboard/domain"
-import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Config, Context, Duration, Effect, Exit, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
@@ -55,15 +55,15 @@ export class ChatTurns extends Context.Service<ChatTurns, {
 
     const persistedTurn = Effect.fn("ChatTurns.persistedTurn")(function*(chatId: string, request: ChatRequest) {
       const turnId = randomUUID()
-      if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) {
+      // Two round trips per turn: marker + the request's messages, then the answer + the marker's release.
+      if (!(yield* repo.beginTurn(chatId, turnId, markerTtl, request.messages))) {
         return yield* new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId })
       }
-      return yield* Effect.gen(function*() {
-        yield* repo.append(chatId, request.messages)
-        const assistant = yield* callProvider(request)
-        yield* repo.append(chatId, [assistant])
-        return respond(assistant)
-      }).pipe(Effect.ensuring(repo.endTurn(chatId, turnId)))
+      return yield* callProvider(request).pipe(
+        Effect.flatMap((assistant) => repo.endTurn(chatId, turnId, [assistant]).pipe(Effect.as(respond(assistant)))),
+        // Failed or interrupted (the answer not stored): the marker is released all the same.
+        Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : repo.endTurn(chatId, turnId))
+      )
     })
 
     return ChatTurns.of({

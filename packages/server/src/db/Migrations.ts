@@ -5,7 +5,7 @@
  */
 import { PgMigrator } from "@effect/sql-pg"
 import { Layer } from "effect"
-import { NodeServices } from "@effect/platform-node"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import chats from "./migrations/0001_chats.ts"
 import planner from "./migrations/0002_planner.ts"
 

@@ -16,7 +16,6 @@ import { buildChatRequest, parseChatCompletion, parseTranscription } from "./Ope
 import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
 import type { TranscriptionInput } from "./ProviderAdapter.ts"
 import { withDeadline } from "./ProviderHttp.ts"
-import * as SdkTransport from "./SdkTransport.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -76,9 +75,14 @@ export const layerNoDeps = (
   return Layer.mergeAll(adapter, transcriber)
 }
 
-/** The transport named by `settings.transport`. */
+/**
+ * The transport named by `settings.transport`. The SDK is imported only when
+ * chosen: loading the `openai` package costs the server ~7 MB of memory.
+ */
 export const transportLayer = (settings: OpenAiCompatibleSettings): Layer.Layer<ChatCompletionsTransport> =>
-  settings.transport === "sdk" ? SdkTransport.layer(settings) : UndiciTransport.layer(settings)
+  settings.transport === "sdk"
+    ? Layer.unwrap(Effect.promise(() => import("./SdkTransport.ts")).pipe(Effect.map((sdk) => sdk.layer(settings))))
+    : UndiciTransport.layer(settings)
 
 export const layer = (settings: OpenAiCompatibleSettings): Layer.Layer<ProviderAdapter | Transcriber> =>
   layerNoDeps(settings).pipe(Layer.provide(transportLayer(settings)))

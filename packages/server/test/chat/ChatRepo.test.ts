@@ -57,6 +57,20 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
         assert.isTrue(yield* repo.beginTurn("c-lock", "t5", "1 minute"))
       }))
 
+    it.effect("a turn in two statements: messages go in with the marker (only if it is taken) and out with its release", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        assert.isTrue(yield* repo.beginTurn("c-two", "t1", "1 minute", [user("u1", "hello")]))
+        // Refused: another turn holds the marker, so its messages are not stored.
+        assert.isFalse(yield* repo.beginTurn("c-two", "t2", "1 minute", [user("u2", "refused")]))
+        const answer: ChatMessage = { id: "a1", role: "assistant", content: "hi", timestamp: 2 }
+        yield* repo.endTurn("c-two", "t1", [answer])
+        assert.deepStrictEqual((yield* repo.transcript("c-two")).map((m) => m.id), ["u1", "a1"])
+        // Released: the next turn gets the marker.
+        assert.isTrue(yield* repo.beginTurn("c-two", "t3", "1 minute", [user("u1", "hello"), user("u3", "again")]))
+        assert.deepStrictEqual((yield* repo.transcript("c-two")).map((m) => m.id), ["u1", "a1", "u3"])
+      }))
+
     it.effect("an expired marker (a crashed replica's) can be taken over", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo

@@ -1,0 +1,129 @@
+/**
+ * `run(messages, context, { serverUrl, token? })`: the orchestrator loop for
+ * programs that do not write Effect. One user turn — sending, tool calls
+ * validated and executed, results sent back, at most `maxIterations` rounds —
+ * resolved as a Promise of the messages the turn added (the final assistant
+ * message last). It is the same `makeOrchestrator` loop `switchboard chat`
+ * runs, over stores that live for the turn (not persisted).
+ *
+ * The HTTP client of a `(serverUrl, token)` pair is built once and kept for
+ * the process (building it compiles the API's schemas): every later `run`
+ * against the same server reuses it and its keep-alive connections.
+ */
+import type { AgentContext, ChatMessage, ToolParameter } from "@switchboard/domain"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
+import { MediaTranscriber } from "../api/MediaTranscriber.ts"
+import { makeTransientAgentStore } from "../stores/AgentStore.ts"
+import { makeTransientChatStore } from "../stores/ChatStore.ts"
+import type { NewChatMessage } from "../stores/ChatStore.ts"
+import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
+import { ToolRegistry } from "../tools/ToolRegistry.ts"
+import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
+import { makeOrchestrator } from "./Orchestrator.ts"
+
+/** A client-side tool with a plain (sync or async) `execute`; throwing or rejecting is a tool error the model sees. */
+export interface RunTool {
+  readonly name: string
+  readonly description: string
+  readonly parameters: ReadonlyArray<ToolParameter>
+  readonly execute: (args: Readonly<Record<string, unknown>>, context: { readonly agentContext: AgentContext | null }) => unknown
+}
+
+export interface RunOptions {
+  /** The Switchboard server, e.g. `http://127.0.0.1:8787`. */
+  readonly serverUrl: string
+  /** Its `CHAT_TOKEN`, when it has one. */
+  readonly token?: string | undefined
+  /** The conversation the server persists the turn under; default: a new one per call. */
+  readonly chatId?: string | undefined
+  /** The tools the client executes; default: the built-in registry (`transcribe_video`, uploading to this server). */
+  readonly tools?: ReadonlyArray<RunTool> | undefined
+  /** Aborting stops the turn (the request in flight is cancelled) and rejects with an `AbortError`. */
+  readonly signal?: AbortSignal | undefined
+}
+
+type Client = ManagedRuntime.ManagedRuntime<ChatTransport | MediaTranscriber, never>
+
+const clients = new Map<string, Client>()
+
+const clientFor = (serverUrl: string, token: string | undefined): Client => {
+  const key = `${serverUrl}\u0000${token ?? ""}`
+  let client = clients.get(key)
+  if (client === undefined) {
+    client = ManagedRuntime.make(
+      Layer.mergeAll(
+        ChatTransport.layer({ baseUrl: serverUrl, token }),
+        MediaTranscriber.layer({ baseUrl: serverUrl, token }),
+        // No span exporter here: recording the loop's spans would only cost CPU on every step.
+        Layer.succeed(References.TracerEnabled, false)
+      )
+    )
+    clients.set(key, client)
+  }
+  return client
+}
+
+const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function"
+
+const registryOf = (tools: ReadonlyArray<RunTool>): ToolRegistry => {
+  const registry = new ToolRegistry()
+  for (const tool of tools) {
+    registry.register({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      // A sync throw (a defect) and a rejection (a failure) both reach the model as the tool's error.
+      execute: (args, context) =>
+        Effect.suspend(() => {
+          const value = tool.execute(args, context)
+          return isPromiseLike(value) ? Effect.tryPromise({ try: () => value, catch: (e) => e }) : Effect.succeed(value)
+        })
+    })
+  }
+  return registry
+}
+
+/**
+ * One turn over `messages` (the conversation so far, the new user message
+ * last; `id` and `timestamp` are filled in where missing) with `context`.
+ * Resolves to the messages the turn added: assistant messages with their tool
+ * calls, tool results, and the final assistant message last (when the loop
+ * hits its cap of 8 rounds, that last message says "Reached maximum iteration
+ * limit"). Rejects with a `ChatTransportError` (`message`, `status`, `code`)
+ * when the server or the network fails.
+ */
+export const run = async (
+  messages: ReadonlyArray<NewChatMessage>,
+  context: AgentContext | null | undefined,
+  options: RunOptions
+): Promise<ReadonlyArray<ChatMessage>> => {
+  const client = clientFor(options.serverUrl, options.token)
+  const chatStore = makeTransientChatStore()
+  const agentStore = makeTransientAgentStore()
+  if (options.chatId !== undefined) chatStore.setState({ chatId: options.chatId })
+  for (const message of messages) chatStore.getState().addMessage(message)
+  const before = chatStore.getState().messages.length
+
+  const registry = options.tools !== undefined
+    ? registryOf(options.tools)
+    : makeDefaultRegistry(await client.runPromise(Effect.service(MediaTranscriber)))
+  const orchestrator = makeOrchestrator({ chatStore, agentStore, registry })
+
+  const exit = await client.runPromiseExit(
+    orchestrator.run(undefined, context ?? null),
+    options.signal === undefined ? undefined : { signal: options.signal }
+  )
+  if (Exit.isSuccess(exit)) return chatStore.getState().messages.slice(before)
+  const failure = exit.cause.reasons.find(Cause.isFailReason)
+  if (failure !== undefined && failure.error instanceof ChatTransportError) throw failure.error
+  if (options.signal?.aborted === true) throw options.signal.reason ?? new DOMException("The turn was aborted", "AbortError")
+  throw new Error(`the turn failed: ${String(exit.cause)}`)
+}
+
+/** Closes the HTTP clients `run` keeps (their keep-alive connections), e.g. before a process exits. */
+export const closeRunClients = async (): Promise<void> => {
+  const open = [...clients.values()]
+  clients.clear()
+  await Promise.all(open.map((client) => client.dispose()))
+}

@@ -1,0 +1,25 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Logger } from "effect"
+import { batchedJsonLogger } from "../../src/system/BatchedLog.ts"
+
+describe("batched JSON log", () => {
+  it.effect("writes every line, in order, as one JSON object per line, in one write per batch; the rest when its scope closes", () =>
+    Effect.gen(function*() {
+      const writes: Array<string> = []
+      yield* Effect.scoped(Effect.gen(function*() {
+        const logger = yield* batchedJsonLogger({ write: (chunk) => writes.push(chunk), window: "1 hour" })
+        const logged = Effect.provide(Logger.layer([logger]))
+        for (let i = 1; i <= 3; i++) {
+          yield* Effect.logInfo(`request ${i}`).pipe(Effect.annotateLogs({ "http.status": 200 + i }), logged)
+        }
+        assert.deepStrictEqual(writes, [], "nothing is written before the window ends")
+      }))
+      assert.strictEqual(writes.length, 1, "one write for the batch")
+      const lines = writes[0]!.split("\n")
+      assert.strictEqual(lines.pop(), "", "the batch ends with a newline")
+      const entries = lines.map((line) => JSON.parse(line) as { message: unknown; level: string; annotations: Record<string, unknown> })
+      assert.deepStrictEqual(entries.map((e) => e.message), ["request 1", "request 2", "request 3"])
+      assert.deepStrictEqual(entries.map((e) => e.annotations["http.status"]), [201, 202, 203])
+      assert.isTrue(entries.every((e) => e.level === "INFO"))
+    }))
+})
