@@ -17,10 +17,11 @@ import { makeAgentStore } from "../stores/AgentStore.ts"
 import { makeChatStore } from "../stores/ChatStore.ts"
 import { fileStorage, stateDirectory } from "../stores/StateStorage.ts"
 import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
-import { CliFailure } from "./CliFailure.ts"
+import { CliFailure, failWith } from "./CliFailure.ts"
+import { serverFlag } from "./ServerFlag.ts"
 import { reportStatus } from "./StatusReporter.ts"
 
-export const defaultServer = "http://127.0.0.1:8787"
+export { defaultServer } from "./ServerFlag.ts"
 
 const decodeContext = Schema.decodeUnknownEffect(AgentContext)
 
@@ -40,20 +41,14 @@ export const loadContextFile = (file: string) =>
     )
   })
 
-const fail = (message: string) =>
-  Console.error(`switchboard: ${message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message }))))
+const fail = failWith
 
 export const chatCommand = Command.make("chat", {
   message: Argument.String("message").pipe(
     Argument.withDescription("What to say. Without it, one turn per line of stdin."),
     Argument.optional
   ),
-  server: Flag.String("server").pipe(
-    Flag.withDescription(`Server base URL (env SWITCHBOARD_SERVER, default ${defaultServer})`),
-    Flag.withMetavar("URL"),
-    Flag.withFallbackConfig(Config.String("SWITCHBOARD_SERVER")),
-    Flag.withDefault(defaultServer)
-  ),
+  server: serverFlag,
   token: Flag.Redacted("token").pipe(
     Flag.withDescription("Bearer token for /api/* (env SWITCHBOARD_TOKEN, then CHAT_TOKEN)"),
     Flag.withMetavar("TOKEN"),
