@@ -18,12 +18,13 @@ import { makeAgentStore } from "../stores/AgentStore.ts"
 import { makeChatStore } from "../stores/ChatStore.ts"
 import { fileStorage, stateDirectory } from "../stores/StateStorage.ts"
 import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
-import { CliFailure } from "./CliFailure.ts"
+import { CliFailure, failWith } from "./CliFailure.ts"
 import { jobPollMs, makeJobWatch } from "./JobWatch.ts"
+import { serverFlag } from "./ServerFlag.ts"
 import { reportStatus } from "./StatusReporter.ts"
 import * as path from "node:path"
 
-export const defaultServer = "http://127.0.0.1:8787"
+export { defaultServer } from "./ServerFlag.ts"
 
 const decodeContext = Schema.decodeUnknownEffect(AgentContext)
 
@@ -43,15 +44,7 @@ export const loadContextFile = (file: string) =>
     )
   })
 
-/** `--server`, shared by the commands that talk to a server's /api. */
-export const serverFlag = Flag.String("server").pipe(
-  Flag.withDescription(`Server base URL (env SWITCHBOARD_SERVER, default ${defaultServer})`),
-  Flag.withMetavar("URL"),
-  Flag.withFallbackConfig(Config.String("SWITCHBOARD_SERVER")),
-  Flag.withDefault(defaultServer)
-)
-
-/** `--token`, shared likewise. */
+/** `--token`, shared by the commands that talk to a server's /api. */
 export const tokenFlag = Flag.Redacted("token").pipe(
   Flag.withDescription("Bearer token for /api/* (env SWITCHBOARD_TOKEN, then CHAT_TOKEN)"),
   Flag.withMetavar("TOKEN"),
@@ -59,8 +52,7 @@ export const tokenFlag = Flag.Redacted("token").pipe(
   Flag.optional
 )
 
-const fail = (message: string) =>
-  Console.error(`switchboard: ${message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message }))))
+const fail = failWith
 
 export const chatCommand = Command.make("chat", {
   message: Argument.String("message").pipe(

@@ -10,7 +10,8 @@ import { ApiClient } from "../api/ApiClient.ts"
 import { describeApiFailure } from "../api/ApiFailure.ts"
 import { makeChatStore } from "../stores/ChatStore.ts"
 import { fileStorage, stateDirectory } from "../stores/StateStorage.ts"
-import { serverFlag, tokenFlag } from "./ChatCommand.ts"
+import { tokenFlag } from "./ChatCommand.ts"
+import { serverFlag } from "./ServerFlag.ts"
 import { CliFailure } from "./CliFailure.ts"
 
 export const jobsCommand = Command.make("jobs", {

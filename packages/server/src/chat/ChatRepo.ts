@@ -11,7 +11,7 @@ import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 
-/** Bounds of one INSERT statement of `append`. */
+/** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
 
 /**
@@ -41,8 +41,9 @@ export const inBatches = (messages: ReadonlyArray<ChatMessage>): Array<string> =
 export class ChatRepo extends Context.Service<ChatRepo, {
   /**
    * Takes the chat's in-flight marker for `ttl`; false when another live turn
-   * holds it. With `messages`, they are appended in the same statement, only
-   * when the marker was taken (a write-ahead turn's first round trip).
+   * holds it. With `messages`, they are appended, only when the marker was
+   * taken: the first batch in the same statement (a write-ahead turn's first
+   * round trip), any further ones ({@link inBatches}) right after.
    */
   beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
   /**
@@ -74,12 +75,27 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         Effect.map((rows) => (rows[0]?.n ?? 0) > 0)
       )
 
+    // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
+    // in `seq`, and batches run one after the other, so the order holds across them.
+    const appendBatch = (chatId: string, batch: string) =>
+      sql`
+        WITH chat AS (
+          INSERT INTO chats (id) VALUES (${chatId})
+          ON CONFLICT (id) DO UPDATE SET updated_at = now()
+        )
+        INSERT INTO chat_messages (chat_id, id, role, message)
+        SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+        FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+        ORDER BY t.n
+        ON CONFLICT (chat_id, id) DO NOTHING`
+
     return ChatRepo.of({
       beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl, messages = []) {
+        const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         // One statement (one round trip, atomic): create the chat if new, then take the marker
         // unless a live one exists. Foreign keys are checked at the end of the statement.
-        if (messages.length === 0) {
+        if (first === undefined) {
           const rows = yield* sql<{ turn_id: string }>`
             WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
             INSERT INTO chat_turns (chat_id, turn_id, expires_at)
@@ -104,13 +120,15 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           appended AS (
             INSERT INTO chat_messages (chat_id, id, role, message)
             SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
+            FROM jsonb_array_elements(${first}::jsonb) WITH ORDINALITY AS t(m, n)
             WHERE EXISTS (SELECT 1 FROM marker)
             ORDER BY t.n
             ON CONFLICT (chat_id, id) DO NOTHING
           )
           SELECT turn_id FROM marker`
-        return rows.length === 1
+        if (rows.length !== 1) return false
+        for (const batch of rest) yield* appendBatch(chatId, batch)
+        return true
       }, Effect.orDie),
       endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId, messages = []) {
         if (messages.length === 0) {
@@ -141,20 +159,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         return rows.length === 1
       }, Effect.orDie),
       append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
-        // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
-        // in `seq`, and the batches run one after the other, so the order holds across them.
-        for (const batch of inBatches(messages)) {
-          yield* sql`
-            WITH chat AS (
-              INSERT INTO chats (id) VALUES (${chatId})
-              ON CONFLICT (id) DO UPDATE SET updated_at = now()
-            )
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING`
-        }
+        for (const batch of inBatches(messages)) yield* appendBatch(chatId, batch)
       }, Effect.orDie),
       transcript: Effect.fn("ChatRepo.transcript")(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)

@@ -40,7 +40,7 @@ import type { NewJob } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
-import { ChatRepo, inBatches } from "./ChatRepo.ts"
+import { ChatRepo } from "./ChatRepo.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 
 /** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
@@ -163,12 +163,10 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         const { chatId, guard } = input
         if (guard === undefined) {
           // A client turn: the marker and the write-ahead append (ids already stored are left as they
-          // were) in one statement, or, for a large request, in batches after it; then the transcript
+          // were) in one statement (a large request's further batches right after); then the transcript
           // is the conversation.
-          const oneStatement = inBatches(input.messages).length <= 1
-          if (!(yield* repo.beginTurn(chatId, turnId, markerTtl, oneStatement ? input.messages : undefined))) return undefined
-          return yield* (oneStatement ? Effect.void : repo.append(chatId, input.messages)).pipe(
-            Effect.andThen(repo.transcript(chatId)),
+          if (!(yield* repo.beginTurn(chatId, turnId, markerTtl, input.messages))) return undefined
+          return yield* repo.transcript(chatId).pipe(
             Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => input.messages),
             Effect.map((conversation) => ({ decision: "proceed" as TurnGuard, conversation })),
             Effect.onError(() => repo.endTurn(chatId, turnId))
