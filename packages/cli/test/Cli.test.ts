@@ -18,6 +18,8 @@ import type { RecordedRequest } from "./support/FakeServer.ts"
 /** A fake model: asks for transcribe_video when there is a video, answers with what the tool returned. */
 const fakeApi = (request: RecordedRequest) => {
   if (request.path === "/api/media/transcriptions") return { json: { text: "hello world" } }
+  // The catch-up re-sync of a continued conversation: this stand-in keeps no transcript.
+  if (request.method === "GET") return { status: 404, json: { error: "No such chat", code: "chat_not_found", chatId: "x" } }
   const body = JSON.parse(request.body.toString("utf8")) as ChatRequest
   const last = body.messages.at(-1)
   const n = body.messages.length

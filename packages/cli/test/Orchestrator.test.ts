@@ -385,4 +385,29 @@ describe("Orchestrator", () => {
       assert.deepStrictEqual(requests[0]?.messages, given)
       assert.deepStrictEqual(requests[0]?.context, context)
     }))
+
+  it.effect("a history ending with unanswered calls (a wake answer found by a re-sync) is resumed: the calls run first", () =>
+    Effect.gen(function*() {
+      const stores = makeStores()
+      const { context } = contextWithVideo()
+      stores.agentStore.getState().setContext(context)
+      stores.chatStore.getState().addMessage({ role: "user", content: "research it" })
+      stores.chatStore.getState().addMessage({
+        id: "srv_wake",
+        role: "assistant",
+        content: "let me check the video",
+        toolCalls: [{ id: "call_w", name: "transcribe_video", args: {} }]
+      })
+      const { transcriber, uploads } = recordingTranscriber("words")
+      const { layer, requests } = scriptedTransport([{ content: "done", toolCalls: [], messageId: "srv_done", jobs: [] }])
+      const orchestrator = makeOrchestrator({ ...stores, registry: makeDefaultRegistry(transcriber) })
+
+      const result = yield* orchestrator.run().pipe(Effect.provide(layer))
+
+      assert.strictEqual(uploads.length, 1, "the pending call was executed")
+      assert.deepStrictEqual(requests[0]?.messages.map((m) => m.role), ["user", "assistant", "tool"])
+      assert.strictEqual(requests[0]?.messages[2]?.toolResult?.toolCallId, "call_w")
+      assert.strictEqual(result.message.content, "done")
+      assert.deepStrictEqual(result.jobs, [])
+    }))
 })

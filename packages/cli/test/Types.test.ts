@@ -39,7 +39,7 @@ describe("shared types", () => {
       const chatMessages: ChatState["messages"] = [message]
       const agentStatus: AgentState["status"] = status
       const agentContext: AgentState["context"] = context
-      const answered: RunResult = { _tag: "Answered", message, iterations: 1 }
+      const answered: RunResult = { _tag: "Answered", message, iterations: 1, jobs: [] }
       new ToolRegistry().register(tool)
 
       // and their runtime schemas accept what the types describe

@@ -4,12 +4,14 @@ import { AdminApi } from "./AdminApi.ts"
 import { finishDocument, unknownKeysRule } from "./ApiDocument.ts"
 import { ChatApi } from "./ChatApi.ts"
 import { HostsApi } from "./HostsApi.ts"
+import { JobsApi } from "./JobsApi.ts"
 import { PlannerApi } from "./PlannerApi.ts"
 import { SystemApi } from "./SystemApi.ts"
 
 export class Api extends HttpApi.make("switchboard")
   .add(SystemApi)
   .add(ChatApi)
+  .add(JobsApi)
   .add(HostsApi)
   .add(PlannerApi)
   .add(AdminApi)

@@ -6,6 +6,7 @@
  * are plain structs (not classes) because the client persists them as JSON.
  */
 import { Schema } from "effect"
+import { JobKind } from "./Jobs.ts"
 import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
 export const Role = Schema.Literals(["system", "user", "assistant", "tool"])
@@ -106,12 +107,26 @@ export const ChatRequest = Schema.Struct({
 })
 export type ChatRequest = typeof ChatRequest.Type
 
+/** A job a turn dispatched (its job tool call was executed by the server). */
+export const DispatchedJob = Schema.Struct({
+  id: Schema.String,
+  kind: JobKind,
+  /** The provider's id of the job tool call. */
+  toolCallId: Schema.String
+})
+export type DispatchedJob = typeof DispatchedJob.Type
+
 export const ChatResponse = Schema.Struct({
   content: Schema.String,
   /** Only calls the client must execute; omitted when there are none. */
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
   /** The id the server gave the assistant message (the persisted one, with `chatId`): reuse it client-side. */
-  messageId: Schema.String
+  messageId: Schema.String,
+  /**
+   * The jobs this turn dispatched (with `chatId` only), oldest first; omitted
+   * when none. Their steers arrive later in the transcript.
+   */
+  jobs: Schema.optionalKey(Schema.Array(DispatchedJob))
 })
 export type ChatResponse = typeof ChatResponse.Type
 

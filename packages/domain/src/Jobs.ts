@@ -12,7 +12,7 @@
  * the CLI (dispatch cards, results) and tests.
  */
 import { Schema } from "effect"
-import type { ChatMessage } from "./Chat.ts"
+import type { ChatMessage, ToolCall } from "./Chat.ts"
 import { NonEmptyText, Text } from "./Json.ts"
 import type { ToolSchema } from "./Tools.ts"
 
@@ -258,6 +258,38 @@ export const buildSubagentSteer = (
     ],
     timestamp
   }
+}
+
+/**
+ * The tool calls of a transcript that no tool message answers yet. Job calls
+ * are answered (by their acknowledgement) in the transaction that stores
+ * them, so what is left is the client's: while any is, the provider
+ * conversation cannot go on without the client's results.
+ */
+export const unansweredToolCalls = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<ToolCall> => {
+  const answered = new Set(messages.flatMap((m) => m.toolResult ? [m.toolResult.toolCallId] : []))
+  return messages.flatMap((m) => m.role === "assistant" ? (m.toolCalls ?? []) : []).filter((c) => !answered.has(c.id))
+}
+
+/** The steer's sub-agent marker, when a message is a steer. */
+export const subagentResultOf = (message: ChatMessage): SubagentResultMeta | undefined => {
+  const meta = message.metadata?.["subagentResult"]
+  if (typeof meta !== "object" || meta === null) return undefined
+  const { jobId, kind, toolCallId } = meta as Record<string, unknown>
+  return typeof jobId === "string" && typeof kind === "string" && isJobKind(kind) && typeof toolCallId === "string"
+    ? { jobId, kind, toolCallId }
+    : undefined
+}
+
+/** The steer's artifact (the full result), when a message is a steer. */
+export const subagentArtifactOf = (message: ChatMessage): SubagentArtifactData | undefined => {
+  const part = message.parts?.find((p) => p.type === "data-subagent-artifact")
+  const data = part !== undefined && "data" in part ? part.data : undefined
+  if (typeof data !== "object" || data === null) return undefined
+  const { kind, result } = data as Record<string, unknown>
+  return typeof kind === "string" && isJobKind(kind) && typeof result === "object" && result !== null
+    ? { kind, result: result as SubagentResult }
+    : undefined
 }
 
 /** True when the transcript already carries this job's steer (idempotent delivery). */

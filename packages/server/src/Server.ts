@@ -16,6 +16,7 @@ import { AdminHttp } from "./admin/AdminHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
+import { TurnComposer } from "./chat/TurnComposer.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { HostAuthLive } from "./hosts/HostAuth.ts"
 import { HostsHttp } from "./hosts/HostsHttp.ts"
@@ -38,6 +39,13 @@ import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
 import { batchedJsonLogger } from "./system/BatchedLog.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
+import { JobsBackground } from "./jobs/Jobs.ts"
+import { JobsConfig } from "./jobs/JobsConfig.ts"
+import { JobsHttp } from "./jobs/JobsHttp.ts"
+import { JobSignals } from "./jobs/JobSignals.ts"
+import { JobsRepo } from "./jobs/JobsRepo.ts"
+import type { Subagents } from "./jobs/Subagents.ts"
+import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
 
 /**
  * The host control plane and the planner proxy: repositories over the
@@ -57,13 +65,31 @@ export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderPr
   ))
 )
 
-/** All routes, needing the database (`SqlClient`) and the provider services. */
-export const makeApp = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) => {
-  const chat = ChatTurns.layerNoDeps.pipe(Layer.provideMerge(ChatRepo.layer), Layer.provideMerge(provider))
-  // Fresh: two apps built together (replicas in one test process) share no in-memory service.
+/** What the server runs sub-agents with: the real ones, over the configured provider. */
+export type SubagentsLayer<E = never, R = never> = Layer.Layer<Subagents, E, R | ProviderAdapter>
+
+/**
+ * All routes and the job pipeline's background loops, needing the database
+ * (`SqlClient`, `PgClient`) and the provider services. `subagents` and
+ * `jobsConfig` are the real ones unless a test brings its own.
+ */
+export const makeApp = <E, R, E2 = never, R2 = never>(
+  provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
+  subagents: SubagentsLayer<E2, R2> = SubagentsLive as SubagentsLayer<E2, R2>,
+  jobsConfig: Layer.Layer<JobsConfig> = JobsConfig.layer
+) => {
+  const core = TurnComposer.layerNoDeps.pipe(
+    Layer.provideMerge(JobSignals.layer),
+    Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
+    Layer.provideMerge(provider)
+  )
+  const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
+  const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
+  // Fresh: two apps built together (replicas in one test process) share no in-memory service
+  // (each has its own job runner, wake pipeline and signals, as separate processes would).
   const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
   const api = HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([ChatHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
+    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
     Layer.provide([HostAuthLive, AdminAuthLive]),
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])

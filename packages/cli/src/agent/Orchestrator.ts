@@ -18,7 +18,8 @@
  * on the next iteration; assistant messages reuse the server's `messageId`, so
  * the transcript the server persists under `chatId` has no duplicates.
  */
-import type { AgentContext, ChatMessage, ToolCall, ToolResult } from "@switchboard/domain"
+import type { AgentContext, ChatMessage, DispatchedJob, ToolCall, ToolResult } from "@switchboard/domain"
+import { unansweredToolCalls } from "@switchboard/domain"
 import { Cause, Clock, Effect } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
 import type { StoreApi } from "zustand/vanilla"
@@ -36,8 +37,8 @@ export const iterationLimitMessage = "Reached maximum iteration limit"
 
 /** How a turn ended without an API error. */
 export type RunResult =
-  | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number }
-  | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number }
+  | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
+  | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
 
 export interface OrchestratorDeps {
   /** Persisted (`makeChatStore`) or not (`makeTransientChatStore`). */
@@ -154,6 +155,24 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
         agent().setActiveTool(null)
       })
 
+      const jobs: Array<DispatchedJob> = []
+      const executeAll = (toolCalls: ReadonlyArray<ToolCall>) =>
+        Effect.gen(function*() {
+          yield* Effect.sync(() => agent().setStatus("processing"))
+          for (const call of toolCalls) {
+            yield* Effect.sync(() => agent().setActiveTool(call.name))
+            const toolResult = yield* resolveToolCall(call, agentContext)
+            yield* append({ role: "tool", content: toolContent(toolResult), toolResult })
+          }
+          yield* Effect.sync(() => agent().setActiveTool(null))
+        })
+
+      // A history that ends with calls nobody answered yet (a wake turn's answer asking for a client
+      // tool, found by a re-sync) is resumed: those calls are executed before the model is asked again.
+      const last = history.at(-1)
+      const pending = last?.role === "assistant" ? unansweredToolCalls(history).filter((c) => last.toolCalls?.includes(c)) : []
+      if (pending.length > 0) yield* executeAll(pending)
+
       for (let iteration = 1;; iteration++) {
         yield* Effect.sync(() => agent().setStatus("sending"))
         const response = yield* transport.send({
@@ -164,12 +183,13 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
         // The server's id keeps the persisted transcript and ours aligned; an empty one would fail validation.
         const id = response.messageId !== "" ? { id: response.messageId } : {}
         const toolCalls = response.toolCalls ?? []
+        jobs.push(...(response.jobs ?? []))
 
         if (toolCalls.length === 0) {
           yield* Effect.sync(() => agent().setStatus("responding"))
           const message = yield* append({ ...id, role: "assistant", content: stripNul(response.content) })
           yield* finish
-          return { _tag: "Answered", message, iterations: iteration } satisfies RunResult
+          return { _tag: "Answered", message, iterations: iteration, jobs } satisfies RunResult
         }
 
         if (iteration >= maxIterations) {
@@ -177,17 +197,11 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
           // message whose calls have no results would make every later provider call invalid.
           const message = yield* append({ role: "assistant", content: iterationLimitMessage })
           yield* finish
-          return { _tag: "IterationLimit", message, iterations: iteration } satisfies RunResult
+          return { _tag: "IterationLimit", message, iterations: iteration, jobs } satisfies RunResult
         }
 
         yield* append({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
-        yield* Effect.sync(() => agent().setStatus("processing"))
-        for (const call of toolCalls) {
-          yield* Effect.sync(() => agent().setActiveTool(call.name))
-          const toolResult = yield* resolveToolCall(call, agentContext)
-          yield* append({ role: "tool", content: toolContent(toolResult), toolResult })
-        }
-        yield* Effect.sync(() => agent().setActiveTool(null))
+        yield* executeAll(toolCalls)
       }
     }).pipe(
       Effect.tapError((error) =>

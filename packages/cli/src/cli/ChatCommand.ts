@@ -8,19 +8,23 @@
  * Exit code 1 when a turn failed (API or network error) or the input is bad.
  */
 import { AgentContext } from "@switchboard/domain"
-import { Config, Console, Effect, FileSystem, Layer, Option, Schema, Stdio, Stream } from "effect"
+import { Config, Console, Effect, Fiber, FileSystem, Layer, Option, Schedule, Schema, Semaphore, Stdio, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ChatTransport } from "../agent/ChatTransport.ts"
 import { makeOrchestrator } from "../agent/Orchestrator.ts"
+import { ApiClient } from "../api/ApiClient.ts"
 import { MediaTranscriber } from "../api/MediaTranscriber.ts"
 import { makeAgentStore } from "../stores/AgentStore.ts"
 import { makeChatStore } from "../stores/ChatStore.ts"
 import { fileStorage, stateDirectory } from "../stores/StateStorage.ts"
 import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
-import { CliFailure } from "./CliFailure.ts"
+import { CliFailure, failWith } from "./CliFailure.ts"
+import { jobPollMs, makeJobWatch } from "./JobWatch.ts"
+import { serverFlag } from "./ServerFlag.ts"
 import { reportStatus } from "./StatusReporter.ts"
+import * as path from "node:path"
 
-export const defaultServer = "http://127.0.0.1:8787"
+export { defaultServer } from "./ServerFlag.ts"
 
 const decodeContext = Schema.decodeUnknownEffect(AgentContext)
 
@@ -40,26 +44,23 @@ export const loadContextFile = (file: string) =>
     )
   })
 
-const fail = (message: string) =>
-  Console.error(`switchboard: ${message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message }))))
+/** `--token`, shared by the commands that talk to a server's /api. */
+export const tokenFlag = Flag.Redacted("token").pipe(
+  Flag.withDescription("Bearer token for /api/* (env SWITCHBOARD_TOKEN, then CHAT_TOKEN)"),
+  Flag.withMetavar("TOKEN"),
+  Flag.withFallbackConfig(Config.Redacted("SWITCHBOARD_TOKEN").pipe(Config.orElse(() => Config.Redacted("CHAT_TOKEN")))),
+  Flag.optional
+)
+
+const fail = failWith
 
 export const chatCommand = Command.make("chat", {
   message: Argument.String("message").pipe(
     Argument.withDescription("What to say. Without it, one turn per line of stdin."),
     Argument.optional
   ),
-  server: Flag.String("server").pipe(
-    Flag.withDescription(`Server base URL (env SWITCHBOARD_SERVER, default ${defaultServer})`),
-    Flag.withMetavar("URL"),
-    Flag.withFallbackConfig(Config.String("SWITCHBOARD_SERVER")),
-    Flag.withDefault(defaultServer)
-  ),
-  token: Flag.Redacted("token").pipe(
-    Flag.withDescription("Bearer token for /api/* (env SWITCHBOARD_TOKEN, then CHAT_TOKEN)"),
-    Flag.withMetavar("TOKEN"),
-    Flag.withFallbackConfig(Config.Redacted("SWITCHBOARD_TOKEN").pipe(Config.orElse(() => Config.Redacted("CHAT_TOKEN")))),
-    Flag.optional
-  ),
+  server: serverFlag,
+  token: tokenFlag,
   context: Flag.String("context").pipe(
     Flag.withDescription("AgentContext JSON file (project, scene, media assets); remembered for later runs"),
     Flag.withMetavar("FILE"),
@@ -68,8 +69,17 @@ export const chatCommand = Command.make("chat", {
   newChat: Flag.Boolean("new").pipe(
     Flag.withDescription("Start a new conversation (forget the stored history)"),
     Flag.withDefault(false)
+  ),
+  noWait: Flag.Boolean("no-wait").pipe(
+    Flag.withDescription("Do not wait for the sub-agent jobs a turn dispatched (their results stay in the transcript)"),
+    Flag.withDefault(false)
+  ),
+  artifacts: Flag.String("artifacts").pipe(
+    Flag.withDescription("Where demos (.html) and figures (.svg) of finished jobs are saved (default $SWITCHBOARD_HOME/artifacts)"),
+    Flag.withMetavar("DIR"),
+    Flag.optional
   )
-}, ({ context, message, newChat, server, token }) =>
+}, ({ artifacts, context, message, newChat, noWait, server, token }) =>
   Effect.gen(function*() {
     const dir = stateDirectory()
     const chatStore = makeChatStore(fileStorage(dir))
@@ -86,24 +96,50 @@ export const chatCommand = Command.make("chat", {
     const orchestrator = makeOrchestrator({ chatStore, agentStore, registry })
     yield* reportStatus(agentStore)
 
+    const lock = yield* Semaphore.make(1)
+    const watch = makeJobWatch({
+      client: yield* ApiClient,
+      chatStore,
+      orchestrator,
+      lock,
+      artifactsDir: Option.getOrElse(artifacts, () => path.join(dir, "artifacts"))
+    })
+
+    // Results that arrived since the last run (e.g. after `--no-wait`) first, then the jobs still running.
+    yield* watch.catchUp
+
     let failed = 0
+    // A server-side wake turn (a sub-agent's result arriving) holds the chat for one provider call:
+    // a 409 then means "in a moment", so the turn is retried rather than failed.
+    const busy = (error: { readonly code?: string }) => error.code === "turn_in_flight"
+    const retryWhileBusy = <A, R>(effect: Effect.Effect<A, { readonly code?: string; readonly message: string }, R>) =>
+      effect.pipe(Effect.retry({ while: busy, schedule: Schedule.spaced("500 millis"), times: 40 }))
     const turn = (text: string) =>
-      orchestrator.send(text).pipe(
-        Effect.matchEffect({
-          onSuccess: (result) => Console.log(result.message.content),
-          onFailure: (error) =>
-            Effect.andThen(Effect.sync(() => failed++), Console.error(`switchboard: ${error.message}`))
-        })
+      lock.withPermits(1)(
+        orchestrator.send(text).pipe(
+          Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run())),
+          Effect.matchEffect({
+            onSuccess: (result) =>
+              Console.log(result.message.content).pipe(Effect.andThen(Effect.sync(() => watch.expect(result.jobs.map((j) => j.id))))),
+            onFailure: (error) =>
+              Effect.andThen(Effect.sync(() => failed++), Console.error(`switchboard: ${error.message}`))
+          })
+        )
       )
 
     if (Option.isSome(message)) {
       if (message.value.trim() === "") return yield* fail("the message is empty")
       yield* turn(message.value)
+      if (!noWait) yield* watch.untilSettled
     } else {
       const stdio = yield* Stdio.Stdio
       if (yield* stdio.stdinIsTerminal) {
         yield* Console.error("One message per line; Ctrl+D to finish.")
       }
+      // The user can type while jobs run: their results are followed in the background, between turns.
+      const follower = yield* Effect.forkChild(Effect.forever(
+        Effect.suspend(() => watch.watching() ? watch.poll : Effect.succeed(false)).pipe(Effect.andThen(Effect.sleep(jobPollMs)))
+      ))
       yield* stdio.stdin.pipe(
         Stream.decodeText(),
         Stream.splitLines,
@@ -111,6 +147,8 @@ export const chatCommand = Command.make("chat", {
         Stream.runForEach(turn),
         Effect.catch((e) => fail(`cannot read stdin: ${e.message}`))
       )
+      yield* Fiber.interrupt(follower)
+      if (!noWait) yield* watch.untilSettled
     }
     if (failed > 0) {
       return yield* new CliFailure({ message: failed === 1 ? "a turn failed" : `${failed} turns failed` })
@@ -120,7 +158,9 @@ export const chatCommand = Command.make("chat", {
     Effect.provide(
       Layer.mergeAll(
         ChatTransport.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
-        MediaTranscriber.layer({ baseUrl: server, token: Option.getOrUndefined(token) })
+        MediaTranscriber.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
+        // The jobs poll and the transcript re-sync.
+        ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) })
       )
     )
   )).pipe(

@@ -37,6 +37,8 @@ export interface ChatState {
   readonly setError: (e: string | null) => void
   /** Empties the history and starts a new conversation (new `chatId`). */
   readonly clearMessages: () => void
+  /** Replaces the history with the server's transcript (a re-sync: steers and wake answers included). */
+  readonly replaceMessages: (messages: ReadonlyArray<ChatMessage>) => void
 }
 
 type PersistedChat = Pick<ChatState, "chatId" | "messages">
@@ -77,7 +79,8 @@ const chatState: StateCreator<ChatState> = (set) => ({
   },
   setLoading: (v) => set({ loading: v }),
   setError: (e) => set({ error: e, loading: false }),
-  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null })
+  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null }),
+  replaceMessages: (messages) => set({ messages: [...messages] })
 })
 
 export const makeChatStore = (storage: StateStorage) =>

@@ -1,6 +1,7 @@
 /** Runs the `switchboard` executable as a user would: the project's Node 22 on `bin/switchboard.js`. */
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
+import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import * as path from "node:path"
 import { tempDir } from "./Fakes.ts"
 
@@ -10,25 +11,51 @@ const bin = path.join(root, "packages/cli/bin/switchboard.js")
 
 export interface CliRun {
   readonly code: number | null
+  readonly signal?: NodeJS.Signals | null
   readonly stdout: string
   readonly stderr: string
 }
 
-export const runCli = (args: ReadonlyArray<string>, options: { readonly home?: string; readonly input?: string } = {}) =>
-  Effect.promise(() =>
-    new Promise<CliRun>((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, SWITCHBOARD_HOME: options.home ?? tempDir() }
-      delete env["SWITCHBOARD_SERVER"]
-      delete env["SWITCHBOARD_TOKEN"]
-      delete env["CHAT_TOKEN"]
-      const child = spawn(node, [bin, ...args], { env, stdio: ["pipe", "pipe", "pipe"] })
-      let stdout = ""
-      let stderr = ""
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-      child.on("error", reject)
-      child.on("close", (code) => resolve({ code, stdout, stderr }))
-      child.stdin.end(options.input ?? "")
-    })
-  )
+export interface CliOptions {
+  readonly home?: string
+  readonly input?: string
+  /** Added to (or, when `undefined`, removed from) the test process's environment. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
 
+const cliEnv = (options: CliOptions): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, SWITCHBOARD_HOME: options.home ?? tempDir() }
+  delete env["SWITCHBOARD_SERVER"]
+  delete env["SWITCHBOARD_TOKEN"]
+  delete env["CHAT_TOKEN"]
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name]
+    else env[name] = value
+  }
+  return env
+}
+
+/** A running CLI: its output so far, and its end. */
+export interface SpawnedCli {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Promise<CliRun>
+}
+
+export const spawnCli = (args: ReadonlyArray<string>, options: CliOptions = {}): SpawnedCli => {
+  const child = spawn(node, [bin, ...args], { env: cliEnv(options), stdio: ["pipe", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+  const exited = new Promise<CliRun>((resolve, reject) => {
+    child.on("error", reject)
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+  child.stdin.end(options.input ?? "")
+  return { child, stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+export const runCli = (args: ReadonlyArray<string>, options: CliOptions = {}) =>
+  Effect.promise(() => spawnCli(args, options).exited)

@@ -52,6 +52,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * one round trip).
    */
   endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<void>
+  /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
+  renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /**
    * Appends messages in order; a message whose id the chat already has is left as it was.
    * Large appends go in several statements ({@link inBatches}), each atomic: one cut short
@@ -147,6 +149,14 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             ON CONFLICT (chat_id, id) DO NOTHING
           )
           DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+      }, Effect.orDie),
+      renewTurn: Effect.fn("ChatRepo.renewTurn")(function*(chatId, turnId, ttl) {
+        const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+        const rows = yield* sql`
+          UPDATE chat_turns SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
+          WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+          RETURNING turn_id`
+        return rows.length === 1
       }, Effect.orDie),
       append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
         for (const batch of inBatches(messages)) yield* appendBatch(chatId, batch)

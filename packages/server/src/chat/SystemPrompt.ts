@@ -20,8 +20,21 @@ const BASE = [
   "Answer in plain prose once you have what you need."
 ].join("\n")
 
-export const buildSystemPrompt = (context: AgentContext | undefined | null): string => {
-  if (!context) return `${BASE}\n\nNo project context was provided.`
+/** Said only when the job tools are offered (a turn with `chatId`). */
+const JOBS = [
+  "The tools research, demo and visual dispatch sub-agents that work in the background: a call returns at once with",
+  "an acknowledgement, so keep going with your turn. Each result arrives later as a message carrying the sub-agent's",
+  "result (not written by the user): use it when it comes."
+].join(" ")
+
+export interface SystemPromptOptions {
+  /** The job tools are offered (a persisted chat). */
+  readonly jobs?: boolean
+}
+
+export const buildSystemPrompt = (context: AgentContext | undefined | null, options: SystemPromptOptions = {}): string => {
+  const base = options.jobs === true ? `${BASE}\n${JOBS}` : BASE
+  if (!context) return `${base}\n\nNo project context was provided.`
   const assets = context.mediaAssets.length === 0
     ? "- (none)"
     : context.mediaAssets.map((a) => {
@@ -29,7 +42,7 @@ export const buildSystemPrompt = (context: AgentContext | undefined | null): str
       return `- ${a.id}: "${a.name}" (${a.kind}${duration})`
     }).join("\n")
   return [
-    BASE,
+    base,
     "",
     "Project context:",
     `- project: ${context.projectId}`,

@@ -10,7 +10,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
-import { Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -85,9 +85,22 @@ export const startEmbeddedPg = (dataDir: string | undefined) =>
     return socketPath
   })
 
+/**
+ * Whether the database is the embedded one: one session, one process (the
+ * DATA_DIR lock). What needs a connection of its own (a `LISTEN`er) cannot
+ * have one there, and what a real PostgreSQL would carry between replicas can
+ * stay in the process.
+ */
+export const EmbeddedDatabase = Context.Reference<boolean>("switchboard/server/db/EmbeddedDatabase", {
+  defaultValue: () => false
+})
+
 /** A client of an embedded database's socket: one connection, as PGlite is one session. */
 export const layerEmbeddedClient = (socketPath: string) =>
-  PgClient.layer({ path: socketPath, username: "postgres", database: "postgres", maxConnections: 1 })
+  Layer.merge(
+    PgClient.layer({ path: socketPath, username: "postgres", database: "postgres", maxConnections: 1 }),
+    Layer.succeed(EmbeddedDatabase, true)
+  )
 
 /** The embedded database and a client of it. */
 export const layerEmbeddedPg = (dataDir: string | undefined) =>

@@ -8,10 +8,12 @@ import { Layer } from "effect"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import chats from "./migrations/0001_chats.ts"
 import planner from "./migrations/0002_planner.ts"
+import jobs from "./migrations/0003_jobs.ts"
 
 export const migrations = {
   "0001_chats": chats,
-  "0002_planner": planner
+  "0002_planner": planner,
+  "0003_jobs": jobs
 }
 
 export const migrationCount = Object.keys(migrations).length

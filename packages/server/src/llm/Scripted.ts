@@ -23,7 +23,8 @@
  *       },
  *       "reply": {
  *         "content": "Here is the transcription: {{lastToolResult}}",
- *         "toolCalls": [{ "name": "transcribe_video", "args": {} }]
+ *         "toolCalls": [{ "name": "transcribe_video", "args": {} }],
+ *         "delayMs": 1500          // optional: answer after this long (0..60000), e.g. a slow sub-agent step
  *       }
  *     }
  *   ],
@@ -60,7 +61,9 @@ export const ScriptedToolCall = Schema.Struct({
 
 export const ScriptedReply = Schema.Struct({
   content: Schema.optionalKey(Schema.String),
-  toolCalls: Schema.optionalKey(Schema.Array(ScriptedToolCall))
+  toolCalls: Schema.optionalKey(Schema.Array(ScriptedToolCall)),
+  /** Wait this long before answering: a demo's sub-agent then shows its activity live. */
+  delayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 60_000 })))
 })
 export type ScriptedReply = typeof ScriptedReply.Type
 
@@ -148,11 +151,14 @@ const fillDeep = (value: unknown, values: Readonly<Record<string, string>>): unk
   return value
 }
 
+/** The reply a conversation gets: the first matching rule's, else the fallback. */
+export const replyFor = (script: Script, messages: ReadonlyArray<ChatMessage>): ScriptedReply =>
+  (script.rules ?? []).find((r) => matches(r.when, messages))?.reply ?? script.fallback ?? { content: DEFAULT_FALLBACK }
+
 /** The scripted answer to a conversation: the first matching rule's reply, else the fallback. */
 export const answer = (script: Script, params: ProviderChatParams): ProviderChatResponse => {
   const { messages } = params
-  const rule = (script.rules ?? []).find((r) => matches(r.when, messages))
-  const reply: ScriptedReply = rule?.reply ?? script.fallback ?? { content: DEFAULT_FALLBACK }
+  const reply = replyFor(script, messages)
   const values = {
     lastUserMessage: (() => {
       const user = lastOf(messages, (m) => m.role === "user")
@@ -209,7 +215,13 @@ export const loadScript = (path: string): Effect.Effect<Script, ProviderError> =
 /** Both services answering from an in-memory script (handy in tests). */
 export const layerFromScript = (script: Script): Layer.Layer<ProviderAdapter | Transcriber> =>
   Layer.mergeAll(
-    Layer.succeed(ProviderAdapter, ProviderAdapter.of({ chat: (params) => Effect.succeed(answer(script, params)) })),
+    Layer.succeed(ProviderAdapter, ProviderAdapter.of({
+      chat: (params) => {
+        const delayMs = replyFor(script, params.messages).delayMs ?? 0
+        const response = Effect.sync(() => answer(script, params))
+        return delayMs > 0 ? Effect.andThen(Effect.sleep(delayMs), response) : response
+      }
+    })),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: (input) => Effect.succeed(transcription(script, input)) }))
   )
 

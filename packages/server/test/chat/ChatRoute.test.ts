@@ -318,6 +318,8 @@ describe("chat route", () => {
         const right = yield* postJson("/api/agent/chat", body, { authorization: "Bearer s3cret-token" })
         assert.strictEqual(right.status, 200)
         assert.strictEqual((yield* request("/api/chats/x/messages")).status, 401)
+        assert.strictEqual((yield* request("/api/jobs?chatId=x")).status, 401)
+        assert.strictEqual((yield* request("/api/jobs?chatId=x", { headers: { authorization: "Bearer s3cret-token" } })).status, 200)
         assert.strictEqual((yield* request("/healthz")).status, 200)
       }))
   })

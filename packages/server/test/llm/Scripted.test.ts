@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -172,5 +173,17 @@ describe("Scripted: a bad script file", () => {
     Effect.gen(function*() {
       const path = writeScript("ok.json", JSON.stringify({ fallback: { content: "fine" } }))
       assert.deepStrictEqual(yield* chat(Scripted.layer(path), params([message("system", "x")])), { content: "fine" })
+    }))
+})
+
+describe("scripted provider: delayMs", () => {
+  it.effect("a reply with delayMs answers only after that long (a demo's slow sub-agent step)", () =>
+    Effect.gen(function*() {
+      const slow: Script = { rules: [{ when: { lastRole: "user" }, reply: { content: "late", delayMs: 1500 } }] }
+      const fiber = yield* Effect.forkChild(chat(Scripted.layerFromScript(slow), params([user("hi")])))
+      yield* TestClock.adjust("1499 millis")
+      assert.isUndefined(fiber.pollUnsafe(), "not answered before its delay")
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* Fiber.join(fiber)).content, "late")
     }))
 })

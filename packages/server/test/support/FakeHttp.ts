@@ -39,7 +39,16 @@ export interface RecordedRequest {
 /** What the server does with one request. */
 export type FakeReply =
   | { readonly type: "json"; readonly status: number; readonly body: unknown; readonly delayMs?: number }
-  | { readonly type: "text"; readonly status: number; readonly body: string; readonly contentType: string }
+  | {
+    readonly type: "text"
+    readonly status: number
+    readonly body: string
+    readonly contentType: string
+    /** Extra response headers (a redirect's `location`, …). */
+    readonly headers?: Readonly<Record<string, string>>
+  }
+  /** A body sent in chunks without `content-length` (chunked encoding): for readers that must count bytes. */
+  | { readonly type: "chunked"; readonly status: number; readonly contentType: string; readonly chunks: ReadonlyArray<string> }
   /** Never answer (until the client aborts or the server closes): for timeouts. */
   | { readonly type: "hang" }
   /** Destroy the socket without answering: for connection resets. */
@@ -119,8 +128,14 @@ const parseUpload = async (raw: Buffer, contentType: string): Promise<RecordedUp
   }
 }
 
-const send = (res: ServerResponse, status: number, contentType: string, body: string) => {
-  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(body) }).end(body)
+const send = (
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+  headers: Readonly<Record<string, string>> = {}
+) => {
+  res.writeHead(status, { ...headers, "content-type": contentType, "content-length": Buffer.byteLength(body) }).end(body)
 }
 
 const play = (res: ServerResponse, answer: FakeReply) => {
@@ -132,7 +147,16 @@ const play = (res: ServerResponse, answer: FakeReply) => {
       return
     }
     case "text":
-      return send(res, answer.status, answer.contentType, answer.body)
+      return send(res, answer.status, answer.contentType, answer.body, answer.headers)
+    case "chunked": {
+      res.writeHead(answer.status, { "content-type": answer.contentType })
+      for (const chunk of answer.chunks) {
+        if (res.destroyed) return
+        res.write(chunk)
+      }
+      res.end()
+      return
+    }
     case "hang":
       return // left open: the client's abort or close() ends it
     case "destroy":

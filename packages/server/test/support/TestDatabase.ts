@@ -47,10 +47,11 @@ export const makeTestDatabase = Effect.gen(function*() {
   const url = process.env.DATABASE_URL
   if (url) {
     const scratch = yield* scratchPostgres(url)
-    return { client: () => PgClient.layer({ url: Redacted.make(scratch), maxConnections: 5 }) }
+    return { client: () => PgClient.layer({ url: Redacted.make(scratch), maxConnections: 5 }), url: scratch as string | undefined }
   }
   const client = layerEmbeddedClient(yield* startEmbeddedPg(undefined))
-  return { client: () => client }
+  // No URL: the embedded database is this process's only (server processes cannot share it).
+  return { client: () => client, url: undefined as string | undefined }
 })
 
 /** A migrated, empty database; provides `SqlClient` and `PgClient`. */

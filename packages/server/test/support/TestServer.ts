@@ -11,14 +11,32 @@ import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter
 import { layerMigrated } from "../../src/db/Database.ts"
 import { createNodeServer } from "../../src/http/NodeServer.ts"
 import { makeApp, ROUTER_CONFIG } from "../../src/Server.ts"
+import type { SubagentsLayer } from "../../src/Server.ts"
+import type { JobsSettings } from "../../src/jobs/JobsConfig.ts"
+import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
 import { checkDocumented } from "./DocumentedResponses.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
-export const layerTestServer = <E, R>(
+/** What a test may swap in the job pipeline: the sub-agents (a fake, by default the real ones) and its settings. */
+export interface JobsOptions<E2 = never, R2 = never> {
+  readonly subagents?: SubagentsLayer<E2, R2>
+  /** Defaults tuned for tests: short leases and sweeps. */
+  readonly jobs?: Partial<JobsSettings>
+}
+
+const testJobsConfig = (jobs: Partial<JobsSettings> = {}) =>
+  JobsConfig.layerWith({ leaseMs: 2_000, sweepMs: 200, ...jobs })
+
+export const layerTestServer = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  options: JobsOptions<E2, R2> = {}
 ) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
+  HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
+    disableLogger: true,
+    disableListenLog: true,
+    routerConfig: ROUTER_CONFIG
+  }).pipe(
     Layer.provideMerge(TestDatabase),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
@@ -79,11 +97,16 @@ export const postJsonAt = (base: string, path: string, body: unknown, headers: R
  * pool): several of them over one database behave as replicas behind a load
  * balancer. Migrations run at its start, as in production.
  */
-export const layerReplica = <E, R>(
+export const layerReplica = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
-  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>
+  database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>,
+  options: JobsOptions<E2, R2> = {}
 ) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true, routerConfig: ROUTER_CONFIG }).pipe(
+  HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
+    disableLogger: true,
+    disableListenLog: true,
+    routerConfig: ROUTER_CONFIG
+  }).pipe(
     Layer.provide(layerMigrated(database)),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))

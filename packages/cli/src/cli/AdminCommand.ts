@@ -1,0 +1,301 @@
+/**
+ * `switchboard admin …`: the operator's side of the planner proxy, over every
+ * `/admin` route (CONTRACT.md): hosts, tasks, provider profiles, the decision
+ * log, its retention sweep and the credential-key rotation.
+ *
+ * `--server` and `--token` (else `ADMIN_TOKEN`) go before or after the
+ * subcommand. Output is for people by default (one line per item), `--json`
+ * prints the server's answer as it is. `hosts add` prints two `export` lines
+ * so that `eval "$(switchboard admin hosts add NAME)"` hands the new host's id
+ * and token (shown once) to a following `switchboard host run`. A provider's
+ * API key is never printed, and is best given through the environment
+ * (`SWITCHBOARD_PROFILE_API_KEY`) rather than on the command line, where
+ * other users can see it in the process list.
+ */
+import { ProviderKind, TaskStatus } from "@switchboard/domain"
+import type { HostView, ProfileView, TaskView } from "@switchboard/domain"
+import { Config, Console, Effect, Option, Redacted } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import type { HttpApiClient } from "effect/http-api"
+import type { Api } from "@switchboard/domain"
+import { ApiClient } from "../api/ApiClient.ts"
+import { describeApiFailure } from "../api/ApiFailure.ts"
+import { serverFlag } from "./ServerFlag.ts"
+import { CliFailure, failWith } from "./CliFailure.ts"
+
+const adminRoot = Command.make("admin").pipe(
+  Command.withSharedFlags({
+    server: serverFlag,
+    token: Flag.Redacted("token").pipe(
+      Flag.withDescription("The server's ADMIN_TOKEN (env ADMIN_TOKEN)"),
+      Flag.withMetavar("TOKEN"),
+      Flag.withFallbackConfig(Config.Redacted("ADMIN_TOKEN")),
+      Flag.optional
+    )
+  })
+)
+
+const jsonFlag = Flag.Boolean("json").pipe(Flag.withDescription("Print the server's JSON answer"), Flag.withDefault(false))
+
+const fail = failWith
+
+type Client = HttpApiClient.ForApi<typeof Api>
+
+/** Runs `f` with the typed client under the admin token; a failure is printed as the server's sentence. */
+const withAdmin = <A, E>(f: (client: Client) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const { server, token } = yield* adminRoot
+    if (Option.isNone(token) || Redacted.value(token.value).trim() === "") {
+      return yield* fail("no admin token: pass --token or set ADMIN_TOKEN")
+    }
+    return yield* Effect.gen(function*() {
+      return yield* f(yield* ApiClient)
+    }).pipe(
+      Effect.provide(ApiClient.layer({ baseUrl: server, token: token.value })),
+      Effect.catch((error) =>
+        error instanceof CliFailure ? Effect.fail(error) : describeApiFailure(error).pipe(Effect.flatMap((failure) => fail(failure.message)))
+      )
+    )
+  })
+
+const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
+
+const orDash = (value: string | null | undefined) => value === null || value === undefined ? "-" : value
+
+// ---------------------------------------------------------------------------
+// hosts
+
+const hostLine = (host: HostView) => `${host.hostId}  ${host.name}  created ${host.createdAt}  last heartbeat ${orDash(host.lastHeartbeatAt)}`
+
+const hostsAdd = Command.make("add", {
+  name: Argument.String("name").pipe(Argument.withDescription("A name for the host (e.g. the machine's)")),
+  json: jsonFlag
+}, ({ json, name }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const created = yield* client.admin.createHost({ payload: { name } })
+      if (json) return yield* printJson(created)
+      yield* Console.log(`export SWITCHBOARD_HOST_ID=${created.hostId}`)
+      yield* Console.log(`export SWITCHBOARD_HOST_TOKEN=${created.token}`)
+      yield* Console.error("The host token is shown only this once: keep it (the server stores only its hash).")
+    })
+  )).pipe(
+    Command.withDescription(
+      "Register a host. Prints `export SWITCHBOARD_HOST_ID=…` and `export SWITCHBOARD_HOST_TOKEN=…` " +
+        "(the token is shown only once), for `eval \"$(switchboard admin hosts add NAME)\"`."
+    )
+  )
+
+const hostsList = Command.make("list", { json: jsonFlag }, ({ json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const { hosts } = yield* client.admin.listHosts()
+      if (json) return yield* printJson({ hosts })
+      if (hosts.length === 0) return yield* Console.log("no hosts")
+      for (const host of hosts) yield* Console.log(hostLine(host))
+    })
+  )).pipe(Command.withDescription("The registered hosts with their last heartbeat (never a token)."))
+
+const hosts = Command.make("hosts").pipe(
+  Command.withDescription("Register and list host agents."),
+  Command.withSubcommands([hostsAdd, hostsList])
+)
+
+// ---------------------------------------------------------------------------
+// tasks
+
+const taskLine = (task: TaskView) =>
+  `${task.taskId}  ${task.status}  attempt ${task.attempt}  host ${orDash(task.hostId)}  ${task.goal}`
+
+const taskDetails = (task: TaskView): ReadonlyArray<string> => [
+  `task:      ${task.taskId}`,
+  `status:    ${task.status}`,
+  `attempt:   ${task.attempt}`,
+  `host:      ${orDash(task.hostId)}`,
+  `goal:      ${task.goal}`,
+  `created:   ${task.createdAt}`,
+  ...(task.leaseExpiresAt === undefined ? [] : [`lease:     until ${task.leaseExpiresAt}`]),
+  ...(task.terminalAt === undefined ? [] : [`terminal:  ${task.terminalAt}`]),
+  ...(task.output === undefined ? [] : [`output:    ${typeof task.output === "string" ? task.output : JSON.stringify(task.output)}`])
+]
+
+const hostIdFlag = (description: string) =>
+  Flag.String("host-id").pipe(Flag.withDescription(description), Flag.withMetavar("HOST_ID"), Flag.optional)
+
+const tasksAdd = Command.make("add", {
+  goal: Argument.String("goal").pipe(Argument.withDescription("What the host agent should achieve")),
+  hostId: hostIdFlag("Only this host may claim it (default: any host, oldest task first)"),
+  json: jsonFlag
+}, ({ goal, hostId, json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const created = yield* client.admin.createTask({
+        payload: { goal, ...(Option.isSome(hostId) ? { hostId: hostId.value } : {}) }
+      })
+      yield* json ? printJson(created) : Console.log(created.taskId)
+    })
+  )).pipe(Command.withDescription("Queue a task; prints its id."))
+
+const tasksShow = Command.make("show", {
+  taskId: Argument.String("taskId").pipe(Argument.withDescription("The task's id")),
+  json: jsonFlag
+}, ({ json, taskId }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const task = yield* client.admin.getTask({ params: { taskId } })
+      if (json) return yield* printJson(task)
+      for (const line of taskDetails(task)) yield* Console.log(line)
+    })
+  )).pipe(Command.withDescription("One task: status, attempt, host, output once terminal."))
+
+const tasksList = Command.make("list", {
+  status: Flag.Literals("status", TaskStatus.literals).pipe(Flag.withDescription("Only tasks in this status"), Flag.optional),
+  hostId: hostIdFlag("Only this host's tasks"),
+  json: jsonFlag
+}, ({ hostId, json, status }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const { tasks } = yield* client.admin.listTasks({
+        query: {
+          ...(Option.isSome(status) ? { status: status.value } : {}),
+          ...(Option.isSome(hostId) ? { hostId: hostId.value } : {})
+        }
+      })
+      if (json) return yield* printJson({ tasks })
+      if (tasks.length === 0) return yield* Console.log("no tasks")
+      for (const task of tasks) yield* Console.log(taskLine(task))
+    })
+  )).pipe(Command.withDescription("Tasks, newest first, optionally by status and host."))
+
+const tasks = Command.make("tasks").pipe(
+  Command.withDescription("Queue tasks and follow them."),
+  Command.withSubcommands([tasksAdd, tasksShow, tasksList])
+)
+
+// ---------------------------------------------------------------------------
+// provider profiles
+
+const profileLine = (profile: ProfileView) =>
+  `${profile.active ? "*" : " "} ${profile.profileId}  ${profile.name}  ${profile.provider}  ${profile.model}  ` +
+  `${profile.baseUrl}  timeout ${profile.timeoutMs} ms`
+
+const profilesAdd = Command.make("add", {
+  name: Flag.String("name").pipe(Flag.withDescription("A unique name for the profile")),
+  provider: Flag.Literals("provider", ProviderKind.literals).pipe(Flag.withDescription("The provider's API")),
+  model: Flag.String("model").pipe(Flag.withDescription("The model the planner asks")),
+  timeoutMs: Flag.Int("timeout-ms").pipe(Flag.withDescription("Deadline of one decision's provider call"), Flag.withDefault(60_000)),
+  baseUrl: Flag.String("base-url").pipe(
+    Flag.withDescription("API base URL including /v1 (default: the provider's public API)"),
+    Flag.withMetavar("URL"),
+    Flag.optional
+  ),
+  apiKey: Flag.Redacted("api-key").pipe(
+    Flag.withDescription("The provider API key, stored encrypted (prefer env SWITCHBOARD_PROFILE_API_KEY)"),
+    Flag.withMetavar("KEY"),
+    Flag.withFallbackConfig(Config.Redacted("SWITCHBOARD_PROFILE_API_KEY"))
+  ),
+  activate: Flag.Boolean("activate").pipe(Flag.withDescription("Make it the active profile right away"), Flag.withDefault(false)),
+  json: jsonFlag
+}, ({ activate, apiKey, baseUrl, json, model, name, provider, timeoutMs }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const created = yield* client.admin.createProfile({
+        payload: {
+          name,
+          provider,
+          model,
+          timeoutMs,
+          apiKey: Redacted.value(apiKey),
+          ...(Option.isSome(baseUrl) ? { baseUrl: baseUrl.value } : {})
+        }
+      })
+      const active = activate ? yield* client.admin.activateProfile({ params: { profileId: created.profileId } }) : undefined
+      if (json) return yield* printJson(active === undefined ? created : { ...created, active: true })
+      yield* Console.log(created.profileId)
+      if (active !== undefined) yield* Console.error(`${active.name} is now the active profile`)
+    })
+  )).pipe(Command.withDescription("Create a provider profile (its key is stored encrypted); prints its id."))
+
+const profilesList = Command.make("list", { json: jsonFlag }, ({ json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const { profiles } = yield* client.admin.listProfiles()
+      if (json) return yield* printJson({ profiles })
+      if (profiles.length === 0) return yield* Console.log("no provider profiles")
+      for (const profile of profiles) yield* Console.log(profileLine(profile))
+    })
+  )).pipe(Command.withDescription("The provider profiles, the active one marked *, never a key."))
+
+const profilesActivate = Command.make("activate", {
+  profileId: Argument.String("profileId").pipe(Argument.withDescription("The profile to make active")),
+  json: jsonFlag
+}, ({ json, profileId }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const profile = yield* client.admin.activateProfile({ params: { profileId } })
+      yield* json ? printJson(profile) : Console.log(`active: ${profile.profileId} (${profile.name})`)
+    })
+  )).pipe(Command.withDescription("Make a profile the active one (exactly one is active)."))
+
+const profiles = Command.make("profiles").pipe(
+  Command.withDescription("Provider profiles: which provider, model and key the planner proxy uses."),
+  Command.withSubcommands([profilesAdd, profilesList, profilesActivate])
+)
+
+// ---------------------------------------------------------------------------
+// decisions, prune, rotate-credential-key
+
+const decisions = Command.make("decisions", {
+  taskId: Argument.String("taskId").pipe(Argument.withDescription("The task whose decisions to show")),
+  attempt: Flag.Int("attempt").pipe(Flag.withDescription("Only this attempt"), Flag.optional),
+  json: jsonFlag
+}, ({ attempt, json, taskId }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const answer = yield* client.admin.listDecisions({
+        query: { taskId, ...(Option.isSome(attempt) ? { attempt: attempt.value } : {}) }
+      })
+      if (json) return yield* printJson(answer)
+      if (answer.decisions.length === 0) return yield* Console.log("no decisions")
+      for (const d of answer.decisions) {
+        yield* Console.log(`attempt ${d.attempt} step ${d.stepIndex}  ${d.createdAt}  ${d.toolName} ${JSON.stringify(d.arguments)}`)
+      }
+    })
+  )).pipe(
+    Command.withDescription(
+      "A task's persisted planner decisions (cloud-proxy transport only), one line each; --json adds the prompts."
+    )
+  )
+
+const prune = Command.make("prune", { json: jsonFlag }, ({ json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const report = yield* client.admin.pruneDecisions()
+      yield* json ? printJson(report) : Console.log(`deleted ${report.deleted} decisions`)
+    })
+  )).pipe(
+    Command.withDescription("Run the retention sweep now: deletes decisions of tasks terminal longer than PLANNER_DECISION_RETENTION.")
+  )
+
+const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const report = yield* client.admin.rotateCredentialKey()
+      if (json) return yield* printJson(report)
+      yield* Console.log(
+        `re-encrypted ${report.reencrypted}, already current ${report.alreadyCurrent}; every profile is now under key ${report.keyId}` +
+          (report.undecryptable.length === 0 ? "" : ` except (undecryptable): ${report.undecryptable.join(", ")}`)
+      )
+      if (report.undecryptable.length > 0) return yield* new CliFailure({ message: "some profiles could not be re-encrypted" })
+    })
+  )).pipe(
+    Command.withDescription(
+      "Re-encrypt every provider profile under the current CREDENTIAL_KEY (values under CREDENTIAL_KEY_PREVIOUS included)."
+    )
+  )
+
+export const adminCommand = adminRoot.pipe(
+  Command.withDescription("Operate the planner proxy: hosts, tasks, provider profiles, decisions (needs ADMIN_TOKEN)."),
+  Command.withShortDescription("Operate hosts, tasks, provider profiles and the decision log"),
+  Command.withSubcommands([hosts, tasks, profiles, decisions, prune, rotate])
+)

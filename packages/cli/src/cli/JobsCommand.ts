@@ -1,0 +1,47 @@
+/**
+ * `switchboard jobs [--chat ID]`: the sub-agent jobs of a chat (default: the
+ * conversation `switchboard chat` continues), oldest first — one line each:
+ * id, kind, status, and the live activity line while it runs.
+ */
+import type { ChatId } from "@switchboard/domain"
+import { Console, Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { ApiClient } from "../api/ApiClient.ts"
+import { describeApiFailure } from "../api/ApiFailure.ts"
+import { makeChatStore } from "../stores/ChatStore.ts"
+import { fileStorage, stateDirectory } from "../stores/StateStorage.ts"
+import { tokenFlag } from "./ChatCommand.ts"
+import { serverFlag } from "./ServerFlag.ts"
+import { CliFailure } from "./CliFailure.ts"
+
+export const jobsCommand = Command.make("jobs", {
+  chat: Flag.String("chat").pipe(
+    Flag.withDescription("The chat id (default: the current conversation of `switchboard chat`)"),
+    Flag.withMetavar("ID"),
+    Flag.optional
+  ),
+  server: serverFlag,
+  token: tokenFlag
+}, ({ chat, server, token }) =>
+  Effect.gen(function*() {
+    const chatId: ChatId = Option.getOrElse(chat, () => makeChatStore(fileStorage(stateDirectory())).getState().chatId)
+    const client = yield* ApiClient
+    const { jobs } = yield* client.jobs.list({ query: { chatId } }).pipe(
+      Effect.catch((error) =>
+        describeApiFailure(error).pipe(
+          Effect.flatMap((failure) =>
+            Console.error(`switchboard: ${failure.message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message: failure.message }))))
+          )
+        )
+      )
+    )
+    if (jobs.length === 0) return yield* Console.log(`No jobs in chat ${chatId}.`)
+    for (const job of jobs) {
+      const activity = job.status === "running" && job.activity !== "" ? `  ${job.activity}` : ""
+      const error = job.error !== undefined ? `  (${job.error})` : ""
+      yield* Console.log(`${job.id}  ${job.kind.padEnd(8)}  ${job.status.padEnd(7)}  ${job.createdAt}${activity}${error}`)
+    }
+  }).pipe(Effect.provide(ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) })))).pipe(
+    Command.withDescription("List the sub-agent jobs of a chat (default: the current conversation), oldest first."),
+    Command.withShortDescription("List a chat's sub-agent jobs")
+  )

@@ -1,0 +1,59 @@
+/**
+ * The `cloud-proxy` planner: each decision is one `POST
+ * /internal/planner/decision` with the host token, answered by the cloud's
+ * active provider profile. The host holds no provider key and reads none
+ * (spec: cloud-planner-proxy, "Cloud-proxy transport removes the need for Host
+ * Agent-held provider credentials").
+ *
+ * Retryable: no answer at all (network) and the cloud's 5xx (`provider_error`,
+ * `no_tool_call`, `multiple_tool_calls`, `invalid_tool_call`,
+ * `provider_timeout`, `no_active_profile`, `credential_unavailable`). Not
+ * retryable: a refused request (400, 401, 403, 404, 409 `lease_lost`).
+ */
+import type { JsonObject } from "@switchboard/domain"
+import { Effect, Layer } from "effect"
+import { ApiClient } from "../api/ApiClient.ts"
+import { describeApiFailure } from "../api/ApiFailure.ts"
+import { Planner, PlannerError } from "./Planner.ts"
+import type { DecisionRequest } from "./Planner.ts"
+
+export const layerNoDeps = (hostId: string): Layer.Layer<Planner, never, ApiClient> =>
+  Layer.effect(
+    Planner,
+    Effect.gen(function*() {
+      const client = yield* ApiClient
+      return Planner.of({
+        decide: Effect.fn("CloudProxyPlanner.decide")(function*(request: DecisionRequest) {
+          const decision = yield* client.planner.decision({
+            payload: {
+              hostId,
+              taskId: request.taskId,
+              attempt: request.attempt,
+              systemPrompt: request.systemPrompt,
+              userPrompt: request.userPrompt,
+              tools: request.tools.map((tool) => ({
+                name: tool.name,
+                description: tool.description,
+                parameters: tool.parameters as JsonObject
+              })),
+              ...(request.screenshot === undefined ? {} : { screenshot: request.screenshot })
+            }
+          }).pipe(
+            Effect.catch((error) =>
+              describeApiFailure(error).pipe(
+                Effect.flatMap((failure) =>
+                  Effect.fail(
+                    new PlannerError({
+                      ...failure,
+                      retryable: failure.status === undefined || failure.status >= 500
+                    })
+                  )
+                )
+              )
+            )
+          )
+          return { toolName: decision.toolName, arguments: decision.arguments, stepIndex: decision.stepIndex }
+        })
+      })
+    })
+  )

@@ -1,0 +1,41 @@
+/**
+ * What the host agent's tools share: the error a tool fails with (its message
+ * is written for the planner, which reads it in the next step's prompt), the
+ * names of the two tools that end a task, and the JSON Schema form in which
+ * the tools are offered to the planner (CONTRACT.md: `{ name, description,
+ * parameters }`).
+ *
+ * Host tools are ordinary `ToolDefinition`s (domain `Tools.ts`), so the CLI's
+ * `ToolRegistry` and `validateToolCall` serve them unchanged; their
+ * `execute` closes over the host's options (workdir, allow-list) instead of
+ * reading a context.
+ */
+import type { ToolSchema } from "@switchboard/domain"
+import { Data } from "effect"
+import { toolInputSchema } from "@switchboard/server/llm/OpenAiWire"
+import type { ToolRegistry } from "../tools/ToolRegistry.ts"
+
+export class HostToolError extends Data.TaggedError("HostToolError")<{
+  readonly message: string
+}> {}
+
+/** The task is done: its `summary` is the result's output. */
+export const finishToolName = "finish"
+/** The task cannot be done: its `reason` is the result's output. */
+export const failToolName = "fail"
+
+/** One tool as the planner decision request carries it. */
+export interface PlannerTool {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Record<string, unknown>
+}
+
+export const toPlannerTool = (schema: ToolSchema): PlannerTool => ({
+  name: schema.name,
+  description: schema.description,
+  parameters: toolInputSchema(schema)
+})
+
+/** Every registered tool in registration order (stable from one step to the next). */
+export const plannerTools = (registry: ToolRegistry): ReadonlyArray<PlannerTool> => registry.getAll().map(toPlannerTool)

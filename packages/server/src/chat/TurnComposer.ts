@@ -1,0 +1,275 @@
+/**
+ * The composition of one persisted turn — the one code path shared by a
+ * client's request (`POST /api/agent/chat` with `chatId`) and a server-side
+ * wake turn delivering a sub-agent's steer:
+ *
+ * 1. take the chat's in-flight marker (else `TurnInFlight`, the 409);
+ * 2. read the stored transcript; a `guard` may look at it first (a wake defers
+ *    behind an unanswered client call, or finds its steer already answered);
+ * 3. store the request's messages that are not stored yet (by id), write-ahead;
+ * 4. call the provider with the transcript *as the conversation* (the stored
+ *    messages, steers and wake answers included, then the new ones), offering
+ *    the client tools and the server-executed job tools;
+ * 5. execute the job calls of the answer — job record, acknowledgement as the
+ *    tool result, both stored in one transaction with the assistant message —
+ *    and call the provider again, until an answer without job calls (or with
+ *    client calls, which are the client's to execute) or `maxJobRounds`;
+ * 6. store the final answer (with the caller's `onComplete`, e.g. the wake
+ *    settling its job, in the same transaction) and release the marker.
+ *
+ * Job calls never reach the client: the answer's `toolCalls` are the client
+ * calls only. An answer mixing both is stored as it came (one assistant
+ * message with every call) followed by the job calls' acks, so the client's
+ * continuation (its own copy of the message, deduplicated by id, then its tool
+ * results) makes a valid provider conversation.
+ */
+import type { AgentContext, ChatMessage, ChatResponse, DispatchedJob, ToolCall } from "@switchboard/domain"
+import {
+  clientToolSchemas,
+  isJobKind,
+  jobAcknowledgement,
+  jobInputSchemas,
+  jobToolSchemas,
+  TurnInFlight
+} from "@switchboard/domain"
+import { Clock, Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { JobSignals } from "../jobs/JobSignals.ts"
+import type { NewJob } from "../jobs/JobsRepo.ts"
+import { JobsRepo } from "../jobs/JobsRepo.ts"
+import type { ProviderError } from "../llm/ProviderAdapter.ts"
+import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
+import { ChatRepo } from "./ChatRepo.ts"
+import { buildSystemPrompt } from "./SystemPrompt.ts"
+
+/** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
+export const maxJobRounds = 8
+
+/** What a guard decides, looking at the stored transcript under the marker. */
+export type TurnGuard = "proceed" | "defer" | "skip"
+
+export interface TurnInput {
+  readonly chatId: string
+  /** The request's messages; those already stored (same id) are not stored again. */
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly context: AgentContext | undefined
+  /** `defer`: nothing is written, the turn is `Deferred`; `skip`: only `onComplete` runs. */
+  readonly guard?: (transcript: ReadonlyArray<ChatMessage>) => TurnGuard
+  /** Runs in the transaction that stores the turn's last message. */
+  readonly onComplete?: Effect.Effect<void>
+}
+
+export type TurnOutcome =
+  | { readonly _tag: "Answered"; readonly response: ChatResponse }
+  | { readonly _tag: "Deferred" }
+  | { readonly _tag: "Skipped" }
+
+const decodeInput = {
+  research: Schema.decodeUnknownResult(jobInputSchemas.research),
+  demo: Schema.decodeUnknownResult(jobInputSchemas.demo),
+  visual: Schema.decodeUnknownResult(jobInputSchemas.visual)
+}
+
+const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, jobs: ReadonlyArray<DispatchedJob>): ChatResponse => ({
+  content: assistant.content,
+  ...(clientCalls.length > 0 ? { toolCalls: clientCalls } : {}),
+  messageId: assistant.id,
+  ...(jobs.length > 0 ? { jobs } : {})
+})
+
+export class TurnComposer extends Context.Service<TurnComposer, {
+  /** A turn without `chatId`: nothing stored, no job tools. */
+  unpersisted(
+    messages: ReadonlyArray<ChatMessage>,
+    context: AgentContext | undefined
+  ): Effect.Effect<ChatResponse, ProviderError>
+  persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError>
+  /** How long a turn's marker lives: longer than the longest provider call. */
+  readonly markerTtl: Duration.Duration
+}>()("switchboard/server/chat/TurnComposer") {
+  static readonly layerNoDeps = Layer.effect(TurnComposer, Effect.gen(function*() {
+    const adapter = yield* ProviderAdapter
+    const repo = yield* ChatRepo
+    const jobs = yield* JobsRepo
+    const signals = yield* JobSignals
+    const sql = yield* SqlClient.SqlClient
+    // The marker must outlive the longest provider call, or a slow turn could be overtaken.
+    // An invalid value is the provider's to report (502 provider_not_configured), not a reason to refuse to start.
+    const providerTimeout = yield* Config.Int("LLM_TIMEOUT_MS").pipe(
+      Config.withDefault(60_000),
+      Effect.orElseSucceed(() => 60_000)
+    )
+    // The slack beyond the provider call (storing the answer, the job rounds' writes); tests of a killed
+    // replica shorten it so that a dead turn's marker expires within the test.
+    const grace = yield* Config.Int("TURN_MARKER_GRACE_MS").pipe(
+      Config.withDefault(30_000),
+      Effect.orElseSucceed(() => 30_000)
+    )
+    const markerTtl = Duration.millis(providerTimeout + Math.max(0, grace))
+
+    const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
+      Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
+        id: `msg_${randomUUID()}`,
+        role: "assistant",
+        content,
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        timestamp: now
+      })))
+
+    const unpersisted = Effect.fn("TurnComposer.unpersisted")(function*(
+      messages: ReadonlyArray<ChatMessage>,
+      context: AgentContext | undefined
+    ) {
+      const answer = yield* adapter.chat({ messages, systemPrompt: buildSystemPrompt(context), toolSchemas: clientToolSchemas })
+      const calls = answer.toolCalls ?? []
+      return respond(yield* assistantMessage(answer.content, calls), calls, [])
+    })
+
+    /** Each job call: a job record and its ack, or (bad arguments) a tool error the model can correct. */
+    const dispatch = (chatId: string, context: AgentContext | undefined, calls: ReadonlyArray<ToolCall>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const created: Array<NewJob> = []
+        const acks: Array<ChatMessage> = []
+        for (const call of calls) {
+          const kind = call.name
+          if (!isJobKind(kind)) continue
+          const decoded = call.invalidArgs === undefined ? decodeInput[kind](call.args) : undefined
+          const id = `msg_${randomUUID()}`
+          if (decoded === undefined || decoded._tag === "Failure") {
+            const error = `invalid arguments for ${kind}: ${
+              decoded === undefined ? call.invalidArgs : decoded.failure.message.replace(/\s*\n\s*/g, " ")
+            }`
+            acks.push({ id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now })
+            continue
+          }
+          const job: NewJob = { id: `job_${randomUUID()}`, chatId, kind, toolCallId: call.id, input: decoded.success, context }
+          const ack = jobAcknowledgement(job)
+          created.push(job)
+          acks.push({ id, role: "tool", content: ack.message, toolResult: { toolCallId: call.id, name: kind, result: ack }, timestamp: now })
+        }
+        return { created, acks }
+      })
+
+    /**
+     * Accepting a turn: taking the chat's marker, reading the transcript, the guard's look, and the
+     * write-ahead append of the new messages. It runs uninterruptibly (the acquisition below), so a
+     * client that hangs up at any moment either never got the marker or leaves its messages stored
+     * and the marker released: the marker is never held without a release that owns it.
+     */
+    const accept = (input: TurnInput, turnId: string) =>
+      Effect.gen(function*() {
+        const { chatId, guard } = input
+        if (guard === undefined) {
+          // A client turn: the marker and the write-ahead append (ids already stored are left as they
+          // were) in one statement (a large request's further batches right after); then the transcript
+          // is the conversation.
+          if (!(yield* repo.beginTurn(chatId, turnId, markerTtl, input.messages))) return undefined
+          return yield* repo.transcript(chatId).pipe(
+            Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => input.messages),
+            Effect.map((conversation) => ({ decision: "proceed" as TurnGuard, conversation })),
+            Effect.onError(() => repo.endTurn(chatId, turnId))
+          )
+        }
+        // A guarded turn (a wake) looks at the transcript before anything is written.
+        if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) return undefined
+        return yield* Effect.gen(function*() {
+          const transcript = yield* repo.transcript(chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+          const decision = guard(transcript)
+          const stored = new Set(transcript.map((m) => m.id))
+          const fresh = decision !== "proceed" ? [] : input.messages.filter((m) => {
+            if (stored.has(m.id)) return false
+            stored.add(m.id)
+            return true
+          })
+          yield* repo.append(chatId, fresh)
+          return { decision, conversation: [...transcript, ...fresh] }
+        }).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
+      })
+
+    /** The provider rounds of an accepted turn, job calls executed between them. */
+    const rounds = Effect.fn("TurnComposer.rounds")(function*(
+      input: TurnInput,
+      turnId: string,
+      transcript: ReadonlyArray<ChatMessage>
+    ) {
+      const { chatId, context } = input
+      const conversation = [...transcript]
+      const systemPrompt = buildSystemPrompt(context, { jobs: true })
+      const dispatched: Array<DispatchedJob> = []
+      for (let round = 1;; round++) {
+        const jobsOffered = round < maxJobRounds
+        // The marker covers one provider call at a time: each further round extends it.
+        if (round > 1) yield* repo.renewTurn(chatId, turnId, markerTtl)
+        const answer = yield* adapter.chat({
+          messages: conversation,
+          systemPrompt,
+          toolSchemas: jobsOffered ? [...clientToolSchemas, ...jobToolSchemas] : clientToolSchemas
+        })
+        const calls = answer.toolCalls ?? []
+        const clientCalls = calls.filter((c) => !isJobKind(c.name))
+        const jobCalls = jobsOffered ? calls.filter((c) => isJobKind(c.name)) : []
+        if (jobCalls.length < calls.length - clientCalls.length) {
+          yield* Effect.logWarning(`chat ${chatId}: job calls past the round limit (${maxJobRounds}) were dropped`)
+        }
+        const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
+        const { acks, created } = yield* dispatch(chatId, context, jobCalls)
+        const last = jobCalls.length === 0 || clientCalls.length > 0
+        if (last && created.length === 0 && acks.length === 0 && input.onComplete === undefined) {
+          // The common end: the answer stored and the marker released in one statement.
+          yield* repo.endTurn(chatId, turnId, [assistant])
+          return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
+        }
+        // The calls, their jobs and their acks together: no job call is ever stored unanswered.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* repo.append(chatId, [assistant, ...acks])
+          yield* jobs.create(created)
+          if (created.length > 0) yield* signals.notify
+          if (last) {
+            if (input.onComplete) yield* input.onComplete
+            // The chat is free the moment the turn's end is visible (a wake's job settled with it):
+            // a client that sees either may go on at once. The release below is then a no-op.
+            yield* repo.endTurn(chatId, turnId)
+          }
+        })).pipe(Effect.orDie)
+        if (created.length > 0) yield* signals.local
+        dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
+        if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
+        conversation.push(assistant, ...acks)
+      }
+    })
+
+    // A client that goes away interrupts the turn (the provider call is aborted, nothing of an answer
+    // is stored) and the release frees the chat at once.
+    const persisted = Effect.fn("TurnComposer.persisted")(function*(input: TurnInput) {
+      const { chatId } = input
+      const turnId = randomUUID()
+      return yield* Effect.acquireUseRelease(
+        accept(input, turnId),
+        (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError> => {
+          if (accepted === undefined) {
+            return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
+          }
+          switch (accepted.decision) {
+            case "defer":
+              return Effect.succeed({ _tag: "Deferred" })
+            case "skip":
+              return sql.withTransaction(
+                (input.onComplete ?? Effect.void).pipe(Effect.andThen(repo.endTurn(chatId, turnId)))
+              ).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
+            case "proceed":
+              return rounds(input, turnId, accepted.conversation)
+          }
+        },
+        (accepted) =>
+          accepted === undefined ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
+            // The marker released; wakes that waited behind this turn are due now (every replica hears of it).
+            Effect.flatMap((pending) => pending ? signals.local : Effect.void)
+          )
+      )
+    })
+
+    return TurnComposer.of({ unpersisted, persisted, markerTtl })
+  }))
+}

@@ -1,0 +1,123 @@
+/**
+ * The background runner: claims jobs from the database and runs each one's
+ * sub-agent, at most `JOB_CONCURRENCY` at a time in this server.
+ *
+ * A claim is a lease (`FOR UPDATE SKIP LOCKED`, so replicas never take the
+ * same job), renewed while the sub-agent works; a runner that loses its lease
+ * (it stalled, another replica took over) stops and drops its result. A
+ * replica killed mid-job simply stops renewing: the sweep of another replica
+ * claims the job once the lease expired and runs it again. A job whose runs
+ * keep dying (`maxRuns`) ends in the failure shape, like one past
+ * `JOB_TIMEOUT_MS` — and either is steered like any result.
+ *
+ * On completion the result is stored and the wake queued in one statement
+ * (`finishRun`), then every replica is notified: the wake pipeline takes it
+ * from there.
+ */
+import type { JobInput, SubagentResult } from "@switchboard/domain"
+import { isSubagentFailure, jobInputSchemas, subagentFailure } from "@switchboard/domain"
+import { Cause, Deferred, Effect, Layer, Option, Schema } from "effect"
+import { hostname } from "node:os"
+import { randomUUID } from "node:crypto"
+import { forkClaimLoop } from "./ClaimLoop.ts"
+import { Subagents } from "./Subagents.ts"
+import { JobSignals } from "./JobSignals.ts"
+import type { ClaimedJob } from "./JobsRepo.ts"
+import { JobsRepo } from "./JobsRepo.ts"
+import { JobsConfig } from "./JobsConfig.ts"
+
+/** This process's name in leases: readable in the table, unique per start. */
+export const makeOwner = (role: string) => `${role}:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+
+/** What the failure shape's text says for a result that is not a sub-agent's own. */
+const failureReason = (result: SubagentResult, kind: ClaimedJob["kind"]): string | undefined => {
+  if (!isSubagentFailure(kind, result)) return undefined
+  const r = result as { brief?: string; notes?: string }
+  return r.notes ?? r.brief ?? "failed"
+}
+
+/**
+ * Keeps `owner`'s lease on `id` alive while `work` runs; `None` when the
+ * lease was lost (the work is interrupted then).
+ */
+export const withLease = <A, E, R>(
+  repo: JobsRepo["Service"],
+  id: string,
+  owner: string,
+  leaseMs: number,
+  work: Effect.Effect<A, E, R>
+): Effect.Effect<Option.Option<A>, E, R> =>
+  Effect.gen(function*() {
+    const lost = yield* Deferred.make<void>()
+    const keeper = Effect.sleep(Math.max(50, Math.floor(leaseMs / 3))).pipe(
+      Effect.andThen(repo.renew(id, owner, leaseMs)),
+      Effect.flatMap((held) => held ? Effect.void : Deferred.succeed(lost, undefined).pipe(Effect.andThen(Effect.never))),
+      Effect.forever
+    )
+    return yield* Effect.raceFirst(
+      work.pipe(Effect.map(Option.some)),
+      Effect.raceFirst(Deferred.await(lost), keeper).pipe(Effect.as(Option.none<A>()))
+    )
+  })
+
+export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
+  const repo = yield* JobsRepo
+  const signals = yield* JobSignals
+  const subagents = yield* Subagents
+  const config = yield* JobsConfig
+  const owner = makeOwner("runner")
+
+  const decode = (job: ClaimedJob) =>
+    Schema.decodeUnknownOption(jobInputSchemas[job.kind] as Schema.Codec<JobInput>)(job.input)
+
+  const runSubagent = (job: ClaimedJob, input: JobInput): Effect.Effect<SubagentResult> => {
+    if (job.runAttempts > config.maxRuns) {
+      return Effect.succeed(subagentFailure(job.kind, input, `the job's runner stopped ${config.maxRuns} times before it finished`))
+    }
+    return subagents.run({
+      jobId: job.id,
+      kind: job.kind,
+      input,
+      reportActivity: (line) => repo.reportActivity(job.id, owner, line.slice(0, 500))
+    }).pipe(
+      Effect.timeoutOption(config.timeoutMs),
+      Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${config.timeoutMs} ms`))),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.failCause(cause)
+          : Effect.logError(`job ${job.id}: the sub-agent crashed`, cause).pipe(
+            Effect.as(subagentFailure(job.kind, input, "the sub-agent crashed"))
+          )
+      )
+    )
+  }
+
+  const runJob = (job: ClaimedJob) =>
+    Effect.gen(function*() {
+      const input = decode(job)
+      const outcome = Option.isNone(input)
+        ? Option.some(subagentFailure(job.kind, job.input as JobInput, "the job's input is not valid"))
+        : yield* withLease(repo, job.id, owner, config.leaseMs, runSubagent(job, input.value))
+      if (Option.isNone(outcome)) {
+        return yield* Effect.logWarning(`job ${job.id}: lease lost, another runner has it`)
+      }
+      const result = outcome.value
+      if (yield* repo.finishRun(job.id, owner, result, failureReason(result, job.kind))) {
+        yield* signals.notify
+        yield* signals.local
+      }
+    }).pipe(
+      // Shutting down: give the job back now rather than when the lease expires.
+      Effect.onInterrupt(() => repo.release(job.id, owner)),
+      Effect.annotateLogs({ jobId: job.id, kind: job.kind })
+    )
+
+  yield* forkClaimLoop({
+    name: "runner",
+    concurrency: config.concurrency,
+    sweepMs: config.sweepMs,
+    signals,
+    claim: (free) => repo.claimRun(owner, free, config.leaseMs),
+    handle: runJob
+  })
+}))

@@ -1,0 +1,59 @@
+/**
+ * The job pipeline's settings, from the environment.
+ *
+ * | variable          | default  | meaning                                                            |
+ * | ----------------- | -------- | ------------------------------------------------------------------ |
+ * | `JOB_CONCURRENCY` | 4        | sub-agents running at once in this server                          |
+ * | `JOB_TIMEOUT_MS`  | 600000   | one job's time limit; past it the job ends in the failure shape    |
+ * | `JOB_LEASE_MS`    | 30000    | a runner's (or wake's) lease, renewed at a third of it; a replica  |
+ * |                   |          | killed mid-job is taken over this long after its last renewal      |
+ * | `JOB_SWEEP_MS`    | 1000     | the stale-job sweep (expired leases, deferred wakes): the backstop |
+ * |                   |          | of the notifications, which are what makes completions fast        |
+ *
+ * `JOB_MODEL_RESEARCH`, `JOB_MODEL_DEMO` and `JOB_MODEL_VISUAL` are the
+ * sub-agents' (read by their layer). An invalid value falls back to the
+ * default with a warning rather than stopping the server.
+ */
+import { Config, Context, Effect, Layer } from "effect"
+
+export interface JobsSettings {
+  readonly concurrency: number
+  readonly timeoutMs: number
+  readonly leaseMs: number
+  readonly sweepMs: number
+  /** Runs of one job (each one ended by a dead runner) before it ends in the failure shape. */
+  readonly maxRuns: number
+  /** Wake turns of one job that failed (provider errors) before it settles without an answer. */
+  readonly maxWakes: number
+}
+
+export const defaultJobsSettings: JobsSettings = {
+  concurrency: 4,
+  timeoutMs: 600_000,
+  leaseMs: 30_000,
+  sweepMs: 1_000,
+  maxRuns: 3,
+  maxWakes: 5
+}
+
+const positive = (name: string, fallback: number) =>
+  Config.Int(name).pipe(
+    Config.withDefault(fallback),
+    Effect.flatMap((n) => n > 0 ? Effect.succeed(n) : Effect.fail(new Error(`${name} must be positive`))),
+    Effect.catch((e) => Effect.logWarning(`${name}: invalid value, using ${fallback}`, e).pipe(Effect.as(fallback)))
+  )
+
+export class JobsConfig extends Context.Service<JobsConfig, JobsSettings>()("switchboard/server/jobs/JobsConfig") {
+  static readonly layer = Layer.effect(JobsConfig, Effect.gen(function*() {
+    return JobsConfig.of({
+      ...defaultJobsSettings,
+      concurrency: yield* positive("JOB_CONCURRENCY", defaultJobsSettings.concurrency),
+      timeoutMs: yield* positive("JOB_TIMEOUT_MS", defaultJobsSettings.timeoutMs),
+      leaseMs: yield* positive("JOB_LEASE_MS", defaultJobsSettings.leaseMs),
+      sweepMs: yield* positive("JOB_SWEEP_MS", defaultJobsSettings.sweepMs)
+    })
+  }))
+
+  static readonly layerWith = (settings: Partial<JobsSettings>) =>
+    Layer.succeed(JobsConfig, JobsConfig.of({ ...defaultJobsSettings, ...settings }))
+}

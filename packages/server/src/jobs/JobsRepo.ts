@@ -1,0 +1,260 @@
+/**
+ * Jobs in SQL: their records, the runner's claims and leases, the per-chat
+ * wake queue. Everything two replicas must agree on is here, in single
+ * statements (claims use `FOR UPDATE SKIP LOCKED`, so two claimers never get
+ * the same row and never wait for each other); no transaction is held across
+ * a sub-agent run or a provider call.
+ *
+ * Phases (migration 0003): `run` → `wake` → `settled`. A lease is held by the
+ * runner in `run` and by the wake in `wake`; an expired one is re-entered.
+ */
+import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+
+export interface NewJob {
+  readonly id: string
+  readonly chatId: string
+  readonly kind: JobKind
+  readonly toolCallId: string
+  readonly input: JobInput
+  /** The agent context of the turn that dispatched it: its wake turn gets the same system prompt. */
+  readonly context: AgentContext | undefined
+}
+
+/** A job as a runner or a wake holds it. */
+export interface ClaimedJob {
+  readonly id: string
+  readonly chatId: string
+  readonly kind: JobKind
+  readonly toolCallId: string
+  readonly input: unknown
+  readonly context: AgentContext | undefined
+  readonly result: SubagentResult | undefined
+  readonly runAttempts: number
+  readonly wakeAttempts: number
+  readonly wakeFailures: number
+}
+
+/** Why a wake goes back to its queue. */
+export type WakeDeferral =
+  /** A turn holds the chat: due again when it ends (or after the delay, if the marker is gone by then). */
+  | "busy"
+  /** A client tool call is unanswered: due again when the client's continuation ends. */
+  | "pending-call"
+  /** The wake turn failed: counted, retried after the delay. */
+  | "failed"
+
+interface JobRow {
+  readonly id: string
+  readonly chat_id: string
+  readonly kind: JobKind
+  readonly tool_call_id: string
+  readonly input: unknown
+  readonly context: AgentContext | null
+  readonly status: JobStatus
+  readonly activity: string
+  readonly result: SubagentResult | null
+  readonly error: string | null
+  readonly run_attempts: number
+  readonly wake_attempts: number
+  readonly wake_failures: number
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+}
+
+const iso = (t: Date | string) => new Date(t).toISOString()
+
+const toRecord = (row: JobRow): JobRecord => ({
+  id: row.id,
+  kind: row.kind,
+  chatId: row.chat_id,
+  toolCallId: row.tool_call_id,
+  status: row.status,
+  activity: row.activity,
+  createdAt: iso(row.created_at),
+  updatedAt: iso(row.updated_at),
+  // The finished record appears with the status flip (after the wake turn), never before.
+  ...(row.status !== "running" && row.result !== null ? { result: row.result } : {}),
+  ...(row.status !== "running" && row.error !== null ? { error: row.error } : {})
+})
+
+const toClaimed = (row: JobRow): ClaimedJob => ({
+  id: row.id,
+  chatId: row.chat_id,
+  kind: row.kind,
+  toolCallId: row.tool_call_id,
+  input: row.input,
+  context: row.context ?? undefined,
+  result: row.result ?? undefined,
+  runAttempts: row.run_attempts,
+  wakeAttempts: row.wake_attempts,
+  wakeFailures: row.wake_failures
+})
+
+/** The channel of every job notification (a job to run, a wake to fire). */
+export const jobsChannel = "switchboard_jobs"
+
+export class JobsRepo extends Context.Service<JobsRepo, {
+  /** Records new jobs (phase `run`); meant to run in the transaction that persists the calls' acks. */
+  create(jobs: ReadonlyArray<NewJob>): Effect.Effect<void>
+  /** A chat's jobs, oldest first. */
+  list(chatId: string): Effect.Effect<ReadonlyArray<JobRecord>>
+  /** Claims up to `limit` jobs to run: unleased, or leased by a holder whose lease expired. */
+  claimRun(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
+  /** Extends a lease; false when it is no longer `owner`'s (expired and taken over). */
+  renew(id: string, owner: string, leaseMs: number): Effect.Effect<boolean>
+  reportActivity(id: string, owner: string, line: string): Effect.Effect<void>
+  /** Stores the result and queues the wake (`run` → `wake`); false when the lease was lost. */
+  finishRun(id: string, owner: string, result: SubagentResult, error: string | undefined): Effect.Effect<boolean>
+  /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
+  release(id: string, owner: string): Effect.Effect<void>
+  /** Claims the heads of chats' wake queues: at most one job per chat, the earliest finished. */
+  claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
+  /** Puts a wake back in its queue for `delayMs` (see `WakeDeferral`). */
+  deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
+  /** `wake` → `settled` with its public status; meant to run in the wake turn's final transaction. */
+  settle(id: string, status: Exclude<JobStatus, "running">): Effect.Effect<void>
+  /**
+   * A turn of the chat ended: its marker is released (if `turnId` still holds it) and the chat's
+   * deferred wakes are due now. True when the chat has some (every replica is notified).
+   */
+  chatTurnEnded(chatId: string, turnId: string): Effect.Effect<boolean>
+  /** Whether a live in-flight marker holds the chat. */
+  chatBusy(chatId: string): Effect.Effect<boolean>
+  /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
+  notify: Effect.Effect<void>
+}>()("switchboard/server/jobs/JobsRepo") {
+  static readonly layer = Layer.effect(JobsRepo, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ms = (n: number) => sql`${Math.max(0, Math.round(n))} * interval '1 millisecond'`
+
+    return JobsRepo.of({
+      create: Effect.fn("JobsRepo.create")(function*(jobs) {
+        if (jobs.length === 0) return
+        const rows = jobs.map((j) => ({
+          id: j.id,
+          chat_id: j.chatId,
+          kind: j.kind,
+          tool_call_id: j.toolCallId,
+          input: j.input,
+          context: j.context ?? null
+        }))
+        yield* sql`
+          INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
+          SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
+          FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) WITH ORDINALITY AS t(r, n)
+          ORDER BY t.n`
+      }, Effect.orDie),
+
+      list: Effect.fn("JobsRepo.list")(function*(chatId) {
+        const rows = yield* sql<JobRow>`SELECT * FROM jobs WHERE chat_id = ${chatId} ORDER BY seq`
+        return rows.map(toRecord)
+      }, Effect.orDie),
+
+      claimRun: Effect.fn("JobsRepo.claimRun")(function*(owner, limit, leaseMs) {
+        if (limit <= 0) return []
+        const rows = yield* sql<JobRow>`
+          UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
+            run_attempts = run_attempts + 1, updated_at = now()
+          WHERE id IN (
+            SELECT id FROM jobs
+            WHERE phase = 'run' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+            ORDER BY seq LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING *`
+        return rows.map(toClaimed)
+      }, Effect.orDie),
+
+      renew: Effect.fn("JobsRepo.renew")(function*(id, owner, leaseMs) {
+        const rows = yield* sql`
+          UPDATE jobs SET lease_expires_at = now() + ${ms(leaseMs)}
+          WHERE id = ${id} AND lease_owner = ${owner} AND phase <> 'settled'
+          RETURNING id`
+        return rows.length === 1
+      }, Effect.orDie),
+
+      reportActivity: Effect.fn("JobsRepo.reportActivity")(function*(id, owner, line) {
+        yield* sql`
+          UPDATE jobs SET activity = ${line}, updated_at = now()
+          WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'`
+      }, Effect.orDie),
+
+      finishRun: Effect.fn("JobsRepo.finishRun")(function*(id, owner, result, error) {
+        const rows = yield* sql`
+          UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
+            finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+            updated_at = now()
+          WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
+          RETURNING id`
+        return rows.length === 1
+      }, Effect.orDie),
+
+      release: Effect.fn("JobsRepo.release")(function*(id, owner) {
+        yield* sql`UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ${id} AND lease_owner = ${owner}`
+      }, Effect.orDie),
+
+      claimWake: Effect.fn("JobsRepo.claimWake")(function*(owner, limit, leaseMs) {
+        if (limit <= 0) return []
+        // Only the head of each chat's queue is eligible, and only while no one holds it:
+        // one wake per chat at a time, in completion order; chats never wait for each other.
+        const rows = yield* sql<JobRow>`
+          UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
+            wake_attempts = wake_attempts + 1, updated_at = now()
+          WHERE id IN (
+            SELECT j.id FROM jobs j
+            WHERE j.phase = 'wake' AND (j.lease_expires_at IS NULL OR j.lease_expires_at < now())
+              AND j.wake_after <= now()
+              AND NOT EXISTS (
+                SELECT 1 FROM jobs o
+                WHERE o.chat_id = j.chat_id AND o.phase = 'wake' AND (o.finished_at, o.seq) < (j.finished_at, j.seq))
+            ORDER BY j.finished_at, j.seq LIMIT ${limit}
+            FOR UPDATE OF j SKIP LOCKED)
+          RETURNING *`
+        return rows.map(toClaimed)
+      }, Effect.orDie),
+
+      deferWake: Effect.fn("JobsRepo.deferWake")(function*(id, owner, delayMs, reason) {
+        const due = reason === "busy"
+          ? sql`CASE WHEN EXISTS (
+              SELECT 1 FROM chat_turns t WHERE t.chat_id = jobs.chat_id AND t.expires_at >= now()
+            ) THEN now() + ${ms(delayMs)} ELSE now() END`
+          : sql`now() + ${ms(delayMs)}`
+        yield* sql`
+          UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, wake_after = ${due}, updated_at = now(),
+            wake_failures = wake_failures + ${reason === "failed" ? 1 : 0}
+          WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'wake'`
+      }, Effect.orDie),
+
+      settle: Effect.fn("JobsRepo.settle")(function*(id, status) {
+        // No owner check: the chat's marker, held by the wake turn calling this, is what makes it exclusive.
+        yield* sql`
+          UPDATE jobs SET phase = 'settled', status = ${status}, lease_owner = NULL, lease_expires_at = NULL,
+            updated_at = now()
+          WHERE id = ${id} AND phase = 'wake'`
+      }, Effect.orDie),
+
+      chatTurnEnded: Effect.fn("JobsRepo.chatTurnEnded")(function*(chatId, turnId) {
+        // The marker's release (a no-op when the turn's last statement released it already) and the
+        // chat's deferred wakes made due, in one statement.
+        const rows = yield* sql`
+          WITH released AS (
+            DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+          ),
+          due AS (
+            UPDATE jobs SET wake_after = LEAST(wake_after, now())
+            WHERE chat_id = ${chatId} AND phase = 'wake'
+            RETURNING id)
+          SELECT pg_notify(${jobsChannel}, 'wake') FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      chatBusy: Effect.fn("JobsRepo.chatBusy")(function*(chatId) {
+        const rows = yield* sql`SELECT 1 FROM chat_turns WHERE chat_id = ${chatId} AND expires_at >= now()`
+        return rows.length > 0
+      }, Effect.orDie),
+
+      notify: sql`SELECT pg_notify(${jobsChannel}, 'job')`.pipe(Effect.asVoid, Effect.orDie)
+    })
+  }))
+}

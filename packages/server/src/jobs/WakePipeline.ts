@@ -1,0 +1,145 @@
+/**
+ * The wake pipeline (protocol §3–4): delivers each finished job's steer by a
+ * server-side turn through the same `TurnComposer` as a client request —
+ * write-ahead persist, the chat's in-flight marker, the same provider call.
+ *
+ * The queue is the `jobs` table: a job in phase `wake` is queued in its chat,
+ * in completion order, and only the head of each chat's queue can be claimed
+ * (under a lease), so two steers of one chat never fire at once while chats
+ * never wait for each other. A claimed wake:
+ * - finds a turn in flight (the composer answers `TurnInFlight`, a 409: a
+ *   client turn raced in) → back in the queue until that turn ends (its end
+ *   makes the chat's wakes due and notifies every replica);
+ * - finds a client-side tool call of the transcript unanswered → back in the
+ *   queue until the client's continuation (a turn) ends;
+ * - finds its steer already delivered *and answered* (a crashed wake, or a
+ *   client turn that came first) → only settles the job;
+ * - otherwise stores the steer (`steer_<jobId>`, unique in the chat: never
+ *   twice), lets the model answer it (job tools included: a wake may dispatch
+ *   more jobs; client calls are left for the client) and settles the job —
+ *   `done`/`error` — in the transaction that stores the answer.
+ *
+ * A wake that dies (SIGKILL) leaves its lease to expire and, at worst, the
+ * chat's marker until its expiry; the sweep then re-enters it, and the stored
+ * steer (deduplicated by id) makes the re-entry the same turn's continuation.
+ */
+import type { ChatMessage } from "@switchboard/domain"
+import {
+  buildSubagentSteer,
+  isSubagentFailure,
+  steerMessageId,
+  subagentFailure,
+  TurnInFlight,
+  unansweredToolCalls
+} from "@switchboard/domain"
+import type { JobInput } from "@switchboard/domain"
+import { Cause, Clock, Effect, Layer, Option } from "effect"
+import type { TurnGuard } from "../chat/TurnComposer.ts"
+import { TurnComposer } from "../chat/TurnComposer.ts"
+import { ChatRepo } from "../chat/ChatRepo.ts"
+import { forkClaimLoop } from "./ClaimLoop.ts"
+import { makeOwner, withLease } from "./JobRunner.ts"
+import { JobSignals } from "./JobSignals.ts"
+import type { ClaimedJob } from "./JobsRepo.ts"
+import { JobsRepo } from "./JobsRepo.ts"
+import { JobsConfig } from "./JobsConfig.ts"
+
+/** Wakes fired at once by this server (each in its own chat). */
+export const wakeConcurrency = 8
+
+/** Retry delay of a wake whose chat had a turn in flight, while that turn lasts (its end makes it due at once). */
+const busyRetryMs = 1_000
+
+/** A wake's guard: what the stored transcript says about delivering `steerId` now. */
+export const wakeGuard = (steerId: string) => (transcript: ReadonlyArray<ChatMessage>): TurnGuard => {
+  const at = transcript.findIndex((m) => m.id === steerId)
+  if (at >= 0) return transcript.slice(at + 1).some((m) => m.role === "assistant") ? "skip" : "proceed"
+  return unansweredToolCalls(transcript).length > 0 ? "defer" : "proceed"
+}
+
+export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
+  const repo = yield* JobsRepo
+  const signals = yield* JobSignals
+  const composer = yield* TurnComposer
+  const chats = yield* ChatRepo
+  const config = yield* JobsConfig
+  const owner = makeOwner("wake")
+
+  const deliver = (job: ClaimedJob) =>
+    Effect.gen(function*() {
+      const result = job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost")
+      const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
+      const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
+      const guard = wakeGuard(steerMessageId(job.id))
+      const turn = composer.persisted({
+        chatId: job.chatId,
+        messages: [steer],
+        context: job.context,
+        guard,
+        onComplete: repo.settle(job.id, status)
+      })
+      // Look before taking the marker, so that a waiting steer does not make a client's turn a 409;
+      // the composer looks again under the marker, which is what makes it exact.
+      const precheck = Effect.gen(function*() {
+        if (yield* repo.chatBusy(job.chatId)) return { _tag: "Busy" } as const
+        const transcript = yield* chats.transcript(job.chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+        return guard(transcript) === "defer" ? { _tag: "Deferred" } as const : undefined
+      })
+      const outcome = yield* Effect.gen(function*() {
+        const early = yield* precheck
+        if (early !== undefined) return early
+        return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
+          Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
+        )
+      }).pipe(
+        Effect.catchIf((e) => e instanceof TurnInFlight, () => Effect.succeed({ _tag: "Busy" } as const)),
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.interrupt
+            : Effect.logWarning(`wake of job ${job.id} failed (${job.wakeFailures + 1} of ${config.maxWakes})`, cause).pipe(
+              Effect.as({ _tag: "Failed" } as const)
+            )
+        )
+      )
+      switch (outcome._tag) {
+        case "Answered":
+        case "Skipped":
+          return yield* Effect.logDebug(`job ${job.id}: steer delivered, ${status}`)
+        case "Busy":
+          // The 409: a turn holds the chat. Its end makes this wake due at once (chatTurnEnded).
+          yield* repo.deferWake(job.id, owner, busyRetryMs, "busy")
+          return yield* signals.local
+        case "Deferred":
+          // An unanswered client tool call: the client's continuation ends a turn, which makes this due.
+          return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, "pending-call")
+        case "LeaseLost":
+          return yield* Effect.logWarning(`job ${job.id}: wake lease lost`)
+        case "Failed": {
+          const failures = job.wakeFailures + 1
+          const stored = yield* chats.transcript(job.chatId).pipe(
+            Effect.map((messages) => messages.some((m) => m.id === steer.id)),
+            Effect.orElseSucceed(() => false)
+          )
+          if (failures >= config.maxWakes && stored) {
+            // The steer is in the transcript (write-ahead): the chat's next turn lets the model see it.
+            yield* Effect.logError(`job ${job.id}: ${failures} wake turns failed, settling without an answer`)
+            return yield* repo.settle(job.id, status)
+          }
+          // Never settled without its steer stored: a job is not lost to a provider (or database) outage.
+          return yield* repo.deferWake(job.id, owner, Math.min(30_000, 500 * 2 ** Math.min(failures, 6)), "failed")
+        }
+      }
+    }).pipe(
+      Effect.onInterrupt(() => repo.release(job.id, owner)),
+      Effect.annotateLogs({ jobId: job.id, chatId: job.chatId })
+    )
+
+  yield* forkClaimLoop({
+    name: "wake",
+    concurrency: wakeConcurrency,
+    sweepMs: config.sweepMs,
+    signals,
+    claim: (free) => repo.claimWake(owner, free, config.leaseMs),
+    handle: deliver
+  })
+}))

@@ -1,0 +1,71 @@
+/**
+ * The sub-agents' configuration (CONTRACT.md, Environment (jobs)), read with
+ * Effect Config so tests swap the ConfigProvider:
+ *
+ * | variable              | meaning                                                                    |
+ * | --------------------- | -------------------------------------------------------------------------- |
+ * | `JOB_MODEL_RESEARCH`  | the research sub-agent's model, default `LLM_MODEL`                        |
+ * | `JOB_MODEL_DEMO`      | the demo builder's model, default `LLM_MODEL`                              |
+ * | `JOB_MODEL_VISUAL`    | the visual maker's model, default `LLM_MODEL`                              |
+ * | `SEARCH_URL`          | a SearXNG-compatible JSON search API; unset: no `web_search`               |
+ * | `FETCH_ALLOW_PRIVATE` | `1`: `fetch_url` may reach private, loopback, link-local addresses         |
+ * | `CHROMIUM_PATH`       | the browser the demo is tested in, default `/usr/bin/chromium`             |
+ * | `JOB_VISUAL_VISION`   | `0`: never show the visual maker its render (a text-only model); default on |
+ *
+ * A blank value counts as unset, as for the provider's variables.
+ */
+import { Config, Effect, Option } from "effect"
+import type { JobKind } from "@switchboard/domain"
+
+/** An optional variable; blank or unreadable counts as absent. */
+const optional = (name: string): Effect.Effect<string | undefined> =>
+  Config.option(Config.String(name)).pipe(
+    Config.map(Option.map((s: string) => s.trim())),
+    Config.map(Option.filter((s: string) => s !== "")),
+    Effect.map(Option.getOrUndefined),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+const roleVariable: Record<JobKind, string> = {
+  research: "JOB_MODEL_RESEARCH",
+  demo: "JOB_MODEL_DEMO",
+  visual: "JOB_MODEL_VISUAL"
+}
+
+/**
+ * The model a sub-agent of this kind uses: `JOB_MODEL_<KIND>`, else
+ * `LLM_MODEL`; undefined when neither is set (the adapter's own model is then
+ * used, and an adapter without one is `NotConfigured` anyway).
+ */
+export const modelFor = (role: JobKind): Effect.Effect<string | undefined> =>
+  Effect.gen(function*() {
+    return (yield* optional(roleVariable[role])) ?? (yield* optional("LLM_MODEL"))
+  })
+
+export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium"
+
+export interface SubagentSettings {
+  readonly models: Readonly<Record<JobKind, string | undefined>>
+  /** Without it, the research sub-agent has no `web_search`. */
+  readonly searchUrl: string | undefined
+  readonly fetchAllowPrivate: boolean
+  readonly chromiumPath: string
+  readonly visualVision: boolean
+}
+
+const flag = (raw: string | undefined, byDefault: boolean): boolean =>
+  raw === undefined ? byDefault : ["1", "true", "yes", "on"].includes(raw.toLowerCase())
+
+export const readSubagentSettings: Effect.Effect<SubagentSettings> = Effect.gen(function*() {
+  return {
+    models: {
+      research: yield* modelFor("research"),
+      demo: yield* modelFor("demo"),
+      visual: yield* modelFor("visual")
+    },
+    searchUrl: yield* optional("SEARCH_URL"),
+    fetchAllowPrivate: flag(yield* optional("FETCH_ALLOW_PRIVATE"), false),
+    chromiumPath: (yield* optional("CHROMIUM_PATH")) ?? DEFAULT_CHROMIUM_PATH,
+    visualVision: flag(yield* optional("JOB_VISUAL_VISION"), true)
+  }
+})

@@ -1,0 +1,184 @@
+/**
+ * The Chat Completions tool loop every sub-agent runs, through the configured
+ * `ProviderAdapter`: an isolated context (the sub-agent's own system prompt
+ * and messages, never the chat's), the sub-agent's own tools (never the job
+ * tools), a cap on rounds.
+ *
+ * One round is one provider call. When the answer calls tools, each call is
+ * reported as the job's activity line, validated and executed; a tool's
+ * failure (bad arguments, an unknown tool, an unreachable page, a demo that
+ * throws) is not the loop's failure but the call's result, fed back to the
+ * model as `{"error": …}` so it can recover. The loop ends when a tool says
+ * the work is finished, when the model answers without calling a tool, or at
+ * the cap. Only a provider failure fails the loop.
+ */
+import { Data, Effect, Schema } from "effect"
+import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
+import { ProviderAdapter } from "../../llm/ProviderAdapter.ts"
+import type { ProviderError } from "../../llm/ProviderAdapter.ts"
+
+/** A tool's failure: its message is what the model reads as the call's error. */
+export class ToolFailure extends Data.TaggedError("ToolFailure")<{ readonly message: string }> {}
+
+/** What a successful call gives back. */
+export interface ToolOutput {
+  /** What the model reads as the call's result (JSON). */
+  readonly result: unknown
+  /**
+   * Images to show the model with its next call (a rendered figure), as a user
+   * message after the tool results, since tool results carry text only.
+   */
+  readonly images?: ReadonlyArray<ProviderImage>
+  /** The work is done: end the loop after this round's calls. */
+  readonly finish?: boolean
+}
+
+export interface SubagentTool<A = any> {
+  readonly schema: ToolSchema
+  /** Decodes the call's arguments; a decoding error goes back to the model. */
+  readonly args: Schema.Codec<A, unknown>
+  /** The job's activity line for this call, e.g. `web_search: "sigma.js v3"`. */
+  readonly activity: (args: A) => string
+  readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
+}
+
+/** Builds a tool with its argument type inferred from `args`. */
+export const tool = <A>(definition: SubagentTool<A>): SubagentTool<A> => definition
+
+export interface ToolLoopOptions {
+  readonly systemPrompt: string
+  /** The sub-agent's task: the first (and only initial) user message. */
+  readonly task: string
+  readonly tools: ReadonlyArray<SubagentTool>
+  /** `modelFor(role)`; undefined keeps the adapter's configured model. */
+  readonly model: string | undefined
+  readonly maxRounds: number
+  readonly reportActivity: (line: string) => Effect.Effect<void>
+  /**
+   * A provider call that carried images failed: may it be retried once
+   * without them? (A text-only model's server may refuse image input.)
+   */
+  readonly retryWithoutImages?: boolean
+}
+
+export type ToolLoopOutcome =
+  /** A tool finished the work. `content` is the text of the model's last answer. */
+  | { readonly _tag: "Finished"; readonly content: string; readonly rounds: number }
+  /** The model answered without calling a tool. */
+  | { readonly _tag: "Answered"; readonly content: string; readonly rounds: number }
+  /** `maxRounds` provider calls and the work is neither finished nor answered. */
+  | { readonly _tag: "RoundCap"; readonly content: string; readonly rounds: number }
+
+/** One line of activity text: single-line and bounded, as a job record's `activity` is shown in one line. */
+export const activityLine = (text: string, max = 120): string => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+const describeSchemaError = (error: unknown): string =>
+  error instanceof Error ? error.message.replace(/\s+/g, " ") : String(error)
+
+/** A tool message answering one call. */
+const toolMessage = (
+  call: ToolCall,
+  outcome: { readonly result: unknown } | { readonly error: string },
+  id: string
+): ChatMessage => ({
+  id,
+  role: "tool",
+  content: "",
+  toolResult: "error" in outcome
+    ? { toolCallId: call.id, name: call.name, error: outcome.error }
+    : { toolCallId: call.id, name: call.name, result: outcome.result as never },
+  timestamp: 0
+})
+
+/** Runs one call: unknown tool, bad arguments and the tool's own failure all become an `{ error }` for the model. */
+const runCall = (
+  tools: ReadonlyMap<string, SubagentTool>,
+  call: ToolCall,
+  reportActivity: ToolLoopOptions["reportActivity"]
+): Effect.Effect<{ readonly outcome: { result: unknown } | { error: string }; readonly output?: ToolOutput }> =>
+  Effect.gen(function*() {
+    const found = tools.get(call.name)
+    if (found === undefined) {
+      return { outcome: { error: `unknown tool ${call.name}; the tools are: ${[...tools.keys()].join(", ")}` } }
+    }
+    if (call.invalidArgs !== undefined) return { outcome: { error: `invalid arguments: ${call.invalidArgs}` } }
+    const decoded = yield* Schema.decodeUnknownEffect(found.args)(call.args).pipe(Effect.result)
+    if (decoded._tag === "Failure") {
+      return { outcome: { error: `invalid arguments: ${describeSchemaError(decoded.failure)}` } }
+    }
+    yield* reportActivity(activityLine(found.activity(decoded.success)))
+    const executed = yield* found.execute(decoded.success).pipe(Effect.result)
+    if (executed._tag === "Failure") return { outcome: { error: executed.failure.message } }
+    return { outcome: { result: executed.success.result }, output: executed.success }
+  })
+
+export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOutcome, ProviderError, ProviderAdapter> =>
+  Effect.gen(function*() {
+    const provider = yield* ProviderAdapter
+    const tools = new Map(options.tools.map((t) => [t.schema.name, t]))
+    const toolSchemas = options.tools.map((t) => t.schema)
+    const messages: Array<ChatMessage> = [{ id: "task", role: "user", content: options.task, timestamp: 0 }]
+    let images: ReadonlyArray<ProviderImage> = []
+    let content = ""
+
+    const call = (params: ProviderChatParams) => {
+      const attempt = provider.chat(params)
+      if (params.images === undefined || options.retryWithoutImages !== true) return attempt
+      // A server that refuses image input answers a 4xx: ask again, telling the model it could not see.
+      return attempt.pipe(Effect.catchIf(
+        (e) => e.reason === "Status" && e.status !== undefined && e.status >= 400 && e.status < 500,
+        () => {
+          const { images: _dropped, ...rest } = params
+          const last = rest.messages[rest.messages.length - 1]!
+          return provider.chat({
+            ...rest,
+            messages: [
+              ...rest.messages.slice(0, -1),
+              { ...last, content: `${last.content}\n(The image could not be shown: this model does not take images.)` }
+            ]
+          })
+        }
+      ))
+    }
+
+    for (let round = 1; round <= options.maxRounds; round++) {
+      const answer = yield* call({
+        // A copy: the conversation grows after the call, and a provider may keep what it was given.
+        messages: [...messages],
+        systemPrompt: options.systemPrompt,
+        toolSchemas,
+        ...(options.model !== undefined ? { model: options.model } : {}),
+        ...(images.length > 0 ? { images } : {})
+      })
+      images = []
+      content = answer.content
+      const calls = answer.toolCalls ?? []
+      if (calls.length === 0) return { _tag: "Answered", content, rounds: round }
+
+      messages.push({ id: `assistant_${round}`, role: "assistant", content: answer.content, toolCalls: calls, timestamp: 0 })
+      let finished = false
+      const shown: Array<ProviderImage> = []
+      for (const [index, toolCall] of calls.entries()) {
+        // After a finishing call, the rest of the round is not run (and needs no answer: the loop ends).
+        if (finished) break
+        const { outcome, output } = yield* runCall(tools, toolCall, options.reportActivity)
+        messages.push(toolMessage(toolCall, outcome, `tool_${round}_${index}`))
+        if (output?.images !== undefined) shown.push(...output.images)
+        if (output?.finish === true) finished = true
+      }
+      if (finished) return { _tag: "Finished", content, rounds: round }
+      if (shown.length > 0) {
+        images = shown
+        messages.push({
+          id: `images_${round}`,
+          role: "user",
+          content: "The image(s) your last tool call produced are attached.",
+          timestamp: 0
+        })
+      }
+    }
+    return { _tag: "RoundCap", content, rounds: options.maxRounds }
+  })

@@ -1,0 +1,102 @@
+/**
+ * The 409 retry (protocol §4): a client turn races in between the wake's look
+ * at the chat and its taking the marker. The race is made to happen, not
+ * simulated: the wake's turn composer is wrapped so that, on the wake's first
+ * attempt, a real client turn takes the chat's marker first; the wake then
+ * gets the composer's real `TurnInFlight`, goes back to its queue, and fires
+ * once the client's turn ended.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { ChatMessage } from "@switchboard/domain"
+import { steerMessageId, subagentResultOf } from "@switchboard/domain"
+import { Context, Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { ChatRepo } from "../../src/chat/ChatRepo.ts"
+import { TurnComposer } from "../../src/chat/TurnComposer.ts"
+import { JobRunnerLive } from "../../src/jobs/JobRunner.ts"
+import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
+import { JobSignals } from "../../src/jobs/JobSignals.ts"
+import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
+import { WakePipelineLive } from "../../src/jobs/WakePipeline.ts"
+import { makeFakeProvider } from "../support/FakeProvider.ts"
+import { makeFakeSubagents } from "../support/FakeSubagents.ts"
+import { eventually, teacher, user } from "../support/JobsHelpers.ts"
+import { TestDatabase } from "../support/TestDatabase.ts"
+
+describe("the wake pipeline under a race", () => {
+  it.live("a 409 (a client turn raced in) makes the wake retry; it fires once that turn ended", () =>
+    Effect.gen(function*() {
+      const fake = makeFakeProvider()
+      const subagents = makeFakeSubagents()
+      subagents.instant()
+      const clientInProvider = yield* Deferred.make<void>()
+      const releaseClient = yield* Deferred.make<void>()
+      fake.answerWith((params) =>
+        params.messages.at(-1)?.content === "racing in"
+          ? Deferred.succeed(clientInProvider, undefined).pipe(Effect.andThen(Deferred.await(releaseClient)), Effect.as(teacher(params)))
+          : Effect.succeed(teacher(params))
+      )
+
+      const wakeAttempts: Array<Exit.Exit<unknown, unknown>> = []
+      let clientTurn: Fiber.Fiber<unknown, unknown> | undefined
+      // The composer the wake pipeline gets: the real one, with a client turn injected before the wake's first try.
+      const RacingComposer = Layer.effect(TurnComposer, Effect.gen(function*() {
+        const real = yield* TurnComposer
+        return TurnComposer.of({
+          ...real,
+          persisted: (input) =>
+            Effect.gen(function*() {
+              const isWake = input.messages.some((m) => subagentResultOf(m) !== undefined)
+              if (isWake && clientTurn === undefined) {
+                clientTurn = yield* Effect.forkDetach(
+                  real.persisted({ chatId: input.chatId, messages: [user("u2", "racing in")], context: undefined })
+                )
+                yield* Deferred.await(clientInProvider)
+              }
+              const exit = yield* Effect.exit(real.persisted(input))
+              if (isWake) wakeAttempts.push(exit)
+              return yield* exit
+            })
+        })
+      })).pipe(Layer.provide(TurnComposer.layerNoDeps))
+
+      const core = Layer.mergeAll(JobSignals.layer, ChatRepo.layer).pipe(
+        Layer.provideMerge(JobsRepo.layer),
+        Layer.provideMerge(fake.layer),
+        Layer.provideMerge(TestDatabase)
+      )
+      const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
+        Layer.provide(RacingComposer),
+        Layer.provide(subagents.layer),
+        Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
+      )
+      const services = yield* Layer.build(Layer.mergeAll(pipeline, TurnComposer.layerNoDeps).pipe(Layer.provideMerge(core)))
+      const composer = Context.get(services, TurnComposer)
+      const chats = Context.get(services, ChatRepo)
+      const jobs = Context.get(services, JobsRepo)
+
+      const first = yield* composer.persisted({ chatId: "race", messages: [user("u1", "research graphs")], context: undefined })
+      assert.strictEqual(first._tag, "Answered")
+      const jobId = first._tag === "Answered" ? first.response.jobs![0]!.id : ""
+
+      yield* eventually(Effect.sync(() => wakeAttempts.length), (n) => n >= 1, "the wake's first attempt")
+      const refused = wakeAttempts[0]!
+      assert.isTrue(Exit.isFailure(refused), "the wake's first attempt was refused")
+      assert.include(JSON.stringify(refused), "turn_in_flight")
+      const during = yield* chats.transcript("race")
+      assert.isFalse(during.some((m) => m.id === steerMessageId(jobId)), "no steer while the client's turn holds the chat")
+
+      yield* Deferred.succeed(releaseClient, undefined)
+      yield* Fiber.join(clientTurn!)
+      const [job] = yield* eventually(jobs.list("race"), (list) => list[0]?.status === "done", "the job settled")
+      assert.strictEqual(job!.status, "done")
+      // The job settles inside the wake turn's last transaction, just before the turn returns.
+      yield* eventually(Effect.sync(() => wakeAttempts.filter(Exit.isSuccess).length), (n) => n >= 1, "the wake turn's return")
+      assert.strictEqual(wakeAttempts.filter(Exit.isSuccess).length, 1, "one successful wake turn")
+      const after: ReadonlyArray<ChatMessage> = yield* chats.transcript("race")
+      assert.deepStrictEqual(
+        after.map((m) => m.role === "user" && subagentResultOf(m) ? "steer" : `${m.role}:${m.content}`),
+        ["user:research graphs", "assistant:", "tool:" + after[2]!.content, "assistant:dispatched", "user:racing in", "assistant:you said: racing in", "steer", `assistant:${after.at(-1)!.content}`]
+      )
+      assert.match(after.at(-1)!.content, /^wake answer: Research complete/)
+    }).pipe(Effect.scoped))
+})
