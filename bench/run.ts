@@ -23,7 +23,7 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,planner,retention,orchestrator   run only these cases (memory comes with chatid)
+ *   --only=chat,chatid,planner,retention,orchestrator,jobs   run only these cases (memory comes with chatid)
  *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
  *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
@@ -43,6 +43,8 @@ import { join } from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
+import { jobsCase } from "./jobs.ts"
+import type { JobsFigures } from "./jobs.ts"
 import { LoadGenerator } from "./load.ts"
 import type { PhaseResult, Target } from "./load.ts"
 import {
@@ -86,7 +88,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,planner,retention,orchestrator] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
+      "[--only=chat,chatid,planner,retention,orchestrator,jobs] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE]"
   )
   process.exit(0)
 }
@@ -102,7 +104,7 @@ const numberOption = (raw: string | undefined, name: string, fallback: number, i
 }
 
 const quick = flags.quick === true
-const CASES = ["chat", "chatid", "planner", "retention", "orchestrator"] as const
+const CASES = ["chat", "chatid", "planner", "retention", "orchestrator", "jobs"] as const
 const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
 for (const name of only) {
   if (!(CASES as ReadonlyArray<string>).includes(name)) {
@@ -679,6 +681,47 @@ const orchestratorCase = async (upstream: { child: ChildProcess; port: number })
   }
 }
 
+/** Job dispatch → steer delivered (`bench/jobs.ts`), on a server of its own with the scripted instant sub-agent. */
+const jobsRunCase = async (upstream: { readonly port: number }, backend: "embedded" | "postgres") => {
+  const server = await startServer({
+    name: `jobs server (${backend})`,
+    upstreamPort: upstream.port,
+    databaseUrl: backend === "postgres" ? scratchUrl : undefined,
+    env: { LLM_PROVIDER: "scripted", LLM_SCRIPT: here("./jobs-script.json"), ...options.serverEnv }
+  })
+  try {
+    const runs: Array<JobsFigures> = []
+    for (let i = 0; i < options.runs; i++) runs.push(await jobsCase(server.port))
+    for (const r of runs) {
+      console.log(
+        `jobs (${backend}): ${r.jobs} jobs in ${fmt(r.seconds, 1)} s: ack p99 ${fmt(r.ackP99Ms, 2)} ms, ` +
+          `completion → steer p50 ${fmt(r.steerP50Ms, 2)} ms p99 ${fmt(r.steerP99Ms, 2)} ms, ` +
+          `lost ${r.lost}, duplicated ${r.duplicated}, 409 retries ${r.retries409}`
+      )
+    }
+    const none = (figure: (r: JobsFigures) => number) => runs.map((r) => ({ figure: figure(r), floor: Number.NaN, vs: Number.NaN }))
+    record({
+      id: "jobs.ack", name: "job dispatch: p99 ack (the dispatching turn, 200 jobs over 20 chats)", backend, unit: "ms",
+      floorName: "—", compare: "none", runs: none((r) => r.ackP99Ms),
+      target: "<= 10 ms", holds: (_vs, figure) => figure <= 10, notes: []
+    })
+    record({
+      id: "jobs.steer", name: "job completion → steer in transcript: p99", backend, unit: "ms",
+      floorName: "—", compare: "none", runs: none((r) => r.steerP99Ms),
+      target: "<= 250 ms", holds: (_vs, figure) => figure <= 250, notes: []
+    })
+    record({
+      id: "jobs.exactly-once", name: "jobs lost + steers duplicated", backend, unit: "",
+      floorName: "—", compare: "none", runs: none((r) => r.lost + r.duplicated),
+      target: "0", holds: (_vs, figure) => figure === 0, notes: []
+    })
+    const errors = errorLines(server.logFile)
+    if (errors.length > 0) machineNotes.push(`jobs server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
+  } finally {
+    await stop(server.child)
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The table
 
@@ -736,7 +779,7 @@ const main = async () => {
   }
 
   const backends: Array<"embedded" | "postgres"> = ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
-  const wantsServer = ["chat", "chatid", "planner", "retention"].some((name) => options.cases.includes(name))
+  const wantsServer = ["chat", "chatid", "planner", "retention", "jobs"].some((name) => options.cases.includes(name))
   for (const backend of backends) {
     if (!wantsServer) break
     await attempt(`server (${backend})`, async () => {
@@ -759,6 +802,7 @@ const main = async () => {
         if (options.cases.includes("chatid")) memoryCase(server, backend, pgliteAlone)
         if (options.cases.includes("planner")) await attempt(`planner (${backend})`, () => plannerCase(upstream, server, backend))
         if (options.cases.includes("retention")) await attempt(`retention (${backend})`, () => retentionCase(server, backend))
+        if (options.cases.includes("jobs")) await attempt(`jobs (${backend})`, () => jobsRunCase(upstream, backend))
         const errors = errorLines(server.logFile)
         if (errors.length > 0) machineNotes.push(`server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
       } finally {

@@ -105,6 +105,8 @@ export const JobRecord = Schema.Struct({
   activity: Schema.String,
   createdAt: Schema.String,
   updatedAt: Schema.String,
+  /** When the sub-agent finished (its result stored, the steer queued); absent while it runs. */
+  finishedAt: Schema.optionalKey(Schema.String),
   /** The sub-agent's result (the steer artifact's payload). */
   result: Schema.optionalKey(SubagentResult),
   error: Schema.optionalKey(Schema.String)

@@ -10,6 +10,7 @@
 import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
+import { retryDeadlock } from "../db/RetryDeadlock.ts"
 
 /** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
@@ -96,18 +97,18 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         // One statement (one round trip, atomic): create the chat if new, then take the marker
         // unless a live one exists. Foreign keys are checked at the end of the statement.
         if (first === undefined) {
-          const rows = yield* sql<{ turn_id: string }>`
+          const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
             WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
             INSERT INTO chat_turns (chat_id, turn_id, expires_at)
             VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
             ON CONFLICT (chat_id) DO UPDATE
               SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
               WHERE chat_turns.expires_at < now()
-            RETURNING turn_id`
+            RETURNING turn_id`)
           return rows.length === 1
         }
         // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
-        const rows = yield* sql<{ turn_id: string }>`
+        const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
           WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
           marker AS (
             INSERT INTO chat_turns (chat_id, turn_id, expires_at)
@@ -125,7 +126,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             ORDER BY t.n
             ON CONFLICT (chat_id, id) DO NOTHING
           )
-          SELECT turn_id FROM marker`
+          SELECT turn_id FROM marker`)
         if (rows.length !== 1) return false
         for (const batch of rest) yield* appendBatch(chatId, batch)
         return true

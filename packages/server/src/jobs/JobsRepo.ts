@@ -11,6 +11,7 @@
 import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { retryDeadlock } from "../db/RetryDeadlock.ts"
 
 export interface NewJob {
   readonly id: string
@@ -61,6 +62,7 @@ interface JobRow {
   readonly wake_failures: number
   readonly created_at: Date | string
   readonly updated_at: Date | string
+  readonly finished_at: Date | string | null
 }
 
 const iso = (t: Date | string) => new Date(t).toISOString()
@@ -74,6 +76,7 @@ const toRecord = (row: JobRow): JobRecord => ({
   activity: row.activity,
   createdAt: iso(row.created_at),
   updatedAt: iso(row.updated_at),
+  ...(row.finished_at === null ? {} : { finishedAt: iso(row.finished_at) }),
   // The finished record appears with the status flip (after the wake turn), never before.
   ...(row.status !== "running" && row.result !== null ? { result: row.result } : {}),
   ...(row.status !== "running" && row.error !== null ? { error: row.error } : {})
@@ -237,7 +240,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       chatTurnEnded: Effect.fn("JobsRepo.chatTurnEnded")(function*(chatId, turnId) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
         // chat's deferred wakes made due, in one statement.
-        const rows = yield* sql`
+        const rows = yield* retryDeadlock(sql`
           WITH released AS (
             DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
           ),
@@ -245,7 +248,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             UPDATE jobs SET wake_after = LEAST(wake_after, now())
             WHERE chat_id = ${chatId} AND phase = 'wake'
             RETURNING id)
-          SELECT pg_notify(${jobsChannel}, 'wake') FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`
+          SELECT pg_notify(${jobsChannel}, 'wake') FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
         return rows.length > 0
       }, Effect.orDie),
 
