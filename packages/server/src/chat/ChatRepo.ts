@@ -78,11 +78,15 @@ export class ChatRepo extends Context.Service<ChatRepo, {
 
     // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
     // in `seq`, and batches run one after the other, so the order holds across them.
+    // An existing chat row is left untouched (DO NOTHING, not an `updated_at` bump): a new row
+    // version written inside a turn's transaction made every other statement's `INSERT INTO
+    // chats … ON CONFLICT` wait for that transaction — and the marker upsert, which by then held
+    // the marker row the transaction was about to release, deadlocked with it.
     const appendBatch = (chatId: string, batch: string) =>
       sql`
         WITH chat AS (
           INSERT INTO chats (id) VALUES (${chatId})
-          ON CONFLICT (id) DO UPDATE SET updated_at = now()
+          ON CONFLICT (id) DO NOTHING
         )
         INSERT INTO chat_messages (chat_id, id, role, message)
         SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
@@ -140,7 +144,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         yield* sql`
           WITH chat AS (
             INSERT INTO chats (id) VALUES (${chatId})
-            ON CONFLICT (id) DO UPDATE SET updated_at = now()
+            ON CONFLICT (id) DO NOTHING
           ),
           appended AS (
             INSERT INTO chat_messages (chat_id, id, role, message)
