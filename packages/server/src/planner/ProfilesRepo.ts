@@ -43,25 +43,25 @@ interface SealedRow extends Row {
   readonly api_key_tag: Uint8Array
 }
 
-const toView = (row: Row): ProfileView => ({
+/** What the admin view and the sealed record share. */
+const settingsOf = (row: Row) => ({
   profileId: row.id,
   name: row.name,
   provider: row.provider,
   model: row.model,
   timeoutMs: row.timeout_ms,
-  baseUrl: row.base_url,
+  baseUrl: row.base_url
+})
+
+const toView = (row: Row): ProfileView => ({
+  ...settingsOf(row),
   active: row.active,
   credentialKeyId: row.credential_key_id,
   createdAt: iso(row.created_at)
 })
 
 const toRecord = (row: SealedRow): ProfileRecord => ({
-  profileId: row.id,
-  name: row.name,
-  provider: row.provider,
-  model: row.model,
-  timeoutMs: row.timeout_ms,
-  baseUrl: row.base_url,
+  ...settingsOf(row),
   sealed: {
     ciphertext: row.api_key_ciphertext,
     nonce: row.api_key_nonce,
