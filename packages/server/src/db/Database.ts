@@ -11,7 +11,6 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { join } from "node:path"
-import { layerEmbeddedPg } from "./EmbeddedPostgres.ts"
 import { MigrationsLive } from "./Migrations.ts"
 
 /** One connection, one `SELECT 1`, closed again: does the server at `url` answer? */
@@ -48,6 +47,8 @@ const layerClient = Layer.unwrap(Effect.gen(function*() {
   }
   const dataDir = join(yield* Config.String("DATA_DIR").pipe(Config.withDefault("./.switchboard")), "pgdata")
   yield* Effect.logInfo(`database: embedded PGlite in ${dataDir}`)
+  // Imported here, not at the top: a server on PostgreSQL never loads PGlite (its modules are megabytes resident).
+  const { layerEmbeddedPg } = yield* Effect.promise(() => import("./EmbeddedPostgres.ts"))
   return layerEmbeddedPg(dataDir)
 }))
 

@@ -14,6 +14,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { EmbeddedDatabase } from "./EmbeddedDatabase.ts"
 
 /** The embedded database is one process's: a second server on the same DATA_DIR would corrupt it. */
 export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly message: string }> {}
@@ -85,15 +86,6 @@ export const startEmbeddedPg = (dataDir: string | undefined) =>
     return socketPath
   })
 
-/**
- * Whether the database is the embedded one: one session, one process (the
- * DATA_DIR lock). What needs a connection of its own (a `LISTEN`er) cannot
- * have one there, and what a real PostgreSQL would carry between replicas can
- * stay in the process.
- */
-export const EmbeddedDatabase = Context.Reference<boolean>("switchboard/server/db/EmbeddedDatabase", {
-  defaultValue: () => false
-})
 
 /** A client of an embedded database's socket: one connection, as PGlite is one session. */
 export const layerEmbeddedClient = (socketPath: string) =>
@@ -105,3 +97,5 @@ export const layerEmbeddedClient = (socketPath: string) =>
 /** The embedded database and a client of it. */
 export const layerEmbeddedPg = (dataDir: string | undefined) =>
   Layer.unwrap(Effect.map(startEmbeddedPg(dataDir), layerEmbeddedClient))
+
+export { EmbeddedDatabase }

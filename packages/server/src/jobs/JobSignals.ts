@@ -15,7 +15,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Queue, Ref, Schedule } from "effect"
-import { EmbeddedDatabase } from "../db/EmbeddedPostgres.ts"
+import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { jobsChannel, JobsRepo } from "./JobsRepo.ts"
 
 export class JobSignals extends Context.Service<JobSignals, {

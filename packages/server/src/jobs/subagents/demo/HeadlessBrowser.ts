@@ -22,7 +22,6 @@
 import { Data, Effect } from "effect"
 import type { Scope } from "effect"
 import { access, constants } from "node:fs/promises"
-import { chromium } from "playwright-core"
 import type { Browser } from "playwright-core"
 
 /** No browser to test in: the demo cannot be verified, so it is not delivered. */
@@ -104,13 +103,14 @@ export const make = (chromiumPath: string): Effect.Effect<HeadlessBrowser, never
 
     const launch = (): Promise<Browser> => {
       if (launching !== undefined) return launching
-      const started = chromium.launch({
+      // playwright-core is imported on the first demo, not at start-up: its modules alone are ~30 MB resident.
+      const started = import("playwright-core").then(({ chromium }) => chromium.launch({
         executablePath: chromiumPath,
         headless: true,
         chromiumSandbox: process.getuid?.() !== 0,
         args: ["--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"],
         timeout: 30_000
-      })
+      }))
       launching = started
       started.then(
         (browser) => browser.on("disconnected", () => {
