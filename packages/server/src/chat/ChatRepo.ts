@@ -11,6 +11,7 @@ import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
+import { traced } from "../system/Spans.ts"
 
 /** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
@@ -95,7 +96,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         ON CONFLICT (chat_id, id) DO NOTHING`
 
     return ChatRepo.of({
-      beginTurn: Effect.fn("ChatRepo.beginTurn")(function*(chatId, turnId, ttl, messages = []) {
+      beginTurn: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
         const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         // One statement (one round trip, atomic): create the chat if new, then take the marker
@@ -134,8 +135,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         if (rows.length !== 1) return false
         for (const batch of rest) yield* appendBatch(chatId, batch)
         return true
-      }, Effect.orDie),
-      endTurn: Effect.fn("ChatRepo.endTurn")(function*(chatId, turnId, messages = []) {
+      }, Effect.orDie, traced("ChatRepo.beginTurn")),
+      endTurn: Effect.fnUntraced(function*(chatId, turnId, messages = []) {
         if (messages.length === 0) {
           yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
           return
@@ -154,25 +155,25 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             ON CONFLICT (chat_id, id) DO NOTHING
           )
           DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
-      }, Effect.orDie),
-      renewTurn: Effect.fn("ChatRepo.renewTurn")(function*(chatId, turnId, ttl) {
+      }, Effect.orDie, traced("ChatRepo.endTurn")),
+      renewTurn: Effect.fnUntraced(function*(chatId, turnId, ttl) {
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         const rows = yield* sql`
           UPDATE chat_turns SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
           WHERE chat_id = ${chatId} AND turn_id = ${turnId}
           RETURNING turn_id`
         return rows.length === 1
-      }, Effect.orDie),
-      append: Effect.fn("ChatRepo.append")(function*(chatId, messages) {
+      }, Effect.orDie, traced("ChatRepo.renewTurn")),
+      append: Effect.fnUntraced(function*(chatId, messages) {
         for (const batch of inBatches(messages)) yield* appendBatch(chatId, batch)
-      }, Effect.orDie),
-      transcript: Effect.fn("ChatRepo.transcript")(function*(chatId) {
+      }, Effect.orDie, traced("ChatRepo.append")),
+      transcript: Effect.fnUntraced(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)
         if (rows.length === 0 && !(yield* chatExists(chatId).pipe(Effect.orDie))) {
           return yield* new ChatNotFound({ error: `No chat with id "${chatId}"`, chatId })
         }
         return rows.map((r) => r.message)
-      })
+      }, traced("ChatRepo.transcript"))
     })
   }))
 }

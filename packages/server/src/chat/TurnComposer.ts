@@ -42,6 +42,7 @@ import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
+import { traced } from "../system/Spans.ts"
 
 /** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
 export const maxJobRounds = 8
@@ -117,14 +118,14 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         timestamp: now
       })))
 
-    const unpersisted = Effect.fn("TurnComposer.unpersisted")(function*(
+    const unpersisted = Effect.fnUntraced(function*(
       messages: ReadonlyArray<ChatMessage>,
       context: AgentContext | undefined
     ) {
       const answer = yield* adapter.chat({ messages, systemPrompt: buildSystemPrompt(context), toolSchemas: clientToolSchemas })
       const calls = answer.toolCalls ?? []
       return respond(yield* assistantMessage(answer.content, calls), calls, [])
-    })
+    }, traced("TurnComposer.unpersisted"))
 
     /** Each job call: a job record and its ack, or (bad arguments) a tool error the model can correct. */
     const dispatch = (chatId: string, context: AgentContext | undefined, calls: ReadonlyArray<ToolCall>) =>
@@ -189,7 +190,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       })
 
     /** The provider rounds of an accepted turn, job calls executed between them. */
-    const rounds = Effect.fn("TurnComposer.rounds")(function*(
+    const rounds = Effect.fnUntraced(function*(
       input: TurnInput,
       turnId: string,
       transcript: ReadonlyArray<ChatMessage>
@@ -238,11 +239,11 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         conversation.push(assistant, ...acks)
       }
-    })
+    }, traced("TurnComposer.rounds"))
 
     // A client that goes away interrupts the turn (the provider call is aborted, nothing of an answer
     // is stored) and the release frees the chat at once.
-    const persisted = Effect.fn("TurnComposer.persisted")(function*(input: TurnInput) {
+    const persisted = Effect.fnUntraced(function*(input: TurnInput) {
       const { chatId } = input
       const turnId = randomUUID()
       return yield* Effect.acquireUseRelease(
@@ -268,7 +269,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             Effect.flatMap((pending) => pending ? signals.local : Effect.void)
           )
       )
-    })
+    }, traced("TurnComposer.persisted"))
 
     return TurnComposer.of({ unpersisted, persisted, markerTtl })
   }))

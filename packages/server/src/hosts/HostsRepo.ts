@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { iso, isoOrNull } from "../db/SqlTime.ts"
+import { traced } from "../system/Spans.ts"
 
 /** `sbh_` + 32 random bytes, base64url: recognisable in a config file, 256 bits of secret. */
 export const newHostToken = () => `sbh_${randomBytes(32).toString("base64url")}`
@@ -43,22 +44,22 @@ export class HostsRepo extends Context.Service<HostsRepo, {
   static readonly layer = Layer.effect(HostsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return HostsRepo.of({
-      create: Effect.fn("HostsRepo.create")(function*(name) {
+      create: Effect.fnUntraced(function*(name) {
         const hostId = newId("host")
         const token = newHostToken()
         yield* sql`INSERT INTO hosts ${sql.insert({ id: hostId, name, token_hash: hashToken(token) })}`
         return { hostId, token }
-      }, Effect.orDie),
+      }, Effect.orDie, traced("HostsRepo.create")),
       list: sql<HostRow>`SELECT id, name, created_at, last_heartbeat_at FROM hosts ORDER BY created_at, id`.pipe(
         Effect.map((rows) => rows.map(toView)),
         Effect.orDie,
-        Effect.withSpan("HostsRepo.list")
+        traced("HostsRepo.list")
       ),
-      exists: Effect.fn("HostsRepo.exists")(function*(hostId) {
+      exists: Effect.fnUntraced(function*(hostId) {
         const rows = yield* sql`SELECT 1 FROM hosts WHERE id = ${hostId}`
         return rows.length > 0
-      }, Effect.orDie),
-      authenticate: Effect.fn("HostsRepo.authenticate")(function*(token) {
+      }, Effect.orDie, traced("HostsRepo.exists")),
+      authenticate: Effect.fnUntraced(function*(token) {
         if (token === "") return undefined
         const hash = hashToken(token)
         const rows = yield* sql<{ id: string; name: string; token_hash: Uint8Array }>`
@@ -67,13 +68,13 @@ export class HostsRepo extends Context.Service<HostsRepo, {
         // The index found the row by hash; the constant-time comparison is the actual check.
         if (row === undefined || !timingSafeEqual(Buffer.from(row.token_hash), hash)) return undefined
         return { hostId: row.id, name: row.name }
-      }, Effect.orDie),
-      heartbeat: Effect.fn("HostsRepo.heartbeat")(function*(hostId) {
+      }, Effect.orDie, traced("HostsRepo.authenticate")),
+      heartbeat: Effect.fnUntraced(function*(hostId) {
         const rows = yield* sql<{ now: Date }>`
           UPDATE hosts SET last_heartbeat_at = now() WHERE id = ${hostId} RETURNING last_heartbeat_at AS now`
         // The host exists: its token was just authenticated (hosts are never deleted).
         return iso(rows[0]!.now)
-      }, Effect.orDie)
+      }, Effect.orDie, traced("HostsRepo.heartbeat"))
     })
   }))
 }

@@ -21,6 +21,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { newId } from "./HostsRepo.ts"
+import { traced } from "../system/Spans.ts"
 
 export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost
 
@@ -100,7 +101,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
       }).pipe(Effect.orDie)
 
     return TasksRepo.of({
-      create: Effect.fn("TasksRepo.create")(function*(goal, reservedFor) {
+      create: Effect.fnUntraced(function*(goal, reservedFor) {
         const taskId = newId("task")
         const rows = yield* sql<{ id: string }>`
           INSERT INTO tasks (id, goal, reserved_host_id)
@@ -108,16 +109,16 @@ export class TasksRepo extends Context.Service<TasksRepo, {
           WHERE ${reservedFor ?? null}::text IS NULL OR EXISTS (SELECT 1 FROM hosts WHERE id = ${reservedFor ?? null})
           RETURNING id`
         return rows[0]?.id
-      }, Effect.orDie),
+      }, Effect.orDie, traced("TasksRepo.create")),
 
-      get: Effect.fn("TasksRepo.get")(function*(taskId) {
+      get: Effect.fnUntraced(function*(taskId) {
         const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* new TaskNotFound({ error: `No task with id "${taskId}"`, taskId })
         return toView(row)
-      }),
+      }, traced("TasksRepo.get")),
 
-      list: Effect.fn("TasksRepo.list")(function*(filter) {
+      list: Effect.fnUntraced(function*(filter) {
         const rows = yield* sql<ViewRow>`
           SELECT * FROM (${view}) t
           WHERE (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null})
@@ -125,9 +126,9 @@ export class TasksRepo extends Context.Service<TasksRepo, {
           ORDER BY seq DESC
           LIMIT ${filter.limit}`
         return rows.map(toView)
-      }, Effect.orDie),
+      }, Effect.orDie, traced("TasksRepo.list")),
 
-      claim: Effect.fn("TasksRepo.claim")(function*(hostId, leaseMs) {
+      claim: Effect.fnUntraced(function*(hostId, leaseMs) {
         const rows = yield* sql<{ id: string; attempt: number; goal: string; lease_expires_at: Date }>`
           WITH candidate AS (
             SELECT id FROM tasks
@@ -151,9 +152,9 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         return row === undefined
           ? undefined
           : { taskId: row.id, attempt: row.attempt, goal: row.goal, leaseExpiresAt: iso(row.lease_expires_at) }
-      }, Effect.orDie),
+      }, Effect.orDie, traced("TasksRepo.claim")),
 
-      renew: Effect.fn("TasksRepo.renew")(function*(taskId, hostId, attempt, leaseMs) {
+      renew: Effect.fnUntraced(function*(taskId, hostId, attempt, leaseMs) {
         const rows = yield* sql<{ lease_expires_at: Date }>`
           UPDATE tasks SET lease_expires_at = now() + ${wholeMillis(leaseMs)}::float8 * interval '1 millisecond'
           WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
@@ -162,17 +163,17 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         const row = rows[0]
         if (row === undefined) return yield* Effect.flip(refusal(taskId, hostId, attempt))
         return iso(row.lease_expires_at)
-      }),
+      }, traced("TasksRepo.renew")),
 
-      checkLease: Effect.fn("TasksRepo.checkLease")(function*(taskId, hostId, attempt) {
+      checkLease: Effect.fnUntraced(function*(taskId, hostId, attempt) {
         const rows = yield* sql`
           SELECT 1 FROM tasks
           WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
             AND status = 'running' AND lease_expires_at > now()`.pipe(Effect.orDie)
         if (rows.length === 0) return yield* Effect.flip(refusal(taskId, hostId, attempt))
-      }),
+      }, traced("TasksRepo.checkLease")),
 
-      complete: Effect.fn("TasksRepo.complete")(function*(taskId, hostId, attempt, status, output) {
+      complete: Effect.fnUntraced(function*(taskId, hostId, attempt, status, output) {
         const ended = yield* sql.withTransaction(Effect.gen(function*() {
           const rows = yield* sql`
             UPDATE tasks SET status = ${status}, output = ${JSON.stringify(output ?? null)}::jsonb,
@@ -190,7 +191,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         if (!ended) return yield* Effect.flip(refusal(taskId, hostId, attempt))
         const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
         return toView(rows[0]!)
-      })
+      }, traced("TasksRepo.complete"))
     })
   }))
 }

@@ -12,6 +12,7 @@ import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentRes
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
+import { traced } from "../system/Spans.ts"
 
 export interface NewJob {
   readonly id: string
@@ -133,7 +134,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     const ms = (n: number) => sql`${Math.max(0, Math.round(n))} * interval '1 millisecond'`
 
     return JobsRepo.of({
-      create: Effect.fn("JobsRepo.create")(function*(jobs) {
+      create: Effect.fnUntraced(function*(jobs) {
         if (jobs.length === 0) return
         const rows = jobs.map((j) => ({
           id: j.id,
@@ -148,14 +149,14 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
           FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) WITH ORDINALITY AS t(r, n)
           ORDER BY t.n`
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.create")),
 
-      list: Effect.fn("JobsRepo.list")(function*(chatId) {
+      list: Effect.fnUntraced(function*(chatId) {
         const rows = yield* sql<JobRow>`SELECT * FROM jobs WHERE chat_id = ${chatId} ORDER BY seq`
         return rows.map(toRecord)
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.list")),
 
-      claimRun: Effect.fn("JobsRepo.claimRun")(function*(owner, limit, leaseMs) {
+      claimRun: Effect.fnUntraced(function*(owner, limit, leaseMs) {
         if (limit <= 0) return []
         const rows = yield* sql<JobRow>`
           UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
@@ -167,23 +168,23 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             FOR UPDATE SKIP LOCKED)
           RETURNING *`
         return rows.map(toClaimed)
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.claimRun")),
 
-      renew: Effect.fn("JobsRepo.renew")(function*(id, owner, leaseMs) {
+      renew: Effect.fnUntraced(function*(id, owner, leaseMs) {
         const rows = yield* sql`
           UPDATE jobs SET lease_expires_at = now() + ${ms(leaseMs)}
           WHERE id = ${id} AND lease_owner = ${owner} AND phase <> 'settled'
           RETURNING id`
         return rows.length === 1
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.renew")),
 
-      reportActivity: Effect.fn("JobsRepo.reportActivity")(function*(id, owner, line) {
+      reportActivity: Effect.fnUntraced(function*(id, owner, line) {
         yield* sql`
           UPDATE jobs SET activity = ${line}, updated_at = now()
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'`
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.reportActivity")),
 
-      finishRun: Effect.fn("JobsRepo.finishRun")(function*(id, owner, result, error) {
+      finishRun: Effect.fnUntraced(function*(id, owner, result, error) {
         const rows = yield* sql`
           UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
             finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
@@ -191,13 +192,13 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
           RETURNING id`
         return rows.length === 1
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.finishRun")),
 
-      release: Effect.fn("JobsRepo.release")(function*(id, owner) {
+      release: Effect.fnUntraced(function*(id, owner) {
         yield* sql`UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ${id} AND lease_owner = ${owner}`
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.release")),
 
-      claimWake: Effect.fn("JobsRepo.claimWake")(function*(owner, limit, leaseMs) {
+      claimWake: Effect.fnUntraced(function*(owner, limit, leaseMs) {
         if (limit <= 0) return []
         // Only the head of each chat's queue is eligible, and only while no one holds it:
         // one wake per chat at a time, in completion order; chats never wait for each other.
@@ -215,9 +216,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             FOR UPDATE OF j SKIP LOCKED)
           RETURNING *`
         return rows.map(toClaimed)
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.claimWake")),
 
-      deferWake: Effect.fn("JobsRepo.deferWake")(function*(id, owner, delayMs, reason) {
+      deferWake: Effect.fnUntraced(function*(id, owner, delayMs, reason) {
         const due = reason === "busy"
           ? sql`CASE WHEN EXISTS (
               SELECT 1 FROM chat_turns t WHERE t.chat_id = jobs.chat_id AND t.expires_at >= now()
@@ -227,17 +228,17 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, wake_after = ${due}, updated_at = now(),
             wake_failures = wake_failures + ${reason === "failed" ? 1 : 0}
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'wake'`
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.deferWake")),
 
-      settle: Effect.fn("JobsRepo.settle")(function*(id, status) {
+      settle: Effect.fnUntraced(function*(id, status) {
         // No owner check: the chat's marker, held by the wake turn calling this, is what makes it exclusive.
         yield* sql`
           UPDATE jobs SET phase = 'settled', status = ${status}, lease_owner = NULL, lease_expires_at = NULL,
             updated_at = now()
           WHERE id = ${id} AND phase = 'wake'`
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.settle")),
 
-      chatTurnEnded: Effect.fn("JobsRepo.chatTurnEnded")(function*(chatId, turnId) {
+      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
         // chat's deferred wakes made due, in one statement.
         const rows = yield* retryDeadlock(sql`
@@ -250,12 +251,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             RETURNING id)
           SELECT pg_notify(${jobsChannel}, 'wake') FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
         return rows.length > 0
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.chatTurnEnded")),
 
-      chatBusy: Effect.fn("JobsRepo.chatBusy")(function*(chatId) {
+      chatBusy: Effect.fnUntraced(function*(chatId) {
         const rows = yield* sql`SELECT 1 FROM chat_turns WHERE chat_id = ${chatId} AND expires_at >= now()`
         return rows.length > 0
-      }, Effect.orDie),
+      }, Effect.orDie, traced("JobsRepo.chatBusy")),
 
       notify: sql`SELECT pg_notify(${jobsChannel}, 'job')`.pipe(Effect.asVoid, Effect.orDie)
     })

@@ -18,6 +18,7 @@ import { buildMessagesRequest, parseMessage } from "./AnthropicWire.ts"
 import { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
 import { endpointUrl, secretsOf, withDeadline } from "./ProviderHttp.ts"
 import * as UndiciPool from "./UndiciPool.ts"
+import { traced } from "../system/Spans.ts"
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 export const DEFAULT_MAX_TOKENS = 4096
@@ -59,7 +60,7 @@ export const chatOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSetting
     pool.post(messagesUrl, headers, JSON.stringify(buildMessagesRequest(params, options)), secrets).pipe(
       withDeadline(settings.timeoutMs, "message"),
       Effect.flatMap((body) => Effect.fromResult(parseMessage(body))),
-      Effect.withSpan("Anthropic.chat", { attributes: { model: params.model ?? settings.model } })
+      traced("Anthropic.chat", () => ({ attributes: { model: params.model ?? settings.model } }))
     )
 }
 

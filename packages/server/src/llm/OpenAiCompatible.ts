@@ -17,6 +17,7 @@ import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
 import type { TranscriptionInput } from "./ProviderAdapter.ts"
 import { withDeadline } from "./ProviderHttp.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
+import { traced } from "../system/Spans.ts"
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -42,7 +43,7 @@ export const chatVia = (
   send(buildChatRequest(params, settings.model)).pipe(
     withDeadline(settings.timeoutMs, "chat completion"),
     Effect.flatMap((body) => Effect.fromResult(parseChatCompletion(body))),
-    Effect.withSpan("OpenAiCompatible.chat", { attributes: { model: params.model ?? settings.model, transport } })
+    traced("OpenAiCompatible.chat", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
   )
 
 /** Both services over whichever transport is in context. */
@@ -65,9 +66,9 @@ export const layerNoDeps = (
           transport.transcribe({ input, model: settings.transcriptionModel }).pipe(
             withDeadline(settings.timeoutMs, "transcription"),
             Effect.flatMap((body) => Effect.fromResult(parseTranscription(body))),
-            Effect.withSpan("OpenAiCompatible.transcribe", {
+            traced("OpenAiCompatible.transcribe", () => ({
               attributes: { model: settings.transcriptionModel, transport: transport.kind }
-            })
+            }))
           )
       })
     })

@@ -17,6 +17,7 @@ import type { DecisionRecord, JsonObject } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
+import { traced } from "../system/Spans.ts"
 
 export interface NewDecision {
   readonly taskId: string
@@ -50,7 +51,7 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
   static readonly layer = Layer.effect(DecisionsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return DecisionsRepo.of({
-      record: Effect.fn("DecisionsRepo.record")(function*(d) {
+      record: Effect.fnUntraced(function*(d) {
         const rows = yield* sql<{ step_index: number }>`
           WITH step AS (
             UPDATE tasks SET next_step_index = next_step_index + 1
@@ -63,9 +64,9 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
           FROM step
           RETURNING step_index`
         return rows[0]?.step_index
-      }, Effect.orDie),
+      }, Effect.orDie, traced("DecisionsRepo.record")),
 
-      list: Effect.fn("DecisionsRepo.list")(function*(taskId, attempt) {
+      list: Effect.fnUntraced(function*(taskId, attempt) {
         const rows = yield* sql<Row>`
           SELECT task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at
           FROM planner_decisions
@@ -81,9 +82,9 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
           arguments: row.arguments,
           createdAt: iso(row.created_at)
         }))
-      }, Effect.orDie),
+      }, Effect.orDie, traced("DecisionsRepo.list")),
 
-      pruneBatch: Effect.fn("DecisionsRepo.pruneBatch")(function*(retentionMs, limit) {
+      pruneBatch: Effect.fnUntraced(function*(retentionMs, limit) {
         // The batch's rows are found over the retention index and locked in one
         // pass; the DELETE then reaches them by their physical address (a TID
         // scan), not through the primary key. The row count comes from the
@@ -98,7 +99,7 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
             FOR UPDATE SKIP LOCKED
           ))`.raw
         return (result as { readonly rowCount?: number }).rowCount ?? 0
-      }, Effect.orDie)
+      }, Effect.orDie, traced("DecisionsRepo.pruneBatch"))
     })
   }))
 }

@@ -36,6 +36,7 @@ import { DecisionsRepo } from "./DecisionsRepo.ts"
 import { callProvider, decisionParams } from "./PlannerProvider.ts"
 import { ProfilesRepo } from "./ProfilesRepo.ts"
 import { resolveDecision } from "./ResolveDecision.ts"
+import { traced } from "../system/Spans.ts"
 
 export type DecisionError =
   | Forbidden
@@ -76,7 +77,7 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
     const pools = yield* ProviderPools
 
     return PlannerDecisions.of({
-      decide: Effect.fn("PlannerDecisions.decide")(function*(request) {
+      decide: Effect.fnUntraced(function*(request) {
         const { attempt, hostId, taskId } = request
         // The lease check and the active profile in one statement; the reason a
         // lease is not held (403/404/409) is looked up only when it is not.
@@ -120,7 +121,7 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
           return yield* new LeaseLost({ error: `Lease lost on task ${taskId} during the provider call`, taskId })
         }
         return { toolName: resolved.toolName, arguments: resolved.arguments, stepIndex }
-      })
+      }, traced("PlannerDecisions.decide"))
     })
   }))
 }

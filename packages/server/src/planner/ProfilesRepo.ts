@@ -11,6 +11,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso } from "../db/SqlTime.ts"
 import type { Sealed } from "./CredentialKeys.ts"
+import { traced } from "../system/Spans.ts"
 
 /** What the planner needs of the active profile (the key still sealed). */
 export interface ProfileRecord {
@@ -107,7 +108,7 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
     const sealedSelect = sql`SELECT ${columns}, api_key_ciphertext, api_key_nonce, api_key_tag FROM provider_profiles`
 
     return ProfilesRepo.of({
-      insert: Effect.fn("ProfilesRepo.insert")(function*(profile) {
+      insert: Effect.fnUntraced(function*(profile) {
         const rows = yield* sql`
           INSERT INTO provider_profiles ${sql.insert({
           id: profile.profileId,
@@ -121,21 +122,21 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           ON CONFLICT (name) DO NOTHING
           RETURNING id`
         return rows.length === 1
-      }, Effect.orDie),
+      }, Effect.orDie, traced("ProfilesRepo.insert")),
 
       list: sql<Row>`SELECT ${columns} FROM provider_profiles ORDER BY created_at, id`.pipe(
         Effect.map((rows) => rows.map(toView)),
         Effect.orDie,
-        Effect.withSpan("ProfilesRepo.list")
+        traced("ProfilesRepo.list")
       ),
 
       active: sql<SealedRow>`${sealedSelect} WHERE active`.pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
-        Effect.withSpan("ProfilesRepo.active")
+        traced("ProfilesRepo.active")
       ),
 
-      activeForLease: Effect.fn("ProfilesRepo.activeForLease")(function*(taskId, hostId, attempt) {
+      activeForLease: Effect.fnUntraced(function*(taskId, hostId, attempt) {
         const rows = yield* sql<Partial<SealedRow> & { readonly lease_held: boolean }>`
           SELECT lease.held AS lease_held, p.id, p.name, p.provider, p.model, p.timeout_ms, p.base_url,
             p.credential_key_id, p.api_key_ciphertext, p.api_key_nonce, p.api_key_tag
@@ -150,9 +151,9 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           leaseHeld: row?.lease_held === true,
           profile: row?.id === undefined || row.id === null ? undefined : toRecord(row as SealedRow)
         }
-      }, Effect.orDie),
+      }, Effect.orDie, traced("ProfilesRepo.activeForLease")),
 
-      activate: Effect.fn("ProfilesRepo.activate")(function*(profileId) {
+      activate: Effect.fnUntraced(function*(profileId) {
         const rows = yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`SELECT pg_advisory_xact_lock(${ACTIVATION_LOCK})`
           const target = yield* sql`SELECT 1 FROM provider_profiles WHERE id = ${profileId}`
@@ -167,21 +168,21 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           return yield* new ProfileNotFound({ error: `No provider profile with id "${profileId}"`, profileId })
         }
         return toView(row)
-      }),
+      }, traced("ProfilesRepo.activate")),
 
       allSealed: sql<SealedRow>`${sealedSelect} ORDER BY created_at, id`.pipe(
         Effect.map((rows) => rows.map(toRecord)),
         Effect.orDie,
-        Effect.withSpan("ProfilesRepo.allSealed")
+        traced("ProfilesRepo.allSealed")
       ),
 
-      replaceSealed: Effect.fn("ProfilesRepo.replaceSealed")(function*(profileId, previousKeyId, sealed) {
+      replaceSealed: Effect.fnUntraced(function*(profileId, previousKeyId, sealed) {
         const rows = yield* sql`
           UPDATE provider_profiles SET ${sql.update(sealedColumns(sealed))}, updated_at = now()
           WHERE id = ${profileId} AND credential_key_id = ${previousKeyId}
           RETURNING id`
         return rows.length === 1
-      }, Effect.orDie)
+      }, Effect.orDie, traced("ProfilesRepo.replaceSealed"))
     })
   }))
 }

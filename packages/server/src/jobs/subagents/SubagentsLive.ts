@@ -25,6 +25,7 @@ import * as WebSearch from "./research/WebSearch.ts"
 import { readSubagentSettings } from "./SubagentConfig.ts"
 import { runVisual } from "./visual/Visual.ts"
 import type { SubagentSettings } from "./SubagentConfig.ts"
+import { traced } from "../../system/Spans.ts"
 
 /** Knobs tests turn that no environment variable does. */
 export interface SubagentOverrides {
@@ -70,7 +71,7 @@ const make = (settings: SubagentSettings, overrides: SubagentOverrides = {}) =>
         runKind(job).pipe(
           Effect.catchCause(crashed(job.kind, job)),
           Effect.provideService(ProviderAdapter, provider),
-          Effect.withSpan("Subagents.run", { attributes: { kind: job.kind, jobId: job.jobId } })
+          traced("Subagents.run", () => ({ attributes: { kind: job.kind, jobId: job.jobId } }))
         )
     })
   })
