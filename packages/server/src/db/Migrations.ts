@@ -9,11 +9,13 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import chats from "./migrations/0001_chats.ts"
 import planner from "./migrations/0002_planner.ts"
 import jobs from "./migrations/0003_jobs.ts"
+import retentionKeyset from "./migrations/0004_retention_keyset.ts"
 
 export const migrations = {
   "0001_chats": chats,
   "0002_planner": planner,
-  "0003_jobs": jobs
+  "0003_jobs": jobs,
+  "0004_retention_keyset": retentionKeyset
 }
 
 export const migrationCount = Object.keys(migrations).length

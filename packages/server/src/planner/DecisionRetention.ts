@@ -8,15 +8,17 @@
  *
  * Every replica sweeps on its own, every `PLANNER_PRUNE_INTERVAL_SECONDS`
  * (default 600) with ±20 % jitter so replicas started together drift apart;
- * the batches' `SKIP LOCKED` makes simultaneous sweeps harmless anyway. One
- * sweep deletes batches until a batch comes back short; each batch is its own
- * statement (its own transaction). The first batch has
+ * simultaneous sweeps are harmless anyway: a batch runs only under the
+ * sweep's advisory lock, and a replica that finds it taken stops sweeping
+ * instead of waiting (`DecisionsRepo.pruneBatch`). One sweep deletes batches
+ * until a batch comes back short; each batch is its own statement (its own
+ * transaction). The first batch has
  * `PLANNER_PRUNE_BATCH_SIZE` rows (default 5000); each next one is sized from
  * the rate the last one ran at to take about `PLANNER_PRUNE_BATCH_MILLIS`
  * (default 200), growing at most 16-fold a step: few statements on a fast
  * database (each batch re-walks the dead index entries its predecessors
  * left), short ones on a slow or busy one, every row lock held well under a
- * second either way.
+ * second either way (the advisory lock, likewise).
  */
 import { Config, Context, Duration, Effect, Layer, Random } from "effect"
 import { DecisionsRepo } from "./DecisionsRepo.ts"

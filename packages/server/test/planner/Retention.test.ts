@@ -13,7 +13,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { DecisionRetention, nextBatchSize, parseRetention } from "../../src/planner/DecisionRetention.ts"
-import { DecisionsRepo } from "../../src/planner/DecisionsRepo.ts"
+import { DecisionsRepo, PRUNE_LOCK } from "../../src/planner/DecisionsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
 import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
@@ -186,32 +186,35 @@ describe(`retention sweeps by two replicas on ${backend}`, () => {
       assert.strictEqual(yield* decisionCount(taskId).pipe(Effect.provide(inspect)), 0)
     }).pipe(Effect.scoped), STARTS_A_DATABASE)
 
-  // Needs a second session holding row locks while the sweep runs: the embedded database is a single session.
-  it.live.skipIf(backend !== "postgres")("a sweep skips rows another sweep holds instead of waiting for them (PostgreSQL only)", () =>
+  // Needs a second session holding the sweep's lock while the sweep runs: the embedded database is a single session.
+  it.live.skipIf(backend !== "postgres")("a sweep while another replica's batch runs stops at once instead of waiting (PostgreSQL only)", () =>
     Effect.gen(function*() {
       const env = plannerEnv({ PLANNER_PRUNE_BATCH_SIZE: "5", PLANNER_PRUNE_INTERVAL_SECONDS: "3600" })
       const { inspect, urls } = yield* startReplicas([env])
       const c = client(urls[0]!)
-      const held = yield* seedEnded(10).pipe(Effect.provide(inspect))
-      const free = yield* seedEnded(10).pipe(Effect.provide(inspect))
+      const a = yield* seedEnded(10).pipe(Effect.provide(inspect))
+      const b = yield* seedEnded(10).pipe(Effect.provide(inspect))
       const locked = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
-      // Another sweeper's transaction, mid-batch: it holds the rows of `held`.
+      // Another replica's batch, mid-statement: it holds the sweep's advisory lock (and, as a DELETE would, rows of `a`).
       const holder = yield* Effect.forkChild(SqlClient.SqlClient.use((sql) =>
         sql.withTransaction(Effect.gen(function*() {
-          yield* sql`SELECT id FROM planner_decisions WHERE task_id = ${held} FOR UPDATE`
+          const [lock] = yield* sql<{ ours: boolean }>`SELECT pg_try_advisory_xact_lock(${PRUNE_LOCK}) AS ours`
+          assert.isTrue(lock!.ours)
+          yield* sql`SELECT id FROM planner_decisions WHERE task_id = ${a} FOR UPDATE`
           yield* Deferred.succeed(locked, undefined)
           yield* Deferred.await(release)
         }))
       ).pipe(Effect.provide(inspect)))
       yield* Deferred.await(locked)
-      const pruned = yield* c.admin.post("/admin/planner-decisions/prune")
-      assert.strictEqual(pruned.json.deleted, 10, "the free rows, without waiting for the held ones")
-      assert.strictEqual(yield* decisionCount(free).pipe(Effect.provide(inspect)), 0)
-      assert.strictEqual(yield* decisionCount(held).pipe(Effect.provide(inspect)), 10)
+      const during = yield* c.admin.post("/admin/planner-decisions/prune")
+      assert.strictEqual(during.status, 200)
+      assert.strictEqual(during.json.deleted, 0, "the other replica is sweeping: this one leaves it the rows, without waiting")
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(holder)
-      const rest = yield* c.admin.post("/admin/planner-decisions/prune")
-      assert.strictEqual(rest.json.deleted, 10)
+      const after = yield* c.admin.post("/admin/planner-decisions/prune")
+      assert.strictEqual(after.json.deleted, 20, "in batches of 5, until one comes back short")
+      assert.strictEqual(yield* decisionCount(a).pipe(Effect.provide(inspect)), 0)
+      assert.strictEqual(yield* decisionCount(b).pipe(Effect.provide(inspect)), 0)
     }).pipe(Effect.scoped), STARTS_A_DATABASE)
 })
