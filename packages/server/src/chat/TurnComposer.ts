@@ -238,14 +238,12 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         }
         const batches = inBatches([assistant, ...acks])
-        if (!last && batches.length === 1) {
-          // A round that dispatched: its calls, their jobs and their acks (no job call is ever stored
-          // unanswered) and the marker's renewal for the next call, in one statement.
-          if (!(yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))) {
-            return yield* Effect.die(`chat ${chatId}: the turn lost its marker`)
-          }
-          renewed = true
-        } else {
+        // A round that dispatched: its calls, their jobs and their acks (no job call is ever stored
+        // unanswered) and the marker's renewal for the next call, in one statement. A turn whose
+        // marker expired meanwhile writes them all the same, as it always did (below).
+        renewed = !last && batches.length === 1 &&
+          (yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))
+        if (!renewed) {
           // The calls, their jobs and their acks together: no job call is ever stored unanswered.
           yield* sql.withTransaction(Effect.gen(function*() {
             if (last) {
