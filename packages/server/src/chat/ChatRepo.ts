@@ -49,6 +49,16 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    */
   beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
   /**
+   * `beginTurn`, and the transcript as it was before `messages` were appended, read by the same
+   * statement: `undefined` when another live turn holds the chat. A turn's opening round trip.
+   */
+  beginTurnReading(
+    chatId: string,
+    turnId: string,
+    ttl: Duration.Input,
+    messages?: ReadonlyArray<ChatMessage>
+  ): Effect.Effect<ReadonlyArray<ChatMessage> | undefined>
+  /**
    * Releases the marker, only if this turn still holds it. With `messages`,
    * they are appended in the same statement (the turn's answer and its end:
    * one round trip).
@@ -95,7 +105,38 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         ORDER BY t.n
         ON CONFLICT (chat_id, id) DO NOTHING`
 
+    const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
+
     return ChatRepo.of({
+      beginTurnReading: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
+        const [first, ...rest] = inBatches(messages)
+        const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+        // The statement's snapshot predates its own inserts, so the rows read are the transcript
+        // before this turn; one row with a null message stands for "taken, nothing stored yet".
+        const rows = yield* retryDeadlock(sql<{ message: unknown }>`
+          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          marker AS (
+            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+            ON CONFLICT (chat_id) DO UPDATE
+              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE chat_turns.expires_at < now()
+            RETURNING turn_id
+          ),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${first ?? "[]"}::jsonb) WITH ORDINALITY AS t(m, n)
+            WHERE EXISTS (SELECT 1 FROM marker)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          )
+          SELECT m.message FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
+          ORDER BY m.seq`)
+        if (rows.length === 0) return undefined
+        for (const batch of rest) yield* appendBatch(chatId, batch)
+        return yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message]))
+      }, Effect.orDie, traced("ChatRepo.beginTurnReading")),
       beginTurn: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
         const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))

@@ -40,7 +40,7 @@ import type { NewJob } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
-import { ChatRepo } from "./ChatRepo.ts"
+import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "../system/Spans.ts"
 
@@ -61,6 +61,11 @@ export interface TurnInput {
   readonly onComplete?: Effect.Effect<void>
 }
 
+/** Set once the turn's own last statement released the marker and made the chat's wakes due. */
+interface TurnEnd {
+  ended: boolean
+}
+
 export type TurnOutcome =
   | { readonly _tag: "Answered"; readonly response: ChatResponse }
   | { readonly _tag: "Deferred" }
@@ -70,6 +75,16 @@ const decodeInput = {
   research: Schema.decodeUnknownResult(jobInputSchemas.research),
   demo: Schema.decodeUnknownResult(jobInputSchemas.demo),
   visual: Schema.decodeUnknownResult(jobInputSchemas.visual)
+}
+
+/** The messages of `incoming` whose ids `stored` does not have, each id once: what an append stores. */
+const unstored = (stored: ReadonlyArray<ChatMessage>, incoming: ReadonlyArray<ChatMessage>): Array<ChatMessage> => {
+  const ids = new Set(stored.map((m) => m.id))
+  return incoming.filter((m) => {
+    if (ids.has(m.id)) return false
+    ids.add(m.id)
+    return true
+  })
 }
 
 const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, jobs: ReadonlyArray<DispatchedJob>): ChatResponse => ({
@@ -163,27 +178,19 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       Effect.gen(function*() {
         const { chatId, guard } = input
         if (guard === undefined) {
-          // A client turn: the marker and the write-ahead append (ids already stored are left as they
-          // were) in one statement (a large request's further batches right after); then the transcript
-          // is the conversation.
-          if (!(yield* repo.beginTurn(chatId, turnId, markerTtl, input.messages))) return undefined
-          return yield* repo.transcript(chatId).pipe(
-            Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => input.messages),
-            Effect.map((conversation) => ({ decision: "proceed" as TurnGuard, conversation })),
-            Effect.onError(() => repo.endTurn(chatId, turnId))
-          )
+          // A client turn: the marker, the stored transcript and the write-ahead append (ids already
+          // stored are left as they were) in one statement (a large request's further batches right
+          // after); the conversation is the transcript and then what was new in the request.
+          const stored = yield* repo.beginTurnReading(chatId, turnId, markerTtl, input.messages)
+          if (stored === undefined) return undefined
+          return { decision: "proceed" as TurnGuard, conversation: [...stored, ...unstored(stored, input.messages)] }
         }
         // A guarded turn (a wake) looks at the transcript before anything is written.
-        if (!(yield* repo.beginTurn(chatId, turnId, markerTtl))) return undefined
+        const transcript = yield* repo.beginTurnReading(chatId, turnId, markerTtl)
+        if (transcript === undefined) return undefined
         return yield* Effect.gen(function*() {
-          const transcript = yield* repo.transcript(chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
           const decision = guard(transcript)
-          const stored = new Set(transcript.map((m) => m.id))
-          const fresh = decision !== "proceed" ? [] : input.messages.filter((m) => {
-            if (stored.has(m.id)) return false
-            stored.add(m.id)
-            return true
-          })
+          const fresh = decision !== "proceed" ? [] : unstored(transcript, input.messages)
           yield* repo.append(chatId, fresh)
           return { decision, conversation: [...transcript, ...fresh] }
         }).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
@@ -193,16 +200,20 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     const rounds = Effect.fnUntraced(function*(
       input: TurnInput,
       turnId: string,
-      transcript: ReadonlyArray<ChatMessage>
+      transcript: ReadonlyArray<ChatMessage>,
+      end: TurnEnd
     ) {
       const { chatId, context } = input
       const conversation = [...transcript]
       const systemPrompt = buildSystemPrompt(context, { jobs: true })
       const dispatched: Array<DispatchedJob> = []
+      let renewed = false
       for (let round = 1;; round++) {
         const jobsOffered = round < maxJobRounds
-        // The marker covers one provider call at a time: each further round extends it.
-        if (round > 1) yield* repo.renewTurn(chatId, turnId, markerTtl)
+        // The marker covers one provider call at a time: each further round extends it (a round
+        // that dispatched did so in its own statement).
+        if (round > 1 && !renewed) yield* repo.renewTurn(chatId, turnId, markerTtl)
+        renewed = false
         const answer = yield* adapter.chat({
           messages: conversation,
           systemPrompt,
@@ -218,23 +229,40 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         const { acks, created } = yield* dispatch(chatId, context, jobCalls)
         const last = jobCalls.length === 0 || clientCalls.length > 0
         if (last && created.length === 0 && acks.length === 0 && input.onComplete === undefined) {
-          // The common end: the answer stored and the marker released in one statement.
-          yield* repo.endTurn(chatId, turnId, [assistant])
+          // The common end: the answer stored, the marker released and the wakes this turn held back
+          // made due, in one statement (the release that follows has nothing left to do).
+          const [only, ...more] = inBatches([assistant])
+          if (more.length > 0) yield* repo.append(chatId, [assistant])
+          const pending = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only)
+          end.ended = true
+          if (pending) yield* signals.wake.local
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         }
-        // The calls, their jobs and their acks together: no job call is ever stored unanswered.
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* repo.append(chatId, [assistant, ...acks])
-          yield* jobs.create(created)
-          if (created.length > 0) yield* signals.notify
-          if (last) {
-            if (input.onComplete) yield* input.onComplete
-            // The chat is free the moment the turn's end is visible (a wake's job settled with it):
-            // a client that sees either may go on at once. The release below is then a no-op.
-            yield* repo.endTurn(chatId, turnId)
-          }
-        })).pipe(Effect.orDie)
-        if (created.length > 0) yield* signals.local
+        const batches = inBatches([assistant, ...acks])
+        // A round that dispatched: its calls, their jobs and their acks (no job call is ever stored
+        // unanswered) and the marker's renewal for the next call, in one statement. A turn whose
+        // marker expired meanwhile writes them all the same, as it always did (below).
+        renewed = !last && batches.length === 1 &&
+          (yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))
+        if (!renewed) {
+          // The calls, their jobs and their acks together: no job call is ever stored unanswered.
+          yield* sql.withTransaction(Effect.gen(function*() {
+            if (last) {
+              yield* jobs.create(created)
+              if (created.length > 0) yield* signals.notify("run")
+              if (input.onComplete) yield* input.onComplete
+              // The chat is free the moment the turn's end is visible (a wake's job settled with it):
+              // a client that sees either may go on at once. The release below is then a no-op.
+              if (batches.length > 1) yield* repo.append(chatId, [assistant, ...acks])
+              yield* repo.endTurn(chatId, turnId, batches.length > 1 ? [] : [assistant, ...acks])
+            } else {
+              yield* repo.append(chatId, [assistant, ...acks])
+              yield* jobs.create(created)
+              if (created.length > 0) yield* signals.notify("run")
+            }
+          })).pipe(Effect.orDie)
+        }
+        if (created.length > 0) yield* signals.run.local
         dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
         if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         conversation.push(assistant, ...acks)
@@ -246,6 +274,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     const persisted = Effect.fnUntraced(function*(input: TurnInput) {
       const { chatId } = input
       const turnId = randomUUID()
+      const end: TurnEnd = { ended: false }
       return yield* Effect.acquireUseRelease(
         accept(input, turnId),
         (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError> => {
@@ -260,13 +289,13 @@ export class TurnComposer extends Context.Service<TurnComposer, {
                 (input.onComplete ?? Effect.void).pipe(Effect.andThen(repo.endTurn(chatId, turnId)))
               ).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
             case "proceed":
-              return rounds(input, turnId, accepted.conversation)
+              return rounds(input, turnId, accepted.conversation, end)
           }
         },
         (accepted) =>
-          accepted === undefined ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
+          accepted === undefined || end.ended ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
             // The marker released; wakes that waited behind this turn are due now (every replica hears of it).
-            Effect.flatMap((pending) => pending ? signals.local : Effect.void)
+            Effect.flatMap((pending) => pending ? signals.wake.local : Effect.void)
           )
       )
     }, traced("TurnComposer.persisted"))

@@ -6,13 +6,14 @@
  */
 import { Deferred, Effect, Ref } from "effect"
 import type { Scope } from "effect"
-import type { JobSignals } from "./JobSignals.ts"
+import type { JobSignal } from "./JobSignals.ts"
 
 export interface ClaimLoopOptions<A> {
   readonly name: string
   readonly concurrency: number
   readonly sweepMs: number
-  readonly signals: JobSignals["Service"]
+  /** This loop's own topic. */
+  readonly signal: JobSignal
   readonly claim: (free: number) => Effect.Effect<ReadonlyArray<A>>
   readonly handle: (claimed: A) => Effect.Effect<void>
 }
@@ -20,12 +21,18 @@ export interface ClaimLoopOptions<A> {
 /** Starts the loop in the current scope (interrupted, with its fibers, when the scope closes). */
 export const forkClaimLoop = <A>(options: ClaimLoopOptions<A>): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const { signals } = options
+    const { signal: signals } = options
     const active = yield* Ref.make(0)
     const scope = yield* Effect.scope
+    // A freed slot matters only to a loop that was full (it stopped claiming); otherwise the
+    // loop already waits for the next signal, and waking it would be one more empty claim.
     const handle = (claimed: A) =>
       options.handle(claimed).pipe(
-        Effect.ensuring(Ref.update(active, (n) => n - 1).pipe(Effect.andThen(signals.local)))
+        Effect.ensuring(
+          Ref.getAndUpdate(active, (n) => n - 1).pipe(
+            Effect.flatMap((before) => before >= options.concurrency ? signals.local : Effect.void)
+          )
+        )
       )
     const loop = Effect.gen(function*() {
       while (true) {

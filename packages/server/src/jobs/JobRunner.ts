@@ -10,9 +10,9 @@
  * keep dying (`maxRuns`) ends in the failure shape, like one past
  * `JOB_TIMEOUT_MS` — and either is steered like any result.
  *
- * On completion the result is stored and the wake queued in one statement
- * (`finishRun`), then every replica is notified: the wake pipeline takes it
- * from there.
+ * On completion the result is stored, the wake queued and every replica
+ * notified in one statement (`finishRun`): the wake pipeline takes it from
+ * there.
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
 import { isSubagentFailure, jobInputSchemas, subagentFailure } from "@switchboard/domain"
@@ -102,10 +102,8 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
         return yield* Effect.logWarning(`job ${job.id}: lease lost, another runner has it`)
       }
       const result = outcome.value
-      if (yield* repo.finishRun(job.id, owner, result, failureReason(result, job.kind))) {
-        yield* signals.notify
-        yield* signals.local
-      }
+      // The statement notified every replica; this process's wake loop hears it at once.
+      if (yield* repo.finishRun(job.id, owner, result, failureReason(result, job.kind))) yield* signals.wake.local
     }).pipe(
       // Shutting down: give the job back now rather than when the lease expires.
       Effect.onInterrupt(() => repo.release(job.id, owner)),
@@ -116,7 +114,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
     name: "runner",
     concurrency: config.concurrency,
     sweepMs: config.sweepMs,
-    signals,
+    signal: signals.run,
     claim: (free) => repo.claimRun(owner, free, config.leaseMs),
     handle: runJob
   })

@@ -9,6 +9,7 @@
  * (the DATA_DIR lock), which cannot spare a connection for a listener and has
  * no other replica to hear from, so there the in-process signal is all.
  *
+ * Each topic (a job to run, a wake to fire) has its own signal and payload.
  * Loops take `next` *before* looking for work and wait on it after, so a
  * signal that arrives while they look is not lost. A periodic sweep in the
  * loops backs all of this up (a dropped listener connection, expired leases).
@@ -18,33 +19,62 @@ import { Context, Deferred, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { jobsChannel, JobsRepo } from "./JobsRepo.ts"
 
-export class JobSignals extends Context.Service<JobSignals, {
-  /** Every replica: `pg_notify`, delivered when the current transaction commits. */
-  readonly notify: Effect.Effect<void>
-  /** This process's loops (call it after the commit). */
+/**
+ * What the work is: a job to run (the runner's loop) or a wake to fire (the
+ * wake pipeline's). Each loop hears only its own topic: one shared signal
+ * made both loops run a claim statement for every event of either, most of
+ * them finding nothing.
+ */
+export type JobTopic = "run" | "wake"
+
+/** One loop's signal. */
+export interface JobSignal {
+  /** This process's loop of the topic (call it after the commit). */
   readonly local: Effect.Effect<void>
   /** Completes at the next signal after this call. */
   readonly next: Effect.Effect<Deferred.Deferred<void>>
-}>()("switchboard/server/jobs/JobSignals") {
-  static readonly layer = Layer.effect(JobSignals, Effect.gen(function*() {
-    const repo = yield* JobsRepo
-    const current = yield* Ref.make(yield* Deferred.make<void>())
-    const local = Effect.gen(function*() {
+}
+
+const makeSignal = Effect.gen(function*() {
+  const current = yield* Ref.make(yield* Deferred.make<void>())
+  return {
+    local: Effect.gen(function*() {
       const fresh = yield* Deferred.make<void>()
       const previous = yield* Ref.getAndSet(current, fresh)
       yield* Deferred.succeed(previous, undefined)
-    })
+    }),
+    next: Ref.get(current)
+  } satisfies JobSignal
+})
 
-    if (!(yield* EmbeddedDatabase)) {
+export class JobSignals extends Context.Service<JobSignals, {
+  /**
+   * Every replica: `pg_notify`, delivered when the current transaction commits.
+   * A no-op on the embedded database (no other replica, no listener).
+   */
+  notify(topic: JobTopic): Effect.Effect<void>
+  /** Whether `notify` reaches anyone: statements that can carry the `pg_notify` themselves ask. */
+  readonly shared: boolean
+  readonly run: JobSignal
+  readonly wake: JobSignal
+}>()("switchboard/server/jobs/JobSignals") {
+  static readonly layer = Layer.effect(JobSignals, Effect.gen(function*() {
+    const repo = yield* JobsRepo
+    const run = yield* makeSignal
+    const wake = yield* makeSignal
+    const embedded = yield* EmbeddedDatabase
+
+    if (!embedded) {
       const pg = yield* PgClient.PgClient
       const listen = Effect.gen(function*() {
         const notifications = yield* pg.listen(jobsChannel)
         yield* Effect.logDebug("jobs: listening for notifications")
         // Whatever happened while not listening is found by the next look for work.
-        yield* local
+        yield* run.local
+        yield* wake.local
         while (true) {
-          yield* Queue.take(notifications)
-          yield* local
+          const { payload } = yield* Queue.take(notifications)
+          yield* payload === "wake" ? wake.local : run.local
         }
       }).pipe(
         Effect.scoped,
@@ -55,9 +85,10 @@ export class JobSignals extends Context.Service<JobSignals, {
     }
 
     return JobSignals.of({
-      notify: repo.notify,
-      local,
-      next: Ref.get(current)
+      notify: (topic) => embedded ? Effect.void : repo.notify(topic),
+      shared: !embedded,
+      run,
+      wake
     })
   }))
 }

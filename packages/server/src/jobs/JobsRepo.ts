@@ -11,6 +11,7 @@
 import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
 
@@ -109,11 +110,27 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   /** Extends a lease; false when it is no longer `owner`'s (expired and taken over). */
   renew(id: string, owner: string, leaseMs: number): Effect.Effect<boolean>
   reportActivity(id: string, owner: string, line: string): Effect.Effect<void>
-  /** Stores the result and queues the wake (`run` → `wake`); false when the lease was lost. */
+  /**
+   * A turn's round that dispatched jobs, in one statement: the assistant message and the calls'
+   * acks (one batch, see `inBatches`) appended, the jobs recorded, the turn's marker extended by
+   * `ttlMs` for the next provider call, every replica notified. False when the turn no longer
+   * holds the marker (nothing is written then).
+   */
+  dispatchRound(
+    chatId: string,
+    turnId: string,
+    ttlMs: number,
+    batch: string,
+    jobs: ReadonlyArray<NewJob>
+  ): Effect.Effect<boolean>
+  /** Stores the result and queues the wake (`run` → `wake`, every replica notified); false when the lease was lost. */
   finishRun(id: string, owner: string, result: SubagentResult, error: string | undefined): Effect.Effect<boolean>
   /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
   release(id: string, owner: string): Effect.Effect<void>
-  /** Claims the heads of chats' wake queues: at most one job per chat, the earliest finished. */
+  /**
+   * Claims the heads of chats' wake queues: at most one job per chat, the earliest finished, of
+   * chats no turn holds (the end of that turn makes them due and notifies).
+   */
   claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
   /** Puts a wake back in its queue for `delayMs` (see `WakeDeferral`). */
   deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
@@ -121,35 +138,67 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   settle(id: string, status: Exclude<JobStatus, "running">): Effect.Effect<void>
   /**
    * A turn of the chat ended: its marker is released (if `turnId` still holds it) and the chat's
-   * deferred wakes are due now. True when the chat has some (every replica is notified).
+   * deferred wakes are due now. True when the chat has some (every replica is notified). With
+   * `batch` (the turn's answer, one `inBatches` batch) it is appended by the same statement: a
+   * turn's answer, its end and the wakes it held back, in one round trip.
    */
-  chatTurnEnded(chatId: string, turnId: string): Effect.Effect<boolean>
-  /** Whether a live in-flight marker holds the chat. */
-  chatBusy(chatId: string): Effect.Effect<boolean>
+  chatTurnEnded(chatId: string, turnId: string, batch?: string): Effect.Effect<boolean>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
-  notify: Effect.Effect<void>
+  notify(topic: "run" | "wake"): Effect.Effect<void>
 }>()("switchboard/server/jobs/JobsRepo") {
   static readonly layer = Layer.effect(JobsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ms = (n: number) => sql`${Math.max(0, Math.round(n))} * interval '1 millisecond'`
+    // The embedded database has no listener (one process, see JobSignals): its statements skip the
+    // pg_notify; payloads are the topic of the loop that is to look.
+    const shared = !(yield* EmbeddedDatabase)
+    const jobRows = (jobs: ReadonlyArray<NewJob>) =>
+      JSON.stringify(jobs.map((j) => ({
+        id: j.id,
+        chat_id: j.chatId,
+        kind: j.kind,
+        tool_call_id: j.toolCallId,
+        input: j.input,
+        context: j.context ?? null
+      })))
 
     return JobsRepo.of({
       create: Effect.fnUntraced(function*(jobs) {
         if (jobs.length === 0) return
-        const rows = jobs.map((j) => ({
-          id: j.id,
-          chat_id: j.chatId,
-          kind: j.kind,
-          tool_call_id: j.toolCallId,
-          input: j.input,
-          context: j.context ?? null
-        }))
         yield* sql`
           INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
           SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
-          FROM jsonb_array_elements(${JSON.stringify(rows)}::jsonb) WITH ORDINALITY AS t(r, n)
+          FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
           ORDER BY t.n`
       }, Effect.orDie, traced("JobsRepo.create")),
+
+      dispatchRound: Effect.fnUntraced(function*(chatId, turnId, ttlMs, batch, jobs) {
+        // Everything hangs on the marker's renewal: a turn that lost its chat writes nothing.
+        const notify = shared && jobs.length > 0 ? sql`, pg_notify(${jobsChannel}, 'run')` : sql``
+        const rows = yield* retryDeadlock(sql`
+          WITH marker AS (
+            UPDATE chat_turns SET expires_at = now() + ${ms(ttlMs)}
+            WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+            RETURNING turn_id
+          ),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+            WHERE EXISTS (SELECT 1 FROM marker)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          ),
+          created AS (
+            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
+            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
+            FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
+            WHERE EXISTS (SELECT 1 FROM marker)
+            ORDER BY t.n
+          )
+          SELECT turn_id${notify} FROM marker`)
+        return rows.length === 1
+      }, Effect.orDie, traced("JobsRepo.dispatchRound")),
 
       list: Effect.fnUntraced(function*(chatId) {
         const rows = yield* sql<JobRow>`SELECT * FROM jobs WHERE chat_id = ${chatId} ORDER BY seq`
@@ -190,7 +239,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
             updated_at = now()
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
-          RETURNING id`
+          RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
         return rows.length === 1
       }, Effect.orDie, traced("JobsRepo.finishRun")),
 
@@ -209,6 +258,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             SELECT j.id FROM jobs j
             WHERE j.phase = 'wake' AND (j.lease_expires_at IS NULL OR j.lease_expires_at < now())
               AND j.wake_after <= now()
+              AND NOT EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = j.chat_id AND t.expires_at >= now())
               AND NOT EXISTS (
                 SELECT 1 FROM jobs o
                 WHERE o.chat_id = j.chat_id AND o.phase = 'wake' AND (o.finished_at, o.seq) < (j.finished_at, j.seq))
@@ -238,27 +288,32 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND phase = 'wake'`
       }, Effect.orDie, traced("JobsRepo.settle")),
 
-      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId) {
+      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
         // chat's deferred wakes made due, in one statement.
+        const appended = batch === undefined ? sql`` : sql`
+          chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          ),`
         const rows = yield* retryDeadlock(sql`
-          WITH released AS (
+          WITH ${appended}
+          released AS (
             DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
           ),
           due AS (
             UPDATE jobs SET wake_after = LEAST(wake_after, now())
             WHERE chat_id = ${chatId} AND phase = 'wake'
             RETURNING id)
-          SELECT pg_notify(${jobsChannel}, 'wake') FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
+          SELECT ${shared ? sql`pg_notify(${jobsChannel}, 'wake')` : sql`1`} FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
         return rows.length > 0
       }, Effect.orDie, traced("JobsRepo.chatTurnEnded")),
 
-      chatBusy: Effect.fnUntraced(function*(chatId) {
-        const rows = yield* sql`SELECT 1 FROM chat_turns WHERE chat_id = ${chatId} AND expires_at >= now()`
-        return rows.length > 0
-      }, Effect.orDie, traced("JobsRepo.chatBusy")),
-
-      notify: sql`SELECT pg_notify(${jobsChannel}, 'job')`.pipe(Effect.asVoid, Effect.orDie)
+      notify: (topic) => sql`SELECT pg_notify(${jobsChannel}, ${topic})`.pipe(Effect.asVoid, Effect.orDie)
     })
   }))
 }

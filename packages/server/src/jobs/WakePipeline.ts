@@ -79,9 +79,9 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
         onComplete: repo.settle(job.id, status)
       })
       // Look before taking the marker, so that a waiting steer does not make a client's turn a 409;
-      // the composer looks again under the marker, which is what makes it exact.
+      // the composer looks again under the marker, which is what makes it exact. (A chat some turn
+      // holds is not claimed at all: `claimWake` skips it, and that turn's end makes it due.)
       const precheck = Effect.gen(function*() {
-        if (yield* repo.chatBusy(job.chatId)) return { _tag: "Busy" } as const
         const transcript = yield* chats.transcript(job.chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
         return guard(transcript) === "defer" ? { _tag: "Deferred" } as const : undefined
       })
@@ -108,7 +108,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
         case "Busy":
           // The 409: a turn holds the chat. Its end makes this wake due at once (chatTurnEnded).
           yield* repo.deferWake(job.id, owner, busyRetryMs, "busy")
-          return yield* signals.local
+          return yield* signals.wake.local
         case "Deferred":
           // An unanswered client tool call: the client's continuation ends a turn, which makes this due.
           return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, "pending-call")
@@ -138,7 +138,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
     name: "wake",
     concurrency: wakeConcurrency,
     sweepMs: config.sweepMs,
-    signals,
+    signal: signals.wake,
     claim: (free) => repo.claimWake(owner, free, config.leaseMs),
     handle: deliver
   })

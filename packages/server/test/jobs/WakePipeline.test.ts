@@ -115,8 +115,10 @@ describe("the wake pipeline", () => {
         const slow = yield* Effect.forkChild(chat("in-flight", [user("u2", "a slow question")]))
         yield* Deferred.await(entered)
         yield* subagents.finish(jobId, researchResult("brief"))
-        // The wake looked, found the chat busy, and went back to its queue.
-        yield* eventually(wakeAttempts(jobId), (w) => w.n >= 1 && !w.leased, "a deferred wake")
+        // The result is stored and the wake queued; a chat a turn holds is not claimed for a wake
+        // (that turn's end makes the wake due and notifies).
+        yield* eventually(jobsOf("in-flight"), (jobs) => jobs[0]?.finishedAt !== undefined, "the job finished")
+        assert.isFalse((yield* wakeAttempts(jobId)).leased, "no wake holds the job while the turn is in flight")
         assert.strictEqual(steersIn(yield* transcriptOf("in-flight")).length, 0, "no steer while the turn is in flight")
         assert.strictEqual((yield* jobsOf("in-flight"))[0]!.status, "running")
 
