@@ -20,7 +20,8 @@
  */
 import type { AgentContext, ChatMessage, DispatchedJob, ToolCall, ToolResult } from "@switchboard/domain"
 import { unansweredToolCalls } from "@switchboard/domain"
-import { Cause, Clock, Effect } from "effect"
+import { Cause, Clock, Effect, References } from "effect"
+import type { Tracer } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
 import type { StoreApi } from "zustand/vanilla"
 import type { AgentState } from "../stores/AgentStore.ts"
@@ -105,7 +106,16 @@ const describeCause = (cause: Cause.Cause<unknown>): string => {
   return defect._tag === "Success" ? describeUnknown(defect.success) : "the tool was interrupted"
 }
 
-const noStackTrace = { captureStackTrace: false } as const
+/**
+ * The loop's spans, without a stack trace (an `Error` per span, twice), and
+ * only when a tracer records them: with tracing off (`run()` turns it off) a
+ * no-op span still copies the fiber's context twice, on every tool call.
+ */
+const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) =>
+    fiber.getRef(References.TracerEnabled) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
+  )
 
 export const makeOrchestrator = ({ agentStore, chatStore, registry }: OrchestratorDeps): Orchestrator => {
   const chat = () => chatStore.getState()
@@ -127,13 +137,13 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
           ? Effect.failCause(cause as Cause.Cause<never>)
           : Effect.succeed<ToolResult>({ toolCallId: call.id, name: call.name, error: stripNul(describeCause(cause)) })
       ),
-      Effect.withSpan("Orchestrator.resolveToolCall", { attributes: { tool: call.name } }, noStackTrace)
+      traced("Orchestrator.resolveToolCall", { attributes: { tool: call.name } })
     )
   }
 
   // The loop runs once per user turn and every step is on the app's hot path (issue 7: CPU per step):
   // the stores are plain synchronous setters, so the generator calls them directly instead of
-  // wrapping each in an `Effect.sync`, and the spans do not capture a stack trace (an `Error` per span).
+  // wrapping each in an `Effect.sync`.
   const run: Orchestrator["run"] = (messages, context) =>
     Effect.gen(function*() {
       const transport = yield* ChatTransport
@@ -218,7 +228,7 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
       Effect.ensuring(Effect.sync(() => {
         if (chat().loading) chat().setLoading(false)
       })),
-      Effect.withSpan("Orchestrator.run", undefined, noStackTrace)
+      traced("Orchestrator.run")
     )
 
   const send: Orchestrator["send"] = (content, context) =>
