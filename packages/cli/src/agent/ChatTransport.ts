@@ -13,7 +13,8 @@
  */
 import { Api, ChatResponse } from "@switchboard/domain"
 import type { ChatRequest } from "@switchboard/domain"
-import { Context, Data, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Data, Effect, Layer, Redacted, Result, Schema } from "effect"
+import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import { ApiClient } from "../api/ApiClient.ts"
 import type { ApiClientOptions } from "../api/ApiClient.ts"
 import { describeApiFailure, describeErrorResponse, rootCause } from "../api/ApiFailure.ts"
@@ -65,7 +66,15 @@ const chatEndpoint = (Api as unknown as {
   readonly groups: Record<string, { readonly endpoints: Record<string, { readonly path: string; readonly method: string }> }>
 }).groups["chat"]!.endpoints["chat"]!
 
-const decodeChatResponse = Schema.decodeUnknownEffect(ChatResponse)
+// The answer is decoded once per loop step: compile its decoder (Effect's Schema JIT, for this
+// schema only, so an app embedding the client keeps its own global choice), and decode
+// synchronously inside the step's one async operation instead of as further effects.
+SchemaJITCompiler.enable(ChatResponse.ast)
+const decodeChatResponse = Schema.decodeUnknownResult(ChatResponse)
+
+type Answer =
+  | { readonly _tag: "Response"; readonly status: number; readonly text: string }
+  | { readonly _tag: "Unreachable"; readonly cause: unknown }
 
 const makeFetchTransport = (options: ApiClientOptions): ChatTransport["Service"] => {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${chatEndpoint.path}`
@@ -78,34 +87,36 @@ const makeFetchTransport = (options: ApiClientOptions): ChatTransport["Service"]
   const fail = (failure: { readonly message: string; readonly status?: number; readonly code?: string }, cause?: unknown) =>
     Effect.fail(new ChatTransportError({ ...failure, ...(cause === undefined ? {} : { cause }) }))
 
+  const post = async (request: ChatRequest, signal: AbortSignal): Promise<Answer> => {
+    try {
+      const response = await fetch(url, { method: chatEndpoint.method, headers, body: JSON.stringify(request), signal })
+      return { _tag: "Response", status: response.status, text: await response.text() }
+    } catch (cause) {
+      return { _tag: "Unreachable", cause }
+    }
+  }
+
+  const answered = (answer: Answer): Effect.Effect<ChatResponse, ChatTransportError> => {
+    if (answer._tag === "Unreachable") {
+      const root = rootCause(answer.cause)
+      return fail({ message: `cannot reach the server: ${chatEndpoint.method} ${url}${root === undefined ? "" : `: ${root}`}` }, answer.cause)
+    }
+    const { status, text } = answer
+    let body: unknown
+    try {
+      body = text === "" ? null : JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    if (status < 200 || status > 299) return fail(describeErrorResponse(status, body))
+    const decoded = decodeChatResponse(body)
+    return Result.isSuccess(decoded)
+      ? Effect.succeed(decoded.success)
+      : fail({ message: `the request or its answer does not match the API: ${decoded.failure.message}` }, decoded.failure)
+  }
+
   return ChatTransport.of({
-    send: (request) =>
-      Effect.tryPromise({
-        // Interrupting the effect aborts the signal, and with it the request.
-        try: async (signal) => {
-          const response = await fetch(url, { method: chatEndpoint.method, headers, body: JSON.stringify(request), signal })
-          return { status: response.status, text: await response.text() }
-        },
-        catch: (cause) => cause
-      }).pipe(
-        Effect.catch((cause) => {
-          const root = rootCause(cause)
-          return fail({ message: `cannot reach the server: ${chatEndpoint.method} ${url}${root === undefined ? "" : `: ${root}`}` }, cause)
-        }),
-        Effect.flatMap(({ status, text }) => {
-          let body: unknown
-          try {
-            body = text === "" ? null : JSON.parse(text)
-          } catch {
-            body = undefined
-          }
-          if (status < 200 || status > 299) return fail(describeErrorResponse(status, body))
-          return decodeChatResponse(body).pipe(
-            Effect.catch((error) =>
-              fail({ message: `the request or its answer does not match the API: ${error.message}` }, error)
-            )
-          )
-        })
-      )
+    // Interrupting the effect aborts the signal, and with it the request.
+    send: (request) => Effect.flatMap(Effect.promise((signal) => post(request, signal)), answered)
   })
 }

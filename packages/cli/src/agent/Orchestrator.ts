@@ -20,7 +20,8 @@
  */
 import type { AgentContext, ChatMessage, DispatchedJob, ToolCall, ToolResult } from "@switchboard/domain"
 import { unansweredToolCalls } from "@switchboard/domain"
-import { Cause, Clock, Effect } from "effect"
+import { Cause, Clock, Effect, References } from "effect"
+import type { Tracer } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
 import type { StoreApi } from "zustand/vanilla"
 import type { AgentState } from "../stores/AgentStore.ts"
@@ -105,6 +106,17 @@ const describeCause = (cause: Cause.Cause<unknown>): string => {
   return defect._tag === "Success" ? describeUnknown(defect.success) : "the tool was interrupted"
 }
 
+/**
+ * The loop's spans, without a stack trace (an `Error` per span, twice), and
+ * only when a tracer records them: with tracing off (`run()` turns it off) a
+ * no-op span still copies the fiber's context twice, on every tool call.
+ */
+const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) =>
+    fiber.getRef(References.TracerEnabled) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
+  )
+
 export const makeOrchestrator = ({ agentStore, chatStore, registry }: OrchestratorDeps): Orchestrator => {
   const chat = () => chatStore.getState()
   const agent = () => agentStore.getState()
@@ -125,47 +137,47 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
           ? Effect.failCause(cause as Cause.Cause<never>)
           : Effect.succeed<ToolResult>({ toolCallId: call.id, name: call.name, error: stripNul(describeCause(cause)) })
       ),
-      Effect.withSpan("Orchestrator.resolveToolCall", { attributes: { tool: call.name } })
+      traced("Orchestrator.resolveToolCall", { attributes: { tool: call.name } })
     )
   }
 
+  // The loop runs once per user turn and every step is on the app's hot path (issue 7: CPU per step):
+  // the stores are plain synchronous setters, so the generator calls them directly instead of
+  // wrapping each in an `Effect.sync`.
   const run: Orchestrator["run"] = (messages, context) =>
     Effect.gen(function*() {
       const transport = yield* ChatTransport
+      const clock = yield* Clock.Clock
       const history: Array<ChatMessage> = [...(messages ?? chat().messages)]
       const agentContext = context === undefined ? agent().context : context
       const chatId = chat().chatId
 
-      const append = (message: NewChatMessage) =>
-        Effect.gen(function*() {
-          const timestamp = message.timestamp ?? (yield* Clock.currentTimeMillis)
-          const stored = chat().addMessage({ ...message, timestamp })
-          history.push(stored)
-          return stored
-        })
-      const finish = Effect.sync(() => {
+      const append = (message: NewChatMessage): ChatMessage => {
+        const timestamp = message.timestamp ?? clock.currentTimeMillisUnsafe()
+        const stored = chat().addMessage({ ...message, timestamp })
+        history.push(stored)
+        return stored
+      }
+      const finish = () => {
         agent().setStatus("idle")
         agent().setActiveTool(null)
         chat().setLoading(false)
-      })
+      }
 
-      yield* Effect.sync(() => {
-        chat().setError(null)
-        chat().setLoading(true)
-        agent().setActiveTool(null)
-      })
+      chat().setError(null)
+      chat().setLoading(true)
+      agent().setActiveTool(null)
 
       const jobs: Array<DispatchedJob> = []
-      const executeAll = (toolCalls: ReadonlyArray<ToolCall>) =>
-        Effect.gen(function*() {
-          yield* Effect.sync(() => agent().setStatus("processing"))
-          for (const call of toolCalls) {
-            yield* Effect.sync(() => agent().setActiveTool(call.name))
-            const toolResult = yield* resolveToolCall(call, agentContext)
-            yield* append({ role: "tool", content: toolContent(toolResult), toolResult })
-          }
-          yield* Effect.sync(() => agent().setActiveTool(null))
-        })
+      const executeAll = function*(toolCalls: ReadonlyArray<ToolCall>) {
+        agent().setStatus("processing")
+        for (const call of toolCalls) {
+          agent().setActiveTool(call.name)
+          const toolResult = yield* resolveToolCall(call, agentContext)
+          append({ role: "tool", content: toolContent(toolResult), toolResult })
+        }
+        agent().setActiveTool(null)
+      }
 
       // A history that ends with calls nobody answered yet (a wake turn's answer asking for a client
       // tool, found by a re-sync) is resumed: those calls are executed before the model is asked again.
@@ -174,7 +186,7 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
       if (pending.length > 0) yield* executeAll(pending)
 
       for (let iteration = 1;; iteration++) {
-        yield* Effect.sync(() => agent().setStatus("sending"))
+        agent().setStatus("sending")
         const response = yield* transport.send({
           messages: history,
           ...(agentContext === null ? {} : { context: agentContext }),
@@ -183,24 +195,24 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
         // The server's id keeps the persisted transcript and ours aligned; an empty one would fail validation.
         const id = response.messageId !== "" ? { id: response.messageId } : {}
         const toolCalls = response.toolCalls ?? []
-        jobs.push(...(response.jobs ?? []))
+        if (response.jobs !== undefined) jobs.push(...response.jobs)
 
         if (toolCalls.length === 0) {
-          yield* Effect.sync(() => agent().setStatus("responding"))
-          const message = yield* append({ ...id, role: "assistant", content: stripNul(response.content) })
-          yield* finish
+          agent().setStatus("responding")
+          const message = append({ ...id, role: "assistant", content: stripNul(response.content) })
+          finish()
           return { _tag: "Answered", message, iterations: iteration, jobs } satisfies RunResult
         }
 
         if (iteration >= maxIterations) {
           // The last answer's tool calls are not executed, and not appended either: an assistant
           // message whose calls have no results would make every later provider call invalid.
-          const message = yield* append({ role: "assistant", content: iterationLimitMessage })
-          yield* finish
+          const message = append({ role: "assistant", content: iterationLimitMessage })
+          finish()
           return { _tag: "IterationLimit", message, iterations: iteration, jobs } satisfies RunResult
         }
 
-        yield* append({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
+        append({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
         yield* executeAll(toolCalls)
       }
     }).pipe(
@@ -216,7 +228,7 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
       Effect.ensuring(Effect.sync(() => {
         if (chat().loading) chat().setLoading(false)
       })),
-      Effect.withSpan("Orchestrator.run")
+      traced("Orchestrator.run")
     )
 
   const send: Orchestrator["send"] = (content, context) =>
