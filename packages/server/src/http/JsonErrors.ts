@@ -91,13 +91,32 @@ const isMultipartTooLarge = (failure: unknown) =>
   Multipart.isMultipartError(failure) &&
   (failure.reason._tag === "BodyTooLarge" || failure.reason._tag === "FileTooLarge" || failure.reason._tag === "FieldTooLarge")
 
+/**
+ * The routes whose pattern matches a path, remembered per path: every request
+ * asks, and most ask for the same few paths. Bounded: once `limit` paths are
+ * remembered (ids in paths make them many), it starts over.
+ */
+export const routeMatcher = (routes: ReadonlyArray<RouteShape>, limit = 1024) => {
+  const known = new Map<string, ReadonlyArray<RouteShape>>()
+  return (path: string): ReadonlyArray<RouteShape> => {
+    let matching = known.get(path)
+    if (matching === undefined) {
+      matching = routes.filter((r) => r.pattern.test(path))
+      if (known.size >= limit) known.clear()
+      known.set(path, matching)
+    }
+    return matching
+  }
+}
+
 export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
   Layer.unwrap(Effect.gen(function*() {
     const cors = yield* CorsConfig
+    const matcher = routeMatcher(routes)
     return (HttpRouter.middleware as unknown as AnyMiddleware)((httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const answer = yield* answerWithJsonErrors(routes, request, httpEffect)
+        const answer = yield* answerWithJsonErrors(matcher, request, httpEffect)
         if (isPreflight(request.method, request.headers) && answer.status === 204) {
           return HttpServerResponse.setHeaders(
             answer,
@@ -110,14 +129,14 @@ export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
   }))
 
 const answerWithJsonErrors = (
-  routes: ReadonlyArray<RouteShape>,
+  matchingRoutes: (path: string) => ReadonlyArray<RouteShape>,
   request: HttpServerRequest.HttpServerRequest,
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 ) =>
   Effect.gen(function*() {
     // The router ends the path at `?` and at `;` (find-my-way's matrix parameters): so does this layer.
     const path = request.url.split(/[?;]/)[0] ?? "/"
-    const matching = routes.filter((r) => r.pattern.test(path))
+    const matching = matchingRoutes(path)
     const route = matching.find((r) => r.method === request.method)
 
     if (matching.length > 0 && route === undefined) {
