@@ -39,6 +39,12 @@ export interface ClaimedJob {
   readonly wakeFailures: number
 }
 
+/** A wake's job, to settle with its public status in the statement that ends the wake turn. */
+export interface Settle {
+  readonly jobId: string
+  readonly status: Exclude<JobStatus, "running">
+}
+
 /** Why a wake goes back to its queue. */
 export type WakeDeferral =
   /** A turn holds the chat: due again when it ends (or after the delay, if the marker is gone by then). */
@@ -140,9 +146,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * A turn of the chat ended: its marker is released (if `turnId` still holds it) and the chat's
    * deferred wakes are due now. True when the chat has some (every replica is notified). With
    * `batch` (the turn's answer, one `inBatches` batch) it is appended by the same statement: a
-   * turn's answer, its end and the wakes it held back, in one round trip.
+   * turn's answer, its end and the wakes it held back, in one round trip. With `settle`, a wake
+   * turn's job is settled by that statement too (see `settle`).
    */
-  chatTurnEnded(chatId: string, turnId: string, batch?: string): Effect.Effect<boolean>
+  chatTurnEnded(chatId: string, turnId: string, batch?: string, settle?: Settle): Effect.Effect<boolean>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
   notify(topic: "run" | "wake"): Effect.Effect<void>
 }>()("switchboard/server/jobs/JobsRepo") {
@@ -288,7 +295,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND phase = 'wake'`
       }, Effect.orDie, traced("JobsRepo.settle")),
 
-      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch) {
+      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch, settle) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
         // chat's deferred wakes made due, in one statement.
         const appended = batch === undefined ? sql`` : sql`
@@ -300,14 +307,21 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             ORDER BY t.n
             ON CONFLICT (chat_id, id) DO NOTHING
           ),`
+        // The settled job is left out of `due`: one statement must not update a row twice.
+        const settled = settle === undefined ? sql`` : sql`
+          settled AS (
+            UPDATE jobs SET phase = 'settled', status = ${settle.status}, lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
+            WHERE id = ${settle.jobId} AND phase = 'wake'
+          ),`
         const rows = yield* retryDeadlock(sql`
-          WITH ${appended}
+          WITH ${appended}${settled}
           released AS (
             DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
           ),
           due AS (
             UPDATE jobs SET wake_after = LEAST(wake_after, now())
-            WHERE chat_id = ${chatId} AND phase = 'wake'
+            WHERE chat_id = ${chatId} AND phase = 'wake'${settle === undefined ? sql`` : sql` AND id <> ${settle.jobId}`}
             RETURNING id)
           SELECT ${shared ? sql`pg_notify(${jobsChannel}, 'wake')` : sql`1`} FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
         return rows.length > 0

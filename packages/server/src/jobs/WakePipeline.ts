@@ -71,23 +71,21 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
       const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
       const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
       const guard = wakeGuard(steerMessageId(job.id))
-      const turn = composer.persisted({
-        chatId: job.chatId,
-        messages: [steer],
-        context: job.context,
-        guard,
-        onComplete: repo.settle(job.id, status)
-      })
       // Look before taking the marker, so that a waiting steer does not make a client's turn a 409;
-      // the composer looks again under the marker, which is what makes it exact. (A chat some turn
-      // holds is not claimed at all: `claimWake` skips it, and that turn's end makes it due.)
-      const precheck = Effect.gen(function*() {
-        const transcript = yield* chats.transcript(job.chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
-        return guard(transcript) === "defer" ? { _tag: "Deferred" } as const : undefined
-      })
+      // the composer checks under the marker that nothing was stored since, which is what makes it
+      // exact. (A chat some turn holds is not claimed at all: `claimWake` skips it, and that turn's
+      // end makes it due.)
       const outcome = yield* Effect.gen(function*() {
-        const early = yield* precheck
-        if (early !== undefined) return early
+        const known = yield* chats.transcript(job.chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+        if (guard(known) === "defer") return { _tag: "Deferred" } as const
+        const turn = composer.persisted({
+          chatId: job.chatId,
+          messages: [steer],
+          context: job.context,
+          guard,
+          known,
+          settles: { jobId: job.id, status }
+        })
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
           Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
         )
