@@ -9,7 +9,8 @@
  * runner in `run` and by the wake in `wake`; an expired one is re-entered.
  */
 import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
-import { Context, Effect, Layer } from "effect"
+import { ChatMessage } from "@switchboard/domain"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
@@ -37,6 +38,11 @@ export interface ClaimedJob {
   readonly runAttempts: number
   readonly wakeAttempts: number
   readonly wakeFailures: number
+}
+
+/** A wake as claimed: the job, and its chat's transcript as the claiming statement read it. */
+export interface ClaimedWake extends ClaimedJob {
+  readonly transcript: ReadonlyArray<ChatMessage>
 }
 
 /** A wake's job, to settle with its public status in the statement that ends the wake turn. */
@@ -135,9 +141,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   release(id: string, owner: string): Effect.Effect<void>
   /**
    * Claims the heads of chats' wake queues: at most one job per chat, the earliest finished, of
-   * chats no turn holds (the end of that turn makes them due and notifies).
+   * chats no turn holds (the end of that turn makes them due and notifies), each with its chat's
+   * transcript, read by the same statement: the wake's look before it takes the marker.
    */
-  claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
+  claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedWake>>
   /** Puts a wake back in its queue for `delayMs` (see `WakeDeferral`). */
   deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
   /** `wake` → `settled` with its public status; meant to run in the wake turn's final transaction. */
@@ -159,6 +166,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     // The embedded database has no listener (one process, see JobSignals): its statements skip the
     // pg_notify; payloads are the topic of the loop that is to look.
     const shared = !(yield* EmbeddedDatabase)
+    const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
     const jobRows = (jobs: ReadonlyArray<NewJob>) =>
       JSON.stringify(jobs.map((j) => ({
         id: j.id,
@@ -258,7 +266,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         if (limit <= 0) return []
         // Only the head of each chat's queue is eligible, and only while no one holds it:
         // one wake per chat at a time, in completion order; chats never wait for each other.
-        const rows = yield* sql<JobRow>`
+        const rows = yield* sql<JobRow & { readonly transcript: unknown }>`
           UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
             wake_attempts = wake_attempts + 1, updated_at = now()
           WHERE id IN (
@@ -271,8 +279,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
                 WHERE o.chat_id = j.chat_id AND o.phase = 'wake' AND (o.finished_at, o.seq) < (j.finished_at, j.seq))
             ORDER BY j.finished_at, j.seq LIMIT ${limit}
             FOR UPDATE OF j SKIP LOCKED)
-          RETURNING *`
-        return rows.map(toClaimed)
+          RETURNING *, (
+            SELECT coalesce(jsonb_agg(m.message ORDER BY m.seq), '[]'::jsonb)
+            FROM chat_messages m WHERE m.chat_id = jobs.chat_id) AS transcript`
+        const claimed: Array<ClaimedWake> = []
+        for (const row of rows) claimed.push({ ...toClaimed(row), transcript: yield* decodeTranscript(row.transcript) })
+        return claimed
       }, Effect.orDie, traced("JobsRepo.claimWake")),
 
       deferWake: Effect.fnUntraced(function*(id, owner, delayMs, reason) {

@@ -40,7 +40,7 @@ import { ChatRepo } from "../chat/ChatRepo.ts"
 import { forkClaimLoop } from "./ClaimLoop.ts"
 import { makeOwner, withLease } from "./JobRunner.ts"
 import { JobSignals } from "./JobSignals.ts"
-import type { ClaimedJob } from "./JobsRepo.ts"
+import type { ClaimedWake } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 
@@ -65,18 +65,18 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* JobsConfig
   const owner = makeOwner("wake")
 
-  const deliver = (job: ClaimedJob) =>
+  const deliver = (job: ClaimedWake) =>
     Effect.gen(function*() {
       const result = job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost")
       const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
       const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
       const guard = wakeGuard(steerMessageId(job.id))
-      // Look before taking the marker, so that a waiting steer does not make a client's turn a 409;
-      // the composer checks under the marker that nothing was stored since, which is what makes it
-      // exact. (A chat some turn holds is not claimed at all: `claimWake` skips it, and that turn's
-      // end makes it due.)
+      // Look (at the transcript the claim read) before taking the marker, so that a waiting steer
+      // does not make a client's turn a 409; the composer checks under the marker that nothing was
+      // stored since, which is what makes it exact. (A chat some turn holds is not claimed at all:
+      // `claimWake` skips it, and that turn's end makes it due.)
       const outcome = yield* Effect.gen(function*() {
-        const known = yield* chats.transcript(job.chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+        const known = job.transcript
         if (guard(known) === "defer") return { _tag: "Deferred" } as const
         const turn = composer.persisted({
           chatId: job.chatId,
