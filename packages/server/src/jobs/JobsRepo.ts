@@ -135,8 +135,19 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     batch: string,
     jobs: ReadonlyArray<NewJob>
   ): Effect.Effect<boolean>
-  /** Stores the result and queues the wake (`run` → `wake`, every replica notified); false when the lease was lost. */
-  finishRun(id: string, owner: string, result: SubagentResult, error: string | undefined): Effect.Effect<boolean>
+  /**
+   * Stores the result and queues the wake (`run` → `wake`, every replica notified); `finished`
+   * false when the lease was lost. With `wake`, the same statement claims the wake for
+   * `wake.owner` when `claimWake` could (no live turn holds the chat, no earlier wake queued in
+   * it), and returns it (nobody is notified then).
+   */
+  finishRun(
+    id: string,
+    owner: string,
+    result: SubagentResult,
+    error: string | undefined,
+    wake?: { readonly owner: string; readonly leaseMs: number }
+  ): Effect.Effect<{ readonly finished: boolean; readonly wake: ClaimedWake | undefined }>
   /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
   release(id: string, owner: string): Effect.Effect<void>
   /**
@@ -248,14 +259,39 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'`
       }, Effect.orDie, traced("JobsRepo.reportActivity")),
 
-      finishRun: Effect.fnUntraced(function*(id, owner, result, error) {
-        const rows = yield* sql`
+      finishRun: Effect.fnUntraced(function*(id, owner, result, error, wake) {
+        if (wake === undefined) {
+          const rows = yield* sql`
+            UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
+              finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
+            WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
+            RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
+          return { finished: rows.length === 1, wake: undefined }
+        }
+        // The job finishes now, so it heads its chat's queue unless a wake is queued there already.
+        const rows = yield* sql<JobRow & { readonly taken: boolean; readonly transcript: unknown }>`
+          WITH free AS (
+            SELECT NOT EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = j.chat_id AND t.expires_at >= now())
+              AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.chat_id = j.chat_id AND o.phase = 'wake') AS taken
+            FROM jobs j WHERE j.id = ${id}
+          )
           UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-            finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+            finished_at = clock_timestamp(), wake_after = now(),
+            lease_owner = CASE WHEN free.taken THEN ${wake.owner} END,
+            lease_expires_at = CASE WHEN free.taken THEN now() + ${ms(wake.leaseMs)} END,
+            wake_attempts = wake_attempts + CASE WHEN free.taken THEN 1 ELSE 0 END,
             updated_at = now()
-          WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
-          RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
-        return rows.length === 1
+          FROM free
+          WHERE jobs.id = ${id} AND jobs.lease_owner = ${owner} AND jobs.phase = 'run'
+          RETURNING jobs.*, free.taken, CASE WHEN free.taken THEN (
+            SELECT coalesce(jsonb_agg(m.message ORDER BY m.seq), '[]'::jsonb)
+            FROM chat_messages m WHERE m.chat_id = jobs.chat_id) END AS transcript${
+          shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END` : sql``}`
+        const row = rows[0]
+        if (row === undefined) return { finished: false, wake: undefined }
+        if (!row.taken) return { finished: true, wake: undefined }
+        return { finished: true, wake: { ...toClaimed(row), transcript: yield* decodeTranscript(row.transcript) } }
       }, Effect.orDie, traced("JobsRepo.finishRun")),
 
       release: Effect.fnUntraced(function*(id, owner) {

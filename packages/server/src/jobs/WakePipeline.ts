@@ -33,7 +33,7 @@ import {
   unansweredToolCalls
 } from "@switchboard/domain"
 import type { JobInput } from "@switchboard/domain"
-import { Cause, Clock, Effect, Layer, Option } from "effect"
+import { Cause, Clock, Effect, Layer, Option, Ref } from "effect"
 import type { TurnGuard } from "../chat/TurnComposer.ts"
 import { TurnComposer } from "../chat/TurnComposer.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
@@ -132,7 +132,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
       Effect.annotateLogs({ jobId: job.id, chatId: job.chatId })
     )
 
-  yield* forkClaimLoop({
+  const loop = yield* forkClaimLoop({
     name: "wake",
     concurrency: wakeConcurrency,
     sweepMs: config.sweepMs,
@@ -140,4 +140,12 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
     claim: (free) => repo.claimWake(owner, free, config.leaseMs),
     handle: deliver
   })
+  yield* Ref.set(signals.handoff, {
+    owner,
+    leaseMs: config.leaseMs,
+    reserve: loop.reserve,
+    unreserve: loop.unreserve,
+    deliver: loop.hand
+  })
+  yield* Effect.addFinalizer(() => Ref.set(signals.handoff, undefined))
 }))
