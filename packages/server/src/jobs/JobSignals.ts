@@ -17,7 +17,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
-import type { ClaimedWake } from "./JobsRepo.ts"
+import type { ClaimedJob, ClaimedWake } from "./JobsRepo.ts"
 import { jobsChannel, JobsRepo } from "./JobsRepo.ts"
 
 /**
@@ -49,18 +49,20 @@ const makeSignal = Effect.gen(function*() {
 })
 
 /**
- * This process's wake loop, as the runner hands it a wake at once: the statement that stores a
- * result also takes the wake's lease for `owner` when the chat is free and the job heads its
- * queue, and returns the wake as a claim would (one claim statement and a signal fewer per job).
+ * A loop of this process taking work at once from the statement that made it, instead of through
+ * a claim: the runner's loop a job the dispatching round inserted leased to `owner`, the wake
+ * loop a wake the statement storing the result claimed for `owner` (when the chat is free and the
+ * job heads its queue). One claim statement and one signal round fewer per job; work that is not
+ * handed off (a full loop, a busy chat) goes through the queue as before.
  */
-export interface WakeHandoff {
+export interface Handoff<A> {
   readonly owner: string
   readonly leaseMs: number
-  /** Takes a slot of the wake loop; false when it is full (the wake then goes through the queue). */
+  /** Takes a slot of the loop; false when it is full. */
   readonly reserve: Effect.Effect<boolean>
   readonly unreserve: Effect.Effect<void>
-  /** Delivers the wake in the reserved slot. */
-  readonly deliver: (wake: ClaimedWake) => Effect.Effect<void>
+  /** Handles the work in the reserved slot. */
+  readonly deliver: (claimed: A) => Effect.Effect<void>
 }
 
 export class JobSignals extends Context.Service<JobSignals, {
@@ -73,8 +75,10 @@ export class JobSignals extends Context.Service<JobSignals, {
   readonly shared: boolean
   readonly run: JobSignal
   readonly wake: JobSignal
+  /** Set by this process's runner once it runs. */
+  readonly runHandoff: Ref.Ref<Handoff<ClaimedJob> | undefined>
   /** Set by this process's wake pipeline once it runs. */
-  readonly handoff: Ref.Ref<WakeHandoff | undefined>
+  readonly wakeHandoff: Ref.Ref<Handoff<ClaimedWake> | undefined>
 }>()("switchboard/server/jobs/JobSignals") {
   static readonly layer = Layer.effect(JobSignals, Effect.gen(function*() {
     const repo = yield* JobsRepo
@@ -107,7 +111,8 @@ export class JobSignals extends Context.Service<JobSignals, {
       shared: !embedded,
       run,
       wake,
-      handoff: yield* Ref.make<WakeHandoff | undefined>(undefined)
+      runHandoff: yield* Ref.make<Handoff<ClaimedJob> | undefined>(undefined),
+      wakeHandoff: yield* Ref.make<Handoff<ClaimedWake> | undefined>(undefined)
     })
   }))
 }
