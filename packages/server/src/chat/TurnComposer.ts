@@ -32,12 +32,11 @@ import {
   jobToolSchemas,
   TurnInFlight
 } from "@switchboard/domain"
-import { Clock, Config, Context, Duration, Effect, Layer, Ref, Schema } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { JobSignals } from "../jobs/JobSignals.ts"
-import type { Handoff } from "../jobs/JobSignals.ts"
-import type { ClaimedJob, NewJob, Settle } from "../jobs/JobsRepo.ts"
+import type { NewJob, Settle } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
@@ -93,23 +92,6 @@ const unstored = (stored: ReadonlyArray<ChatMessage>, incoming: ReadonlyArray<Ch
     return true
   })
 }
-
-/** A job as the runner's claim of it would read it back. */
-const claimedOf = (job: NewJob): ClaimedJob => ({
-  id: job.id,
-  chatId: job.chatId,
-  kind: job.kind,
-  toolCallId: job.toolCallId,
-  input: job.input,
-  context: job.context,
-  result: undefined,
-  runAttempts: 1,
-  wakeAttempts: 0,
-  wakeFailures: 0
-})
-
-const unreserve = (runner: Handoff<ClaimedJob> | undefined, n: number) =>
-  runner === undefined ? Effect.void : Effect.forEach(Array.from({ length: n }), () => runner.unreserve, { discard: true })
 
 const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, jobs: ReadonlyArray<DispatchedJob>): ChatResponse => ({
   content: assistant.content,
@@ -284,26 +266,8 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         // A round that dispatched: its calls, their jobs and their acks (no job call is ever stored
         // unanswered) and the marker's renewal for the next call, in one statement. A turn whose
         // marker expired meanwhile writes them all the same, as it always did (below).
-        // The jobs this process's runner has room for are recorded as its claims and handed to it
-        // (uninterruptibly: a job recorded as claimed here is then in the runner's loop).
-        let handed = 0
-        renewed = !last && batches.length === 1 && (yield* Effect.uninterruptible(Effect.gen(function*() {
-          const runner = yield* Ref.get(signals.runHandoff)
-          if (runner !== undefined) {
-            while (handed < created.length && (yield* runner.reserve)) handed++
-          }
-          const leased = runner !== undefined && handed > 0
-            ? { owner: runner.owner, leaseMs: runner.leaseMs, count: handed }
-            : undefined
-          const written = yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created, leased)
-            .pipe(Effect.onError(() => unreserve(runner, handed)))
-          if (!written) {
-            yield* unreserve(runner, handed)
-            handed = 0
-          }
-          for (const job of created.slice(0, handed)) yield* runner!.deliver(claimedOf(job))
-          return written
-        })))
+        renewed = !last && batches.length === 1 &&
+          (yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))
         if (!renewed) {
           // The calls, their jobs and their acks together: no job call is ever stored unanswered.
           yield* sql.withTransaction(Effect.gen(function*() {
@@ -322,7 +286,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             }
           })).pipe(Effect.orDie)
         }
-        if (created.length > handed) yield* signals.run.local
+        if (created.length > 0) yield* signals.run.local
         dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
         if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         conversation.push(assistant, ...acks)

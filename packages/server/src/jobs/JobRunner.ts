@@ -104,7 +104,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
       const result = outcome.value
       // This process's wake loop takes the wake at once when it has room and the chat is free
       // (uninterruptibly: a wake claimed here is in the loop, whose fiber gives it back on shutdown).
-      const handoff = yield* Ref.get(signals.wakeHandoff)
+      const handoff = yield* Ref.get(signals.handoff)
       const finished = yield* Effect.uninterruptible(Effect.gen(function*() {
         const reserved = handoff !== undefined && (yield* handoff.reserve)
         const finished = yield* repo.finishRun(
@@ -127,7 +127,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
       Effect.annotateLogs({ jobId: job.id, kind: job.kind })
     )
 
-  const loop = yield* forkClaimLoop({
+  yield* forkClaimLoop({
     name: "runner",
     concurrency: config.concurrency,
     sweepMs: config.sweepMs,
@@ -135,12 +135,4 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
     claim: (free) => repo.claimRun(owner, free, config.leaseMs),
     handle: runJob
   })
-  yield* Ref.set(signals.runHandoff, {
-    owner,
-    leaseMs: config.leaseMs,
-    reserve: loop.reserve,
-    unreserve: loop.unreserve,
-    deliver: loop.hand
-  })
-  yield* Effect.addFinalizer(() => Ref.set(signals.runHandoff, undefined))
 }))

@@ -17,7 +17,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
-import type { ClaimedJob, ClaimedWake } from "./JobsRepo.ts"
+import type { ClaimedWake } from "./JobsRepo.ts"
 import { jobsChannel, JobsRepo } from "./JobsRepo.ts"
 
 /**
@@ -49,20 +49,18 @@ const makeSignal = Effect.gen(function*() {
 })
 
 /**
- * A loop of this process taking work at once from the statement that made it, instead of through
- * a claim: the runner's loop a job the dispatching round inserted leased to `owner`, the wake
- * loop a wake the statement storing the result claimed for `owner` (when the chat is free and the
- * job heads its queue). One claim statement and one signal round fewer per job; work that is not
- * handed off (a full loop, a busy chat) goes through the queue as before.
+ * This process's wake loop, as the runner hands it a wake at once: the statement that stores a
+ * result also takes the wake's lease for `owner` when the chat is free and the job heads its
+ * queue, and returns the wake as a claim would (one claim statement and a signal fewer per job).
  */
-export interface Handoff<A> {
+export interface WakeHandoff {
   readonly owner: string
   readonly leaseMs: number
-  /** Takes a slot of the loop; false when it is full. */
+  /** Takes a slot of the wake loop; false when it is full (the wake then goes through the queue). */
   readonly reserve: Effect.Effect<boolean>
   readonly unreserve: Effect.Effect<void>
-  /** Handles the work in the reserved slot. */
-  readonly deliver: (claimed: A) => Effect.Effect<void>
+  /** Delivers the wake in the reserved slot. */
+  readonly deliver: (wake: ClaimedWake) => Effect.Effect<void>
 }
 
 export class JobSignals extends Context.Service<JobSignals, {
@@ -75,10 +73,8 @@ export class JobSignals extends Context.Service<JobSignals, {
   readonly shared: boolean
   readonly run: JobSignal
   readonly wake: JobSignal
-  /** Set by this process's runner once it runs. */
-  readonly runHandoff: Ref.Ref<Handoff<ClaimedJob> | undefined>
   /** Set by this process's wake pipeline once it runs. */
-  readonly wakeHandoff: Ref.Ref<Handoff<ClaimedWake> | undefined>
+  readonly handoff: Ref.Ref<WakeHandoff | undefined>
 }>()("switchboard/server/jobs/JobSignals") {
   static readonly layer = Layer.effect(JobSignals, Effect.gen(function*() {
     const repo = yield* JobsRepo
@@ -111,8 +107,7 @@ export class JobSignals extends Context.Service<JobSignals, {
       shared: !embedded,
       run,
       wake,
-      runHandoff: yield* Ref.make<Handoff<ClaimedJob> | undefined>(undefined),
-      wakeHandoff: yield* Ref.make<Handoff<ClaimedWake> | undefined>(undefined)
+      handoff: yield* Ref.make<WakeHandoff | undefined>(undefined)
     })
   }))
 }

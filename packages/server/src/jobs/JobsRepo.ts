@@ -126,17 +126,14 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * A turn's round that dispatched jobs, in one statement: the assistant message and the calls'
    * acks (one batch, see `inBatches`) appended, the jobs recorded, the turn's marker extended by
    * `ttlMs` for the next provider call, every replica notified. False when the turn no longer
-   * holds the marker (nothing is written then). With `leased`, the first `leased.count` jobs are
-   * recorded as claimed by `leased.owner` (a runner of this process takes them at once; nobody is
-   * notified of them).
+   * holds the marker (nothing is written then).
    */
   dispatchRound(
     chatId: string,
     turnId: string,
     ttlMs: number,
     batch: string,
-    jobs: ReadonlyArray<NewJob>,
-    leased?: { readonly owner: string; readonly leaseMs: number; readonly count: number }
+    jobs: ReadonlyArray<NewJob>
   ): Effect.Effect<boolean>
   /**
    * Stores the result and queues the wake (`run` → `wake`, every replica notified); `finished`
@@ -201,14 +198,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           ORDER BY t.n`
       }, Effect.orDie, traced("JobsRepo.create")),
 
-      dispatchRound: Effect.fnUntraced(function*(chatId, turnId, ttlMs, batch, jobs, leased) {
+      dispatchRound: Effect.fnUntraced(function*(chatId, turnId, ttlMs, batch, jobs) {
         // Everything hangs on the marker's renewal: a turn that lost its chat writes nothing.
-        const count = leased?.count ?? 0
-        const notify = shared && jobs.length > count ? sql`, pg_notify(${jobsChannel}, 'run')` : sql``
-        const lease = leased === undefined ? sql`NULL::text, NULL::timestamptz, 0` : sql`
-          CASE WHEN t.n <= ${count} THEN ${leased.owner}::text END,
-          CASE WHEN t.n <= ${count} THEN now() + ${ms(leased.leaseMs)} END,
-          CASE WHEN t.n <= ${count} THEN 1 ELSE 0 END`
+        const notify = shared && jobs.length > 0 ? sql`, pg_notify(${jobsChannel}, 'run')` : sql``
         const rows = yield* retryDeadlock(sql`
           WITH marker AS (
             UPDATE chat_turns SET expires_at = now() + ${ms(ttlMs)}
@@ -224,9 +216,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             ON CONFLICT (chat_id, id) DO NOTHING
           ),
           created AS (
-            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, lease_owner, lease_expires_at, run_attempts)
-            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb),
-              ${lease}
+            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
+            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
             FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
             WHERE EXISTS (SELECT 1 FROM marker)
             ORDER BY t.n

@@ -140,12 +140,12 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
     claim: (free) => repo.claimWake(owner, free, config.leaseMs),
     handle: deliver
   })
-  yield* Ref.set(signals.wakeHandoff, {
+  yield* Ref.set(signals.handoff, {
     owner,
     leaseMs: config.leaseMs,
     reserve: loop.reserve,
     unreserve: loop.unreserve,
     deliver: loop.hand
   })
-  yield* Effect.addFinalizer(() => Ref.set(signals.wakeHandoff, undefined))
+  yield* Effect.addFinalizer(() => Ref.set(signals.handoff, undefined))
 }))
