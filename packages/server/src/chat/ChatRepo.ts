@@ -59,6 +59,20 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     messages?: ReadonlyArray<ChatMessage>
   ): Effect.Effect<ReadonlyArray<ChatMessage> | undefined>
   /**
+   * Takes the marker, as `beginTurn`, for a turn whose caller read the transcript just before:
+   * `messages` are appended only if the chat still has exactly `known` messages (messages are
+   * never removed, so the count says whether anything was stored since). True: taken, nothing
+   * new, appended; false: taken, something new, nothing appended; `undefined`: another live
+   * turn holds the chat. The chat must exist.
+   */
+  beginTurnUnchanged(
+    chatId: string,
+    turnId: string,
+    ttl: Duration.Input,
+    known: number,
+    messages: ReadonlyArray<ChatMessage>
+  ): Effect.Effect<boolean | undefined>
+  /**
    * Releases the marker, only if this turn still holds it. With `messages`,
    * they are appended in the same statement (the turn's answer and its end:
    * one round trip).
@@ -137,6 +151,33 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         for (const batch of rest) yield* appendBatch(chatId, batch)
         return yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message]))
       }, Effect.orDie, traced("ChatRepo.beginTurnReading")),
+      beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages) {
+        const [first, ...rest] = inBatches(messages)
+        const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+        const rows = yield* retryDeadlock(sql<{ n: number | string }>`
+          WITH marker AS (
+            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+            ON CONFLICT (chat_id) DO UPDATE
+              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+              WHERE chat_turns.expires_at < now()
+            RETURNING turn_id
+          ),
+          stored AS (SELECT count(*) AS n FROM chat_messages WHERE chat_id = ${chatId}),
+          appended AS (
+            INSERT INTO chat_messages (chat_id, id, role, message)
+            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+            FROM jsonb_array_elements(${first ?? "[]"}::jsonb) WITH ORDINALITY AS t(m, n)
+            WHERE EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}
+            ORDER BY t.n
+            ON CONFLICT (chat_id, id) DO NOTHING
+          )
+          SELECT (SELECT n FROM stored) AS n FROM marker`)
+        if (rows.length === 0) return undefined
+        if (Number(rows[0]!.n) !== known) return false
+        for (const batch of rest) yield* appendBatch(chatId, batch)
+        return true
+      }, Effect.orDie, traced("ChatRepo.beginTurnUnchanged")),
       beginTurn: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
         const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))

@@ -14,8 +14,8 @@
  *    tool result, both stored in one transaction with the assistant message —
  *    and call the provider again, until an answer without job calls (or with
  *    client calls, which are the client's to execute) or `maxJobRounds`;
- * 6. store the final answer (with the caller's `onComplete`, e.g. the wake
- *    settling its job, in the same transaction) and release the marker.
+ * 6. store the final answer and release the marker (a wake's job settled by
+ *    the same statement).
  *
  * Job calls never reach the client: the answer's `toolCalls` are the client
  * calls only. An answer mixing both is stored as it came (one assistant
@@ -36,7 +36,7 @@ import { Clock, Config, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { JobSignals } from "../jobs/JobSignals.ts"
-import type { NewJob } from "../jobs/JobsRepo.ts"
+import type { NewJob, Settle } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
@@ -55,10 +55,16 @@ export interface TurnInput {
   /** The request's messages; those already stored (same id) are not stored again. */
   readonly messages: ReadonlyArray<ChatMessage>
   readonly context: AgentContext | undefined
-  /** `defer`: nothing is written, the turn is `Deferred`; `skip`: only `onComplete` runs. */
+  /** `defer`: nothing is written, the turn is `Deferred`; `skip`: only `settles` is done. */
   readonly guard?: (transcript: ReadonlyArray<ChatMessage>) => TurnGuard
-  /** Runs in the transaction that stores the turn's last message. */
-  readonly onComplete?: Effect.Effect<void>
+  /**
+   * A guarded turn: the transcript as the caller read it just before (a wake's look before it
+   * takes the marker). Under the marker the turn then only checks that nothing was stored since,
+   * in the statement that takes it, rather than reading the transcript a second time.
+   */
+  readonly known?: ReadonlyArray<ChatMessage>
+  /** The job settled, with its public status, by the statement that stores the turn's last message (a wake's). */
+  readonly settles?: Settle
 }
 
 /** Set once the turn's own last statement released the marker and made the chat's wakes due. */
@@ -186,14 +192,32 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           return { decision: "proceed" as TurnGuard, conversation: [...stored, ...unstored(stored, input.messages)] }
         }
         // A guarded turn (a wake) looks at the transcript before anything is written.
-        const transcript = yield* repo.beginTurnReading(chatId, turnId, markerTtl)
-        if (transcript === undefined) return undefined
-        return yield* Effect.gen(function*() {
-          const decision = guard(transcript)
-          const fresh = decision !== "proceed" ? [] : unstored(transcript, input.messages)
-          yield* repo.append(chatId, fresh)
-          return { decision, conversation: [...transcript, ...fresh] }
-        }).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
+        const guarded = (transcript: ReadonlyArray<ChatMessage>) =>
+          Effect.gen(function*() {
+            const decision = guard(transcript)
+            const fresh = decision !== "proceed" ? [] : unstored(transcript, input.messages)
+            yield* repo.append(chatId, fresh)
+            return { decision, conversation: [...transcript, ...fresh] }
+          })
+        const known = input.known
+        if (known === undefined) {
+          const transcript = yield* repo.beginTurnReading(chatId, turnId, markerTtl)
+          if (transcript === undefined) return undefined
+          return yield* guarded(transcript).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
+        }
+        // The caller looked already: the guard decides on that look, and the marker, the check that
+        // nothing was stored since and the write-ahead append are one statement.
+        const decision = guard(known)
+        const fresh = decision !== "proceed" ? [] : unstored(known, input.messages)
+        const unchanged = yield* repo.beginTurnUnchanged(chatId, turnId, markerTtl, known.length, fresh)
+        if (unchanged === undefined) return undefined
+        if (unchanged) return { decision, conversation: [...known, ...fresh] }
+        // Something was stored since the look (and nothing of this turn's): look again, under the marker.
+        return yield* repo.transcript(chatId).pipe(
+          Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []),
+          Effect.flatMap(guarded),
+          Effect.onError(() => repo.endTurn(chatId, turnId))
+        )
       })
 
     /** The provider rounds of an accepted turn, job calls executed between them. */
@@ -228,12 +252,12 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
         const { acks, created } = yield* dispatch(chatId, context, jobCalls)
         const last = jobCalls.length === 0 || clientCalls.length > 0
-        if (last && created.length === 0 && acks.length === 0 && input.onComplete === undefined) {
-          // The common end: the answer stored, the marker released and the wakes this turn held back
-          // made due, in one statement (the release that follows has nothing left to do).
+        if (last && created.length === 0 && acks.length === 0) {
+          // The common end: the answer stored, a wake's job settled, the marker released and the wakes
+          // this turn held back made due, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
           if (more.length > 0) yield* repo.append(chatId, [assistant])
-          const pending = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only)
+          const pending = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
           end.ended = true
           if (pending) yield* signals.wake.local
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
@@ -250,7 +274,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             if (last) {
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
-              if (input.onComplete) yield* input.onComplete
+              if (input.settles) yield* jobs.settle(input.settles.jobId, input.settles.status)
               // The chat is free the moment the turn's end is visible (a wake's job settled with it):
               // a client that sees either may go on at once. The release below is then a no-op.
               if (batches.length > 1) yield* repo.append(chatId, [assistant, ...acks])
@@ -285,9 +309,14 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             case "defer":
               return Effect.succeed({ _tag: "Deferred" })
             case "skip":
-              return sql.withTransaction(
-                (input.onComplete ?? Effect.void).pipe(Effect.andThen(repo.endTurn(chatId, turnId)))
-              ).pipe(Effect.orDie, Effect.as({ _tag: "Skipped" }))
+              // The job settled and the marker released in one statement.
+              return jobs.chatTurnEnded(chatId, turnId, undefined, input.settles).pipe(
+                Effect.flatMap((pending) => {
+                  end.ended = true
+                  return pending ? signals.wake.local : Effect.void
+                }),
+                Effect.as({ _tag: "Skipped" } as const)
+              )
             case "proceed":
               return rounds(input, turnId, accepted.conversation, end)
           }

@@ -16,7 +16,7 @@
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
 import { isSubagentFailure, jobInputSchemas, subagentFailure } from "@switchboard/domain"
-import { Cause, Deferred, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Deferred, Effect, Layer, Option, Ref, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { forkClaimLoop } from "./ClaimLoop.ts"
@@ -102,8 +102,25 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
         return yield* Effect.logWarning(`job ${job.id}: lease lost, another runner has it`)
       }
       const result = outcome.value
+      // This process's wake loop takes the wake at once when it has room and the chat is free
+      // (uninterruptibly: a wake claimed here is in the loop, whose fiber gives it back on shutdown).
+      const handoff = yield* Ref.get(signals.handoff)
+      const finished = yield* Effect.uninterruptible(Effect.gen(function*() {
+        const reserved = handoff !== undefined && (yield* handoff.reserve)
+        const finished = yield* repo.finishRun(
+          job.id,
+          owner,
+          result,
+          failureReason(result, job.kind),
+          reserved ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined
+        ).pipe(Effect.onError(() => reserved ? handoff.unreserve : Effect.void))
+        if (reserved && finished.wake !== undefined) yield* handoff.deliver(finished.wake)
+        else if (reserved) yield* handoff.unreserve
+        return finished
+      }))
+      if (finished.wake !== undefined) return
       // The statement notified every replica; this process's wake loop hears it at once.
-      if (yield* repo.finishRun(job.id, owner, result, failureReason(result, job.kind))) yield* signals.wake.local
+      if (finished.finished) yield* signals.wake.local
     }).pipe(
       // Shutting down: give the job back now rather than when the lease expires.
       Effect.onInterrupt(() => repo.release(job.id, owner)),

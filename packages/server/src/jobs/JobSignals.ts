@@ -17,6 +17,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
+import type { ClaimedWake } from "./JobsRepo.ts"
 import { jobsChannel, JobsRepo } from "./JobsRepo.ts"
 
 /**
@@ -47,6 +48,21 @@ const makeSignal = Effect.gen(function*() {
   } satisfies JobSignal
 })
 
+/**
+ * This process's wake loop, as the runner hands it a wake at once: the statement that stores a
+ * result also takes the wake's lease for `owner` when the chat is free and the job heads its
+ * queue, and returns the wake as a claim would (one claim statement and a signal fewer per job).
+ */
+export interface WakeHandoff {
+  readonly owner: string
+  readonly leaseMs: number
+  /** Takes a slot of the wake loop; false when it is full (the wake then goes through the queue). */
+  readonly reserve: Effect.Effect<boolean>
+  readonly unreserve: Effect.Effect<void>
+  /** Delivers the wake in the reserved slot. */
+  readonly deliver: (wake: ClaimedWake) => Effect.Effect<void>
+}
+
 export class JobSignals extends Context.Service<JobSignals, {
   /**
    * Every replica: `pg_notify`, delivered when the current transaction commits.
@@ -57,6 +73,8 @@ export class JobSignals extends Context.Service<JobSignals, {
   readonly shared: boolean
   readonly run: JobSignal
   readonly wake: JobSignal
+  /** Set by this process's wake pipeline once it runs. */
+  readonly handoff: Ref.Ref<WakeHandoff | undefined>
 }>()("switchboard/server/jobs/JobSignals") {
   static readonly layer = Layer.effect(JobSignals, Effect.gen(function*() {
     const repo = yield* JobsRepo
@@ -88,7 +106,8 @@ export class JobSignals extends Context.Service<JobSignals, {
       notify: (topic) => embedded ? Effect.void : repo.notify(topic),
       shared: !embedded,
       run,
-      wake
+      wake,
+      handoff: yield* Ref.make<WakeHandoff | undefined>(undefined)
     })
   }))
 }

@@ -9,7 +9,8 @@
  * runner in `run` and by the wake in `wake`; an expired one is re-entered.
  */
 import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
-import { Context, Effect, Layer } from "effect"
+import { ChatMessage } from "@switchboard/domain"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
@@ -37,6 +38,17 @@ export interface ClaimedJob {
   readonly runAttempts: number
   readonly wakeAttempts: number
   readonly wakeFailures: number
+}
+
+/** A wake as claimed: the job, and its chat's transcript as the claiming statement read it. */
+export interface ClaimedWake extends ClaimedJob {
+  readonly transcript: ReadonlyArray<ChatMessage>
+}
+
+/** A wake's job, to settle with its public status in the statement that ends the wake turn. */
+export interface Settle {
+  readonly jobId: string
+  readonly status: Exclude<JobStatus, "running">
 }
 
 /** Why a wake goes back to its queue. */
@@ -123,15 +135,27 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     batch: string,
     jobs: ReadonlyArray<NewJob>
   ): Effect.Effect<boolean>
-  /** Stores the result and queues the wake (`run` → `wake`, every replica notified); false when the lease was lost. */
-  finishRun(id: string, owner: string, result: SubagentResult, error: string | undefined): Effect.Effect<boolean>
+  /**
+   * Stores the result and queues the wake (`run` → `wake`, every replica notified); `finished`
+   * false when the lease was lost. With `wake`, the same statement claims the wake for
+   * `wake.owner` when `claimWake` could (no live turn holds the chat, no earlier wake queued in
+   * it), and returns it (nobody is notified then).
+   */
+  finishRun(
+    id: string,
+    owner: string,
+    result: SubagentResult,
+    error: string | undefined,
+    wake?: { readonly owner: string; readonly leaseMs: number }
+  ): Effect.Effect<{ readonly finished: boolean; readonly wake: ClaimedWake | undefined }>
   /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
   release(id: string, owner: string): Effect.Effect<void>
   /**
    * Claims the heads of chats' wake queues: at most one job per chat, the earliest finished, of
-   * chats no turn holds (the end of that turn makes them due and notifies).
+   * chats no turn holds (the end of that turn makes them due and notifies), each with its chat's
+   * transcript, read by the same statement: the wake's look before it takes the marker.
    */
-  claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
+  claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedWake>>
   /** Puts a wake back in its queue for `delayMs` (see `WakeDeferral`). */
   deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
   /** `wake` → `settled` with its public status; meant to run in the wake turn's final transaction. */
@@ -140,9 +164,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * A turn of the chat ended: its marker is released (if `turnId` still holds it) and the chat's
    * deferred wakes are due now. True when the chat has some (every replica is notified). With
    * `batch` (the turn's answer, one `inBatches` batch) it is appended by the same statement: a
-   * turn's answer, its end and the wakes it held back, in one round trip.
+   * turn's answer, its end and the wakes it held back, in one round trip. With `settle`, a wake
+   * turn's job is settled by that statement too (see `settle`).
    */
-  chatTurnEnded(chatId: string, turnId: string, batch?: string): Effect.Effect<boolean>
+  chatTurnEnded(chatId: string, turnId: string, batch?: string, settle?: Settle): Effect.Effect<boolean>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
   notify(topic: "run" | "wake"): Effect.Effect<void>
 }>()("switchboard/server/jobs/JobsRepo") {
@@ -152,6 +177,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     // The embedded database has no listener (one process, see JobSignals): its statements skip the
     // pg_notify; payloads are the topic of the loop that is to look.
     const shared = !(yield* EmbeddedDatabase)
+    const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
     const jobRows = (jobs: ReadonlyArray<NewJob>) =>
       JSON.stringify(jobs.map((j) => ({
         id: j.id,
@@ -233,14 +259,39 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'`
       }, Effect.orDie, traced("JobsRepo.reportActivity")),
 
-      finishRun: Effect.fnUntraced(function*(id, owner, result, error) {
-        const rows = yield* sql`
+      finishRun: Effect.fnUntraced(function*(id, owner, result, error, wake) {
+        if (wake === undefined) {
+          const rows = yield* sql`
+            UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
+              finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
+            WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
+            RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
+          return { finished: rows.length === 1, wake: undefined }
+        }
+        // The job finishes now, so it heads its chat's queue unless a wake is queued there already.
+        const rows = yield* sql<JobRow & { readonly taken: boolean; readonly transcript: unknown }>`
+          WITH free AS (
+            SELECT NOT EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = j.chat_id AND t.expires_at >= now())
+              AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.chat_id = j.chat_id AND o.phase = 'wake') AS taken
+            FROM jobs j WHERE j.id = ${id}
+          )
           UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-            finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+            finished_at = clock_timestamp(), wake_after = now(),
+            lease_owner = CASE WHEN free.taken THEN ${wake.owner} END,
+            lease_expires_at = CASE WHEN free.taken THEN now() + ${ms(wake.leaseMs)} END,
+            wake_attempts = wake_attempts + CASE WHEN free.taken THEN 1 ELSE 0 END,
             updated_at = now()
-          WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
-          RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
-        return rows.length === 1
+          FROM free
+          WHERE jobs.id = ${id} AND jobs.lease_owner = ${owner} AND jobs.phase = 'run'
+          RETURNING jobs.*, free.taken, CASE WHEN free.taken THEN (
+            SELECT coalesce(jsonb_agg(m.message ORDER BY m.seq), '[]'::jsonb)
+            FROM chat_messages m WHERE m.chat_id = jobs.chat_id) END AS transcript${
+          shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END` : sql``}`
+        const row = rows[0]
+        if (row === undefined) return { finished: false, wake: undefined }
+        if (!row.taken) return { finished: true, wake: undefined }
+        return { finished: true, wake: { ...toClaimed(row), transcript: yield* decodeTranscript(row.transcript) } }
       }, Effect.orDie, traced("JobsRepo.finishRun")),
 
       release: Effect.fnUntraced(function*(id, owner) {
@@ -251,7 +302,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         if (limit <= 0) return []
         // Only the head of each chat's queue is eligible, and only while no one holds it:
         // one wake per chat at a time, in completion order; chats never wait for each other.
-        const rows = yield* sql<JobRow>`
+        const rows = yield* sql<JobRow & { readonly transcript: unknown }>`
           UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
             wake_attempts = wake_attempts + 1, updated_at = now()
           WHERE id IN (
@@ -264,8 +315,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
                 WHERE o.chat_id = j.chat_id AND o.phase = 'wake' AND (o.finished_at, o.seq) < (j.finished_at, j.seq))
             ORDER BY j.finished_at, j.seq LIMIT ${limit}
             FOR UPDATE OF j SKIP LOCKED)
-          RETURNING *`
-        return rows.map(toClaimed)
+          RETURNING *, (
+            SELECT coalesce(jsonb_agg(m.message ORDER BY m.seq), '[]'::jsonb)
+            FROM chat_messages m WHERE m.chat_id = jobs.chat_id) AS transcript`
+        const claimed: Array<ClaimedWake> = []
+        for (const row of rows) claimed.push({ ...toClaimed(row), transcript: yield* decodeTranscript(row.transcript) })
+        return claimed
       }, Effect.orDie, traced("JobsRepo.claimWake")),
 
       deferWake: Effect.fnUntraced(function*(id, owner, delayMs, reason) {
@@ -288,7 +343,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND phase = 'wake'`
       }, Effect.orDie, traced("JobsRepo.settle")),
 
-      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch) {
+      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch, settle) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
         // chat's deferred wakes made due, in one statement.
         const appended = batch === undefined ? sql`` : sql`
@@ -300,14 +355,21 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             ORDER BY t.n
             ON CONFLICT (chat_id, id) DO NOTHING
           ),`
+        // The settled job is left out of `due`: one statement must not update a row twice.
+        const settled = settle === undefined ? sql`` : sql`
+          settled AS (
+            UPDATE jobs SET phase = 'settled', status = ${settle.status}, lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
+            WHERE id = ${settle.jobId} AND phase = 'wake'
+          ),`
         const rows = yield* retryDeadlock(sql`
-          WITH ${appended}
+          WITH ${appended}${settled}
           released AS (
             DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
           ),
           due AS (
             UPDATE jobs SET wake_after = LEAST(wake_after, now())
-            WHERE chat_id = ${chatId} AND phase = 'wake'
+            WHERE chat_id = ${chatId} AND phase = 'wake'${settle === undefined ? sql`` : sql` AND id <> ${settle.jobId}`}
             RETURNING id)
           SELECT ${shared ? sql`pg_notify(${jobsChannel}, 'wake')` : sql`1`} FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
         return rows.length > 0

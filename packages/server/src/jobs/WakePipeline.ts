@@ -33,14 +33,14 @@ import {
   unansweredToolCalls
 } from "@switchboard/domain"
 import type { JobInput } from "@switchboard/domain"
-import { Cause, Clock, Effect, Layer, Option } from "effect"
+import { Cause, Clock, Effect, Layer, Option, Ref } from "effect"
 import type { TurnGuard } from "../chat/TurnComposer.ts"
 import { TurnComposer } from "../chat/TurnComposer.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
 import { forkClaimLoop } from "./ClaimLoop.ts"
 import { makeOwner, withLease } from "./JobRunner.ts"
 import { JobSignals } from "./JobSignals.ts"
-import type { ClaimedJob } from "./JobsRepo.ts"
+import type { ClaimedWake } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 
@@ -65,29 +65,27 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* JobsConfig
   const owner = makeOwner("wake")
 
-  const deliver = (job: ClaimedJob) =>
+  const deliver = (job: ClaimedWake) =>
     Effect.gen(function*() {
       const result = job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost")
       const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
       const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
       const guard = wakeGuard(steerMessageId(job.id))
-      const turn = composer.persisted({
-        chatId: job.chatId,
-        messages: [steer],
-        context: job.context,
-        guard,
-        onComplete: repo.settle(job.id, status)
-      })
-      // Look before taking the marker, so that a waiting steer does not make a client's turn a 409;
-      // the composer looks again under the marker, which is what makes it exact. (A chat some turn
-      // holds is not claimed at all: `claimWake` skips it, and that turn's end makes it due.)
-      const precheck = Effect.gen(function*() {
-        const transcript = yield* chats.transcript(job.chatId).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
-        return guard(transcript) === "defer" ? { _tag: "Deferred" } as const : undefined
-      })
+      // Look (at the transcript the claim read) before taking the marker, so that a waiting steer
+      // does not make a client's turn a 409; the composer checks under the marker that nothing was
+      // stored since, which is what makes it exact. (A chat some turn holds is not claimed at all:
+      // `claimWake` skips it, and that turn's end makes it due.)
       const outcome = yield* Effect.gen(function*() {
-        const early = yield* precheck
-        if (early !== undefined) return early
+        const known = job.transcript
+        if (guard(known) === "defer") return { _tag: "Deferred" } as const
+        const turn = composer.persisted({
+          chatId: job.chatId,
+          messages: [steer],
+          context: job.context,
+          guard,
+          known,
+          settles: { jobId: job.id, status }
+        })
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
           Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
         )
@@ -134,7 +132,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
       Effect.annotateLogs({ jobId: job.id, chatId: job.chatId })
     )
 
-  yield* forkClaimLoop({
+  const loop = yield* forkClaimLoop({
     name: "wake",
     concurrency: wakeConcurrency,
     sweepMs: config.sweepMs,
@@ -142,4 +140,12 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
     claim: (free) => repo.claimWake(owner, free, config.leaseMs),
     handle: deliver
   })
+  yield* Ref.set(signals.handoff, {
+    owner,
+    leaseMs: config.leaseMs,
+    reserve: loop.reserve,
+    unreserve: loop.unreserve,
+    deliver: loop.hand
+  })
+  yield* Effect.addFinalizer(() => Ref.set(signals.handoff, undefined))
 }))
