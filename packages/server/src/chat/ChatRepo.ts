@@ -49,8 +49,15 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    */
   beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
   /**
-   * `beginTurn`, and the transcript as it was before `messages` were appended, read by the same
-   * statement: `undefined` when another live turn holds the chat. A turn's opening round trip.
+   * `beginTurn`, and the transcript, read by the same statement: `undefined` when another live
+   * turn holds the chat. A turn's opening round trip. The transcript may or may not include
+   * `messages` (ids already stored are left as they were): the caller adds those it lacks.
+   *
+   * A statement reads from the snapshot it started with. When a marker row existed at that
+   * moment, the turn that held it may have released it — and stored its answer — while this
+   * statement waited for its row: the transcript is then read again, under the marker, by a
+   * second statement. Without one, the chat was idle when the statement began, so nothing was
+   * stored after its snapshot.
    */
   beginTurnReading(
     chatId: string,
@@ -61,9 +68,11 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   /**
    * Takes the marker, as `beginTurn`, for a turn whose caller read the transcript just before:
    * `messages` are appended only if the chat still has exactly `known` messages (messages are
-   * never removed, so the count says whether anything was stored since). True: taken, nothing
-   * new, appended; false: taken, something new, nothing appended; `undefined`: another live
-   * turn holds the chat. The chat must exist.
+   * never removed, so the count says whether anything was stored since) and no marker row existed
+   * when the statement began (its holder may have stored its answer after this statement's
+   * snapshot, while the statement waited for the row: see `beginTurnReading`). True: taken,
+   * nothing new, appended; false: taken, perhaps something new, nothing appended; `undefined`:
+   * another live turn holds the chat. The chat must exist.
    */
   beginTurnUnchanged(
     chatId: string,
@@ -127,8 +136,9 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         // The statement's snapshot predates its own inserts, so the rows read are the transcript
         // before this turn; one row with a null message stands for "taken, nothing stored yet".
-        const rows = yield* retryDeadlock(sql<{ message: unknown }>`
+        const rows = yield* retryDeadlock(sql<{ message: unknown; held: boolean }>`
           WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
           marker AS (
             INSERT INTO chat_turns (chat_id, turn_id, expires_at)
             VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
@@ -145,10 +155,11 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             ORDER BY t.n
             ON CONFLICT (chat_id, id) DO NOTHING
           )
-          SELECT m.message FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
+          SELECT m.message, (SELECT held FROM seen) AS held FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
           ORDER BY m.seq`)
         if (rows.length === 0) return undefined
         for (const batch of rest) yield* appendBatch(chatId, batch)
+        if (rows[0]!.held) return (yield* findMessages(chatId)).map((r) => r.message)
         return yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message]))
       }, Effect.orDie, traced("ChatRepo.beginTurnReading")),
       beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages) {
@@ -163,7 +174,10 @@ export class ChatRepo extends Context.Service<ChatRepo, {
               WHERE chat_turns.expires_at < now()
             RETURNING turn_id
           ),
-          stored AS (SELECT count(*) AS n FROM chat_messages WHERE chat_id = ${chatId}),
+          stored AS (
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) THEN -1 ELSE count(*) END AS n
+            FROM chat_messages WHERE chat_id = ${chatId}
+          ),
           appended AS (
             INSERT INTO chat_messages (chat_id, id, role, message)
             SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
