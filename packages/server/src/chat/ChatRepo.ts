@@ -12,6 +12,7 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
+import { insertMessages, takeMarker } from "./TranscriptSql.ts"
 
 /** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
@@ -122,11 +123,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           INSERT INTO chats (id) VALUES (${chatId})
           ON CONFLICT (id) DO NOTHING
         )
-        INSERT INTO chat_messages (chat_id, id, role, message)
-        SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-        FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
-        ORDER BY t.n
-        ON CONFLICT (chat_id, id) DO NOTHING`
+        ${insertMessages(sql, chatId, batch)}`
 
     const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
 
@@ -140,20 +137,10 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
           seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
           marker AS (
-            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
-            ON CONFLICT (chat_id) DO UPDATE
-              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
-              WHERE chat_turns.expires_at < now()
-            RETURNING turn_id
+            ${takeMarker(sql, chatId, turnId, ttlMs)}
           ),
           appended AS (
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${first ?? "[]"}::jsonb) WITH ORDINALITY AS t(m, n)
-            WHERE EXISTS (SELECT 1 FROM marker)
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING
+            ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker)`)}
           )
           SELECT m.message, (SELECT held FROM seen) AS held FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
           ORDER BY m.seq`)
@@ -167,24 +154,14 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         const rows = yield* retryDeadlock(sql<{ n: number | string }>`
           WITH marker AS (
-            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
-            ON CONFLICT (chat_id) DO UPDATE
-              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
-              WHERE chat_turns.expires_at < now()
-            RETURNING turn_id
+            ${takeMarker(sql, chatId, turnId, ttlMs)}
           ),
           stored AS (
             SELECT CASE WHEN EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) THEN -1 ELSE count(*) END AS n
             FROM chat_messages WHERE chat_id = ${chatId}
           ),
           appended AS (
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${first ?? "[]"}::jsonb) WITH ORDINALITY AS t(m, n)
-            WHERE EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING
+            ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}`)}
           )
           SELECT (SELECT n FROM stored) AS n FROM marker`)
         if (rows.length === 0) return undefined
@@ -200,32 +177,17 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         if (first === undefined) {
           const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
             WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
-            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
-            ON CONFLICT (chat_id) DO UPDATE
-              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
-              WHERE chat_turns.expires_at < now()
-            RETURNING turn_id`)
+            ${takeMarker(sql, chatId, turnId, ttlMs)}`)
           return rows.length === 1
         }
         // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
         const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
           WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
           marker AS (
-            INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-            VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
-            ON CONFLICT (chat_id) DO UPDATE
-              SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
-              WHERE chat_turns.expires_at < now()
-            RETURNING turn_id
+            ${takeMarker(sql, chatId, turnId, ttlMs)}
           ),
           appended AS (
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${first}::jsonb) WITH ORDINALITY AS t(m, n)
-            WHERE EXISTS (SELECT 1 FROM marker)
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING
+            ${insertMessages(sql, chatId, first, sql`EXISTS (SELECT 1 FROM marker)`)}
           )
           SELECT turn_id FROM marker`)
         if (rows.length !== 1) return false
@@ -244,11 +206,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
             ON CONFLICT (id) DO NOTHING
           ),
           appended AS (
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${JSON.stringify(messages)}::jsonb) WITH ORDINALITY AS t(m, n)
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING
+            ${insertMessages(sql, chatId, JSON.stringify(messages))}
           )
           DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
       }, Effect.orDie, traced("ChatRepo.endTurn")),

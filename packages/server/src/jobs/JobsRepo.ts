@@ -15,6 +15,7 @@ import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
+import { insertMessages } from "../chat/TranscriptSql.ts"
 
 export interface NewJob {
   readonly id: string
@@ -208,12 +209,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             RETURNING turn_id
           ),
           appended AS (
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
-            WHERE EXISTS (SELECT 1 FROM marker)
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING
+            ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM marker)`)}
           ),
           created AS (
             INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
@@ -349,11 +345,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         const appended = batch === undefined ? sql`` : sql`
           chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
           appended AS (
-            INSERT INTO chat_messages (chat_id, id, role, message)
-            SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
-            FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
-            ORDER BY t.n
-            ON CONFLICT (chat_id, id) DO NOTHING
+            ${insertMessages(sql, chatId, batch)}
           ),`
         // The settled job is left out of `due`: one statement must not update a row twice.
         const settled = settle === undefined ? sql`` : sql`

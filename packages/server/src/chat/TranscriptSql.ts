@@ -1,0 +1,31 @@
+/**
+ * The two SQL pieces every statement that writes a chat is built from, so
+ * that the marker's rule and the append's rule are written once: the
+ * in-flight marker taken unless a live one holds the chat, and messages
+ * appended in the client's order, an id the chat already has left as it was.
+ * Fragments, to put inside a statement (a CTE body, mostly).
+ */
+import type { SqlClient, Statement } from "effect/sql"
+
+type Sql = SqlClient.SqlClient
+
+/** Takes the chat's marker for `ttlMs` unless a live one exists; `RETURNING turn_id` when taken. */
+export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: number) =>
+  sql`INSERT INTO chat_turns (chat_id, turn_id, expires_at)
+    VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+    ON CONFLICT (chat_id) DO UPDATE
+      SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE chat_turns.expires_at < now()
+    RETURNING turn_id`
+
+/**
+ * Appends one batch (a JSON array, see `inBatches`); WITH ORDINALITY keeps the client's order in
+ * `seq`. `when`: a condition on the statement's other parts (e.g. that the marker was taken).
+ */
+export const insertMessages = (sql: Sql, chatId: string, batch: string, when?: Statement.Fragment) =>
+  sql`INSERT INTO chat_messages (chat_id, id, role, message)
+    SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+    FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
+    ${when === undefined ? sql`` : sql`WHERE ${when}`}
+    ORDER BY t.n
+    ON CONFLICT (chat_id, id) DO NOTHING`
