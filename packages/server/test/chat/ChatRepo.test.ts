@@ -95,26 +95,35 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
 
   // Two sessions: one holding the last turn's end open while the next turn's opening statement waits.
   layer(ChatRepo.layer.pipe(Layer.provideMerge(TestDatabase)), { excludeTestServices: true })("a turn opening as the last one ends", (it) => {
-    it.effect.skipIf(backend !== "postgres")("reads the answer stored by the release it waited for (PostgreSQL only)", () =>
+    /**
+     * Turn t1 of `chatId` stored q1 and holds the marker; its end (answer a1, release) runs in a
+     * transaction held open while `next` starts (its snapshot without a1) and waits for the marker
+     * row; then the end commits. Answers what `next` answered.
+     */
+    const openingAsLastEnds = <A>(chatId: string, next: Effect.Effect<A, never, ChatRepo>) =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         const sql = yield* SqlClient.SqlClient
-        assert.isTrue(yield* repo.beginTurn("c-race", "t1", "1 minute", [user("q1", "hi")]))
+        assert.isTrue(yield* repo.beginTurn(chatId, "t1", "1 minute", [user("q1", "hi")]))
         const ended = yield* Deferred.make<void>()
         const commit = yield* Deferred.make<void>()
-        // The last turn's end: its answer appended and its marker released, not yet committed.
         const last = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
-          yield* repo.endTurn("c-race", "t1", [{ id: "a1", role: "assistant", content: "hello", timestamp: 2 }])
+          yield* repo.endTurn(chatId, "t1", [{ id: "a1", role: "assistant", content: "hello", timestamp: 2 }])
           yield* Deferred.succeed(ended, undefined)
           yield* Deferred.await(commit)
         })))
         yield* Deferred.await(ended)
-        // The next turn's opening statement starts now (its snapshot without the answer) and waits for the marker row.
-        const next = yield* Effect.forkChild(repo.beginTurnReading("c-race", "t2", "1 minute", [user("q2", "again")]))
+        const opening = yield* Effect.forkChild(next)
         yield* Effect.sleep("300 millis")
         yield* Deferred.succeed(commit, undefined)
         yield* Fiber.join(last)
-        const stored = yield* Fiber.join(next)
+        return yield* Fiber.join(opening)
+      })
+
+    it.effect.skipIf(backend !== "postgres")("reads the answer stored by the release it waited for (PostgreSQL only)", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        const stored = yield* openingAsLastEnds("c-race", repo.beginTurnReading("c-race", "t2", "1 minute", [user("q2", "again")]))
         assert.isDefined(stored, "the marker is free once the last turn committed")
         assert.includeMembers(stored!.map((m) => m.id), ["q1", "a1"], "the provider's conversation has the last answer")
       }))
@@ -122,22 +131,9 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     it.effect.skipIf(backend !== "postgres")("a look-then-take does not trust its look across the release it waited for (PostgreSQL only)", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        const sql = yield* SqlClient.SqlClient
-        assert.isTrue(yield* repo.beginTurn("c-race2", "t1", "1 minute", [user("q1", "hi")]))
-        const ended = yield* Deferred.make<void>()
-        const commit = yield* Deferred.make<void>()
-        const last = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
-          yield* repo.endTurn("c-race2", "t1", [{ id: "a1", role: "assistant", content: "hello", timestamp: 2 }])
-          yield* Deferred.succeed(ended, undefined)
-          yield* Deferred.await(commit)
-        })))
-        yield* Deferred.await(ended)
         // Looked at one message (q1); the count in the statement's snapshot is still 1.
-        const next = yield* Effect.forkChild(repo.beginTurnUnchanged("c-race2", "t2", "1 minute", 1, [user("s1", "steer")]))
-        yield* Effect.sleep("300 millis")
-        yield* Deferred.succeed(commit, undefined)
-        yield* Fiber.join(last)
-        assert.isFalse(yield* Fiber.join(next), "taken, but the look is not trusted: nothing appended")
+        const unchanged = yield* openingAsLastEnds("c-race2", repo.beginTurnUnchanged("c-race2", "t2", "1 minute", 1, [user("s1", "steer")]))
+        assert.isFalse(unchanged, "taken, but the look is not trusted: nothing appended")
         assert.deepStrictEqual((yield* repo.transcript("c-race2")).map((m) => m.id), ["q1", "a1"])
       }))
   })
