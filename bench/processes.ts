@@ -11,10 +11,10 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { BUILT_SERVER_MAIN } from "../scripts/build.ts"
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 export const ROOT = here("../")
-const SERVER_MAIN = here("../packages/server/src/main.ts")
 
 export const workDir = mkdtempSync(join(tmpdir(), "switchboard-bench-"))
 const children = new Set<ChildProcess>()
@@ -161,7 +161,8 @@ export interface ServerProcess {
 let serverCount = 0
 
 /**
- * The real server (`packages/server/src/main.ts`) in its own process, once it
+ * The real server, as `npm start` runs it (the build, `dist/server/src/main.js`;
+ * `bench/run.ts` builds it first), in its own process, once it
  * answers `/healthz`: the openai-compatible provider pointed at `upstreamPort`,
  * its JSON log (default level, one line per request) written to a file as a
  * deployed server's would be, the database from `databaseUrl` or, without
@@ -193,7 +194,7 @@ export const startServer = async (spec: {
   const profile = spec.cpuProfDir === undefined
     ? []
     : ["--cpu-prof", `--cpu-prof-dir=${resolve(spec.cpuProfDir)}`, `--cpu-prof-name=server-${n}.cpuprofile`]
-  const child = track(spawn(process.execPath, [...profile, SERVER_MAIN], { cwd: ROOT, env, stdio: ["ignore", fd, fd] }))
+  const child = track(spawn(process.execPath, [...profile, BUILT_SERVER_MAIN], { cwd: ROOT, env, stdio: ["ignore", fd, fd] }))
   closeSync(fd)
 
   const started = Date.now()

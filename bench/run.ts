@@ -7,7 +7,7 @@
  *   - this process: the load generator (`load.ts`: undici Pool, closed loop, `--concurrency` in flight);
  *   - `upstream.ts`: the 0 ms OpenAI-compatible mock (and the orchestrator case's fake chat route);
  *   - `proxy.ts`: the floors (node:http pass-through; pass-through after one INSERT);
- *   - the real server (`packages/server/src/main.ts`), on the embedded database and, with
+ *   - the real server (its build, `dist/server/src/main.js`, as `npm start` runs it), on the embedded database and, with
  *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
  *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop.
  *
@@ -45,6 +45,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
+import { build } from "../scripts/build.ts"
 import type { JobsFigures } from "./jobs.ts"
 import { LoadGenerator } from "./load.ts"
 import type { PhaseResult, Target } from "./load.ts"
@@ -141,6 +142,7 @@ const options = {
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const UPSTREAM = here("./upstream.ts")
 const PROXY = here("./proxy.ts")
+const STACK_PROXY = here("./stack-proxy.ts")
 const ORCHESTRATOR = here("./orchestrator.ts")
 const RESULTS = here("./results/")
 
@@ -275,6 +277,8 @@ interface CaseRecord {
   readonly floorName: string
   readonly compare: "ratio" | "added" | "none"
   readonly runs: ReadonlyArray<Run>
+  /** How the runs make the figure: their median (default), or their sum (a count that must stay 0). */
+  readonly aggregate?: "median" | "sum"
   readonly figure: number
   readonly floor: number
   readonly vs: number
@@ -295,7 +299,9 @@ const median = (values: ReadonlyArray<number>) => {
 }
 
 const record = (spec: Omit<CaseRecord, "figure" | "floor" | "vs" | "holds"> & { readonly holds: (vs: number, figure: number) => boolean | undefined }) => {
-  const figure = median(spec.runs.map((r) => r.figure))
+  const figure = spec.aggregate === "sum"
+    ? spec.runs.reduce((n, r) => n + r.figure, 0)
+    : median(spec.runs.map((r) => r.figure))
   const floor = median(spec.runs.map((r) => r.floor))
   const vs = median(spec.runs.map((r) => r.vs))
   const entry: CaseRecord = { ...spec, figure, floor, vs, holds: Number.isFinite(vs) || spec.compare === "none" ? spec.holds(vs, figure) : false }
@@ -335,24 +341,29 @@ const logPhase = (label: string, p: Phase) =>
 const chatCase = async (upstream: { child: ChildProcess; port: number }, server: ServerProcess) => {
   console.log("\nchat route, no chatId — vs node:http pass-through proxy (and the mock called directly)")
   const proxy = await startHelper("pass-through proxy", PROXY, [String(upstream.port), "http"])
+  const stackProxy = await startHelper("pass-through on the server's stack", STACK_PROXY, [String(upstream.port)])
   const direct = await loadFor("direct mock", { origin: `http://127.0.0.1:${upstream.port}`, path: "/v1/chat/completions", body: () => COMPLETION_BODY }, checkCompletion)
   const floor = await loadFor("pass-through proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: () => COMPLETION_BODY }, checkCompletion)
+  const stack = await loadFor("pass-through on the server's stack", { origin: `http://127.0.0.1:${stackProxy.port}`, path: "/v1/chat/completions", body: () => COMPLETION_BODY }, checkCompletion)
   const route = await loadFor("chat route", { origin: `http://127.0.0.1:${server.port}`, path: "/api/agent/chat", body: () => CHAT_BODY }, checkChatAnswer)
   try {
-    for (const [load, target] of [[direct, undefined], [floor, proxy.child], [route, server.child]] as const) {
+    for (const [load, target] of [[direct, undefined], [floor, proxy.child], [stack, stackProxy.child], [route, server.child]] as const) {
       await phase(load, target, upstream.child, options.warmupMs)
     }
     const directs: Array<Phase> = []
     const floors: Array<Phase> = []
+    const stacks: Array<Phase> = []
     const routes: Array<Phase> = []
     for (let i = 0; i < options.runs; i++) {
       console.log(`  run ${i + 1}/${options.runs}`)
       directs.push(await phase(direct, undefined, upstream.child, options.durationMs))
-      logPhase("mock, direct      ", directs[i]!)
+      logPhase("mock, direct        ", directs[i]!)
       floors.push(await phase(floor, proxy.child, upstream.child, options.durationMs))
-      logPhase("pass-through proxy", floors[i]!)
+      logPhase("pass-through proxy  ", floors[i]!)
+      stacks.push(await phase(stack, stackProxy.child, upstream.child, options.durationMs))
+      logPhase("pass-through, stack ", stacks[i]!)
       routes.push(await phase(route, server.child, upstream.child, options.durationMs))
-      logPhase("chat route        ", routes[i]!)
+      logPhase("chat route          ", routes[i]!)
     }
     const notes = [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
     record({
@@ -377,9 +388,22 @@ const chatCase = async (upstream: { child: ChildProcess; port: number }, server:
       runs: pairsOf(routes.map((p) => p.cpuUsPerRequest ?? Number.NaN), floors.map((p) => p.cpuUsPerRequest ?? Number.NaN), "ratio"),
       target: "(no target)", holds: () => undefined, notes: []
     })
+    // What the stack costs before any of the route's own work (bench/stack-proxy.ts): informational.
+    record({
+      id: "chat.stack-throughput", name: "the pass-through written on the server's stack (HttpApi endpoint, schema'd body, the server's undici pool): throughput",
+      backend: "—", unit: "req/s", floorName: "node:http pass-through proxy", compare: "ratio",
+      runs: pairsOf(stacks.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
+      target: "(no target)", holds: () => undefined, notes: phaseNotes("stack pass-through", stacks)
+    })
+    record({
+      id: "chat.stack-cpu", name: "the pass-through written on the server's stack: CPU per request", backend: "—", unit: "µs",
+      floorName: "pass-through proxy's CPU per request", compare: "ratio",
+      runs: pairsOf(stacks.map((p) => p.cpuUsPerRequest ?? Number.NaN), floors.map((p) => p.cpuUsPerRequest ?? Number.NaN), "ratio"),
+      target: "(no target)", holds: () => undefined, notes: []
+    })
   } finally {
-    await Promise.all([direct.close(), floor.close(), route.close()])
-    await stop(proxy.child)
+    await Promise.all([direct.close(), floor.close(), stack.close(), route.close()])
+    await Promise.all([stop(proxy.child), stop(stackProxy.child)])
   }
 }
 
@@ -695,6 +719,10 @@ const jobsRunCase = async (upstream: { readonly port: number }, backend: "embedd
     env: { LLM_PROVIDER: "scripted", LLM_SCRIPT: here("./jobs-script.json"), ...options.serverEnv }
   })
   try {
+    // One warm-up run first, discarded, as every other case's warm-up phase: the first run of a fresh
+    // server measures its JIT compiling the job path (its p99 ack is many times a warm run's).
+    const warmUp = await jobsCase(server.port, { thinkMs: options.thinkMs })
+    console.log(`jobs (${backend}) warm-up (not counted): ack p99 ${fmt(warmUp.ackP99Ms, 2)} ms, lost ${warmUp.lost}, duplicated ${warmUp.duplicated}`)
     const runs: Array<JobsFigures> = []
     for (let i = 0; i < options.runs; i++) {
       runs.push(await jobsCase(server.port, { thinkMs: options.thinkMs, ...(server.child.pid === undefined ? {} : { serverPid: server.child.pid }) }))
@@ -720,8 +748,9 @@ const jobsRunCase = async (upstream: { readonly port: number }, backend: "embedd
       target: "<= 250 ms", holds: (_vs, figure) => figure <= 250, notes: [pacing]
     })
     record({
-      id: "jobs.exactly-once", name: "jobs lost + steers duplicated", backend, unit: "",
-      floorName: "—", compare: "none", runs: none((r) => r.lost + r.duplicated),
+      id: "jobs.exactly-once", name: "jobs lost + steers duplicated (every run, the warm-up's too)", backend, unit: "",
+      floorName: "—", compare: "none", aggregate: "sum",
+      runs: [warmUp, ...runs].map((r) => ({ figure: r.lost + r.duplicated, floor: Number.NaN, vs: Number.NaN })),
       target: "0", holds: (_vs, figure) => figure === 0, notes: []
     })
     const errors = errorLines(server.logFile)
@@ -755,6 +784,7 @@ const table = () => {
 
 const main = async () => {
   const began = new Date()
+  const wantsServer = ["chat", "chatid", "planner", "retention", "jobs"].some((name) => options.cases.includes(name))
   const machine = {
     nproc: availableParallelism(),
     cpu: cpus()[0]?.model ?? "unknown",
@@ -771,6 +801,8 @@ const main = async () => {
       `${options.runs} runs interleaved with the floor; the load generator, the mock and the target share the machine.`
   )
 
+  // The server is measured as `npm start` runs it: from its build.
+  if (wantsServer) build()
   const upstream = await startHelper("upstream", UPSTREAM, [])
   const attempt = async (name: string, f: () => Promise<void>) => {
     try {
@@ -788,7 +820,6 @@ const main = async () => {
   }
 
   const backends: Array<"embedded" | "postgres"> = ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
-  const wantsServer = ["chat", "chatid", "planner", "retention", "jobs"].some((name) => options.cases.includes(name))
   for (const backend of backends) {
     if (!wantsServer) break
     await attempt(`server (${backend})`, async () => {

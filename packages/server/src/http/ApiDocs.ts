@@ -22,6 +22,7 @@ import { createHash } from "node:crypto"
 import { fork } from "node:child_process"
 import { promisify } from "node:util"
 import { brotliCompressSync, constants, gunzip, gzipSync } from "node:zlib"
+import { siblingModule } from "../system/SiblingModule.ts"
 
 /** Five minutes fresh, then revalidated by ETag (a deploy changes the document). */
 export const DOCS_CACHE_CONTROL = "public, max-age=300"
@@ -127,7 +128,7 @@ export const scalarHtml = <Id extends string, Groups extends HttpApiGroup.Constr
 
 /** The docs page of `@switchboard/domain`'s `Api`, rendered and compressed by a child process. */
 const docsPageFromChild = Effect.callback<CompressedBody, Error>((resume) => {
-  const child = fork(new URL("./DocsPageRenderer.ts", import.meta.url), [], {
+  const child = fork(siblingModule(import.meta.url, "DocsPageRenderer"), [], {
     serialization: "advanced", // the compressed bodies cross as bytes
     stdio: ["ignore", "ignore", "inherit", "ipc"]
   })

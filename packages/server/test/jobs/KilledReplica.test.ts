@@ -1,7 +1,7 @@
 /**
  * Recovery after a killed runner and after a killed wake, with real
- * processes: two servers (`node packages/server/src/main.ts`, the production
- * entry point with the real `SubagentsLive`) on one PostgreSQL, their provider
+ * processes: two servers (`node dist/server/src/main.js`, the production
+ * build with the real `SubagentsLive`) on one PostgreSQL, their provider
  * a local OpenAI-compatible fake in this test process. One provider call
  * never answers the first time — the research sub-agent's, or the wake
  * turn's — and the replica waiting for it is killed with SIGKILL (no finalizer
@@ -23,6 +23,7 @@ import type { ChildProcess } from "node:child_process"
 import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
+import { BUILT_SERVER_MAIN } from "../../../../scripts/build.ts"
 import type { RecordedRequest } from "../support/FakeHttp.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 import { eventually } from "../support/JobsHelpers.ts"
@@ -31,7 +32,7 @@ import { postJsonAt, requestAt } from "../support/TestServer.ts"
 
 const root = path.resolve(import.meta.dirname, "../../../..")
 const node = path.join(root, "node_modules/.bin/node")
-const main = path.join(root, "packages/server/src/main.ts")
+const main = BUILT_SERVER_MAIN
 
 interface Replica {
   readonly child: ChildProcess

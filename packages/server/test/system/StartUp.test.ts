@@ -2,7 +2,7 @@
  * Requests that reach the port while the server is still starting (the
  * embedded database takes seconds) are answered at once: `/healthz` 200,
  * `/readyz` 503, anything else 503 `not_ready` — never accepted and left
- * hanging. A real process (`node packages/server/src/main.ts`), probed in a
+ * hanging. A real process (the production build, `node dist/server/src/main.js`), probed in a
  * loop from before it listens until after it is ready.
  *
  * The process always runs on the embedded database (a fresh DATA_DIR, even
@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { BUILT_SERVER_MAIN } from "../../../../scripts/build.ts"
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -68,7 +69,7 @@ describe("start-up", () => {
       // No provider configured (the chat route then answers 502), no token, embedded database.
       for (const key of Object.keys(env)) if (/^(DATABASE_URL|LLM_|CHAT_|CORS_)/.test(key)) delete env[key]
       const child = yield* Effect.acquireRelease(
-        Effect.sync(() => spawn(process.execPath, ["packages/server/src/main.ts"], { env, stdio: ["ignore", "ignore", "inherit"] })),
+        Effect.sync(() => spawn(process.execPath, [BUILT_SERVER_MAIN], { env, stdio: ["ignore", "ignore", "inherit"] })),
         (child) =>
           Effect.promise(() =>
             new Promise<void>((resolve) => {

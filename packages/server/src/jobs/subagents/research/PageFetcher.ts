@@ -29,6 +29,7 @@ import { Worker } from "node:worker_threads"
 import { Agent } from "undici"
 import { isPublicAddress } from "./AddressPolicy.ts"
 import type { ReadablePage } from "./ReadableText.ts"
+import { siblingModule } from "../../../system/SiblingModule.ts"
 
 export class PageFetchError extends Data.TaggedError("PageFetchError")<{ readonly message: string }> {}
 
@@ -66,7 +67,7 @@ export const DEFAULT_FETCH_TIMEOUT_MS = 15_000
 export const DEFAULT_MAX_REDIRECTS = 5
 export const DEFAULT_EXTRACT_TIMEOUT_MS = 5_000
 
-const READABLE_WORKER = new URL("./ReadableWorker.ts", import.meta.url)
+const READABLE_WORKER = siblingModule(import.meta.url, "ReadableWorker")
 
 /** `readableText` in a worker thread, terminated at the time limit or when the fetch is aborted. */
 const extractInWorker = (url: URL, html: string, timeoutMs: number, signal: AbortSignal): Promise<ReadablePage> =>
