@@ -729,7 +729,7 @@ const jobsRunCase = async (upstream: { readonly port: number }, backend: "embedd
     }
     for (const r of runs) {
       console.log(
-        `jobs (${backend}): ${r.jobs} jobs in ${fmt(r.seconds, 1)} s: ack p99 ${fmt(r.ackP99Ms, 2)} ms, ` +
+        `jobs (${backend}): ${r.jobs} jobs in ${fmt(r.seconds, 1)} s: ack p50 ${fmt(r.ackP50Ms, 2)} ms p99 ${fmt(r.ackP99Ms, 2)} ms, ` +
           `completion → steer p50 ${fmt(r.steerP50Ms, 2)} ms p99 ${fmt(r.steerP99Ms, 2)} ms, ` +
           `lost ${r.lost}, duplicated ${r.duplicated}, 409 retries ${r.retries409} (ack p99 with them ${fmt(r.ackWithRetriesP99Ms, 2)} ms), ` +
           `server CPU ${fmt(r.serverCpuMsPerJob, 2)} ms/job, think ${options.thinkMs} ms`
