@@ -24,7 +24,7 @@ import { HostsRepo } from "./hosts/HostsRepo.ts"
 import { TasksRepo } from "./hosts/TasksRepo.ts"
 import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
-import { layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
+import { BodyLimitLive, layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
@@ -125,6 +125,7 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
     // The port is bound first (Layer.provide builds the outer layer first) and answers at once while the
     // database starts: /healthz 200, everything else 503 not_ready (see NodeServer.ts).
     return HttpRouter.serve(makeApp(provider), { routerConfig: ROUTER_CONFIG }).pipe(
+      Layer.provide(BodyLimitLive),
       Layer.provide(DatabaseLive),
       Layer.provide(NodeHttpServer.layer(createNodeServer, { port: config.port, host: config.host }))
     )

@@ -16,6 +16,23 @@ import { CorsConfig, corsHeaders, isPreflight, preflightHeaders } from "./Cors.t
 
 export const MAX_BODY_BYTES = maxRequestBodyBytes
 
+/**
+ * The body limit as the platform reads it (`HttpIncomingMessage.MaxBodySize`;
+ * without one it reads any chunked body whole), provided once to the layer
+ * that serves the app (`Server.ts`, the test servers), so every request's
+ * fiber starts with it instead of each request building a new fiber context
+ * for it here, under everything the router and the HttpApi add to it.
+ */
+export const BodyLimitLive = Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
+
+/** The server's body limit, or, when whoever serves the app did not provide one, this layer's own. */
+const withBodyLimit = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.withFiber((fiber) =>
+    fiber.getRef(HttpIncomingMessage.MaxBodySize) === undefined
+      ? Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
+      : effect
+  )
+
 interface RouteShape {
   readonly method: string
   readonly pattern: RegExp
@@ -169,8 +186,7 @@ const answerWithJsonErrors = (
     }
 
     const response = yield* httpEffect.pipe(
-      // Without a limit the platform reads any chunked body whole: cap every body here.
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+      withBodyLimit,
       Effect.catchCause((cause) =>
         Effect.gen(function*() {
           // Body read failures surface as defects from the payload decoder: look at the squashed cause.

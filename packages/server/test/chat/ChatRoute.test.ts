@@ -20,6 +20,26 @@ const context = {
 
 const fake = makeFakeProvider()
 
+/** 12 MiB sent chunked (no Content-Length): the body limit stops the read with a JSON 413. */
+const chunkedOverLimitIs413 = Effect.gen(function*() {
+  const chunk = new TextEncoder().encode("x".repeat(1024 * 1024))
+  let sent = 0
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent++ < 12) controller.enqueue(chunk)
+      else controller.close()
+    }
+  })
+  const res = yield* request("/api/agent/chat", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body,
+    duplex: "half"
+  } as RequestInit)
+  assert.strictEqual(res.status, 413)
+  assert.strictEqual(res.json.code, "payload_too_large")
+})
+
 describe("chat route", () => {
   layer(layerTestServer(fake.layer), { excludeTestServices: true })("over HTTP", (it) => {
     it.effect("Valid request returns provider response", () =>
@@ -250,25 +270,7 @@ describe("chat route", () => {
         }
       }))
 
-    it.effect("a chunked body over 10 MiB is cut off with 413", () =>
-      Effect.gen(function*() {
-        const chunk = new TextEncoder().encode("x".repeat(1024 * 1024))
-        let sent = 0
-        const body = new ReadableStream<Uint8Array>({
-          pull(controller) {
-            if (sent++ < 12) controller.enqueue(chunk)
-            else controller.close()
-          }
-        })
-        const res = yield* request("/api/agent/chat", {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body,
-          duplex: "half"
-        } as RequestInit)
-        assert.strictEqual(res.status, 413)
-        assert.strictEqual(res.json.code, "payload_too_large")
-      }))
+    it.effect("a chunked body over 10 MiB is cut off with 413", () => chunkedOverLimitIs413)
 
     it.effect("transcriptions: multipart upload reaches the configured transcriber", () =>
       Effect.gen(function*() {
@@ -322,5 +324,10 @@ describe("chat route", () => {
         assert.strictEqual((yield* request("/api/jobs?chatId=x", { headers: { authorization: "Bearer s3cret-token" } })).status, 200)
         assert.strictEqual((yield* request("/healthz")).status, 200)
       }))
+  })
+
+  // Served without the server's limit (BodyLimitLive), as another caller of makeApp might: the JSON error layer's own.
+  layer(layerTestServer(makeFakeProvider().layer, {}, { withoutBodyLimit: true }), { excludeTestServices: true })("without the server's body limit", (it) => {
+    it.effect("a chunked body over 10 MiB is still cut off with 413", () => chunkedOverLimitIs413)
   })
 })

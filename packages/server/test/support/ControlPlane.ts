@@ -13,6 +13,7 @@ import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import { randomBytes } from "node:crypto"
 import { layerMigrated } from "../../src/db/Database.ts"
+import { BodyLimitLive } from "../../src/http/JsonErrors.ts"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { makeApp } from "../../src/Server.ts"
 import { makeFakeProvider } from "./FakeProvider.ts"
@@ -39,7 +40,7 @@ const captureLogs = Layer.mergeAll(
 )
 
 const serve = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true })
+  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(Layer.provide(BodyLimitLive))
 
 /** The server on an ephemeral port over a fresh test database; provides `SqlClient` for inspecting it. */
 export const layerPlannerServer = (

@@ -9,6 +9,7 @@ import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import { layerMigrated } from "../../src/db/Database.ts"
+import { BodyLimitLive } from "../../src/http/JsonErrors.ts"
 import { createNodeServer } from "../../src/http/NodeServer.ts"
 import { makeApp, ROUTER_CONFIG } from "../../src/Server.ts"
 import type { SubagentsLayer } from "../../src/Server.ts"
@@ -22,6 +23,11 @@ export interface JobsOptions<E2 = never, R2 = never> {
   readonly subagents?: SubagentsLayer<E2, R2>
   /** Defaults tuned for tests: short leases and sweeps. */
   readonly jobs?: Partial<JobsSettings>
+  /**
+   * Serve without the server's body limit (`BodyLimitLive`), as a caller of
+   * `makeApp` that forgets it would: the JSON error layer then applies its own.
+   */
+  readonly withoutBodyLimit?: boolean
 }
 
 const testJobsConfig = (jobs: Partial<JobsSettings> = {}) =>
@@ -37,6 +43,7 @@ export const layerTestServer = <E, R, E2 = never, R2 = never>(
     disableListenLog: true,
     routerConfig: ROUTER_CONFIG
   }).pipe(
+    Layer.provide(options.withoutBodyLimit === true ? Layer.empty : BodyLimitLive),
     Layer.provideMerge(TestDatabase),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
@@ -107,6 +114,7 @@ export const layerReplica = <E, R, E2 = never, R2 = never>(
     disableListenLog: true,
     routerConfig: ROUTER_CONFIG
   }).pipe(
+    Layer.provide(BodyLimitLive),
     Layer.provide(layerMigrated(database)),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
