@@ -133,16 +133,14 @@ export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
     return (HttpRouter.middleware as unknown as AnyMiddleware)((httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        // Read once: the platform's `headers` is a getter that copies every header into a new object.
-        const requestHeaders = request.headers
-        const answer = yield* answerWithJsonErrors(matcher, request, requestHeaders, httpEffect)
-        if (isPreflight(request.method, requestHeaders) && answer.status === 204) {
+        const answer = yield* answerWithJsonErrors(matcher, request, httpEffect)
+        if (isPreflight(request.method, request.headers) && answer.status === 204) {
           return HttpServerResponse.setHeaders(
             answer,
-            preflightHeaders(cors, requestHeaders["origin"], answer.headers["allow"] ?? "")
+            preflightHeaders(cors, request.headers["origin"], answer.headers["allow"] ?? "")
           )
         }
-        const headers = corsHeaders(cors, requestHeaders["origin"])
+        const headers = corsHeaders(cors, request.headers["origin"])
         return Object.keys(headers).length === 0 ? answer : HttpServerResponse.setHeaders(answer, headers)
       }), { global: true })
   }))
@@ -150,7 +148,6 @@ export const layerJsonErrors = (routes: ReadonlyArray<RouteShape>) =>
 const answerWithJsonErrors = (
   matchingRoutes: (path: string) => ReadonlyArray<RouteShape>,
   request: HttpServerRequest.HttpServerRequest,
-  requestHeaders: HttpServerRequest.HttpServerRequest["headers"],
   httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
 ) =>
   Effect.gen(function*() {
@@ -168,12 +165,12 @@ const answerWithJsonErrors = (
       }
     }
 
-    const length = Number(requestHeaders["content-length"] ?? "0")
+    const length = Number(request.headers["content-length"] ?? "0")
     if (length > MAX_BODY_BYTES) return body(413, DEFAULTS[413]![0], "payload_too_large")
 
-    const hasBody = length > 0 || requestHeaders["transfer-encoding"] !== undefined
+    const hasBody = length > 0 || request.headers["transfer-encoding"] !== undefined
     if (route !== undefined && route.contentTypes.length > 0) {
-      const type = (requestHeaders["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+      const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
       const wanted = route.contentTypes.join(" or ")
       // A given type is checked even on an empty body, so the answer names the type the route wants.
       if ((type !== "" || hasBody) && !route.contentTypes.includes(type)) {

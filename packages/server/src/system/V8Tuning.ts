@@ -12,8 +12,8 @@
  *   `HEAP_GROWING_PERCENT` (default 20 %; `0` leaves V8's own factor, which
  *   lets it grow to 1.1–4 × what survived). The server's live heap is small
  *   (~50 MB) and what it allocates per request dies young: under 32
- *   concurrent persisted turns on PostgreSQL the peak RSS fell from ~215–265 MB
- *   to ~170–180 MB, at the same CPU per request and throughput.
+ *   concurrent persisted turns on PostgreSQL the peak RSS fell from ~210–220 MB
+ *   to ~165–180 MB, CPU per request within the noise of the runs.
  */
 export type V8Tuning =
   | { readonly _tag: "Flags"; readonly flags: ReadonlyArray<string> }
