@@ -18,8 +18,11 @@ import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
 import { checkDocumented } from "./DocumentedResponses.ts"
 import { TestDatabase } from "./TestDatabase.ts"
 
-/** What a test may swap in the job pipeline: the sub-agents (a fake, by default the real ones) and its settings. */
-export interface JobsOptions<E2 = never, R2 = never> {
+/**
+ * What a test may swap: in the job pipeline, the sub-agents (a fake, by default the real ones) and its
+ * settings; and whether the server's body limit is provided.
+ */
+export interface TestServerOptions<E2 = never, R2 = never> {
   readonly subagents?: SubagentsLayer<E2, R2>
   /** Defaults tuned for tests: short leases and sweeps. */
   readonly jobs?: Partial<JobsSettings>
@@ -36,7 +39,7 @@ const testJobsConfig = (jobs: Partial<JobsSettings> = {}) =>
 export const layerTestServer = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
   env: Record<string, string> = {},
-  options: JobsOptions<E2, R2> = {}
+  options: TestServerOptions<E2, R2> = {}
 ) =>
   HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
     disableLogger: true,
@@ -107,14 +110,14 @@ export const postJsonAt = (base: string, path: string, body: unknown, headers: R
 export const layerReplica = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
   database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>,
-  options: JobsOptions<E2, R2> = {}
+  options: TestServerOptions<E2, R2> = {}
 ) =>
   HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
     disableLogger: true,
     disableListenLog: true,
     routerConfig: ROUTER_CONFIG
   }).pipe(
-    Layer.provide(BodyLimitLive),
+    Layer.provide(options.withoutBodyLimit === true ? Layer.empty : BodyLimitLive),
     Layer.provide(layerMigrated(database)),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
