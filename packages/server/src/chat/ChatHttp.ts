@@ -1,6 +1,6 @@
 /**
  * Handlers of the chat group: thin, they translate service results to the
- * wire errors of CONTRACT.md. Provider failures are logged here, once, with
+ * wire errors of docs/errors.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
 import { Api, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"

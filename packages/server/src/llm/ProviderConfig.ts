@@ -1,6 +1,6 @@
 /**
  * Which provider the chat route talks to, from server-side configuration
- * (spec: Provider Configuration; CONTRACT.md, Configuration).
+ * (docs/configuration.md, Chat provider).
  *
  * | variable                  | meaning                                                                   |
  * | ------------------------- | ------------------------------------------------------------------------- |

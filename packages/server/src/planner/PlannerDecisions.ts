@@ -1,6 +1,6 @@
 /**
- * One planner decision, start to end (CONTRACT.md, `POST
- * /internal/planner/decision`):
+ * One planner decision, start to end (docs/planner.md,
+ * "The decision"):
  *
  * 1. the host's attempt must hold a live lease on the task (403/404/409
  *    otherwise) — decided before any provider is touched;

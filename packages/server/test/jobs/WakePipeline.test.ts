@@ -1,5 +1,5 @@
 /**
- * The protocol's steps after the ack (spec: subagent-jobs.contracts.ts §2–4),
+ * The protocol's steps after the ack (docs/jobs.md, "A job's life"),
  * each a test named after it: activity updates, the steer and the status flip
  * after the wake turn, the wait behind an in-flight turn and behind an
  * unanswered client tool call, idempotent re-delivery, per-chat serialization,
