@@ -104,9 +104,11 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
       const result = outcome.value
       // This process's wake loop takes the wake at once when it has room and the chat is free
       // (uninterruptibly: a wake claimed here is in the loop, whose fiber gives it back on shutdown).
+      // A hand-off is a claim: not once this process is shutting down (the gate is closed), when
+      // the statement only notifies and another replica's wake takes it.
       const handoff = yield* Ref.get(signals.handoff)
-      const finished = yield* Effect.uninterruptible(Effect.gen(function*() {
-        const reserved = handoff !== undefined && (yield* handoff.reserve)
+      const finished = yield* signals.claims.hold((open) => Effect.gen(function*() {
+        const reserved = open && handoff !== undefined && (yield* handoff.reserve)
         const finished = yield* repo.finishRun(
           job.id,
           owner,
@@ -132,6 +134,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
     concurrency: config.concurrency,
     sweepMs: config.sweepMs,
     signal: signals.run,
+    gate: signals.claims,
     claim: (free) => repo.claimRun(owner, free, config.leaseMs),
     handle: runJob
   })

@@ -149,7 +149,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     error: string | undefined,
     wake?: { readonly owner: string; readonly leaseMs: number }
   ): Effect.Effect<{ readonly finished: boolean; readonly wake: ClaimedWake | undefined }>
-  /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
+  /**
+   * Gives the lease up at once (a graceful shutdown), so another replica need not wait for it to
+   * expire: every replica is notified (the topic of the job's phase) by the same statement. A run
+   * given back this way is not counted (`run_attempts`, which ends a job past `maxRuns`, counts the
+   * runs that died: a crash leaves its lease to expire and keeps the count).
+   */
   release(id: string, owner: string): Effect.Effect<void>
   /**
    * Claims the heads of chats' wake queues: at most one job per chat, the earliest finished, of
@@ -291,7 +296,13 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       }, Effect.orDie, traced("JobsRepo.finishRun")),
 
       release: Effect.fnUntraced(function*(id, owner) {
-        yield* sql`UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ${id} AND lease_owner = ${owner}`
+        // The owner check makes the give-back exact: it undoes the claim that took this lease, and
+        // a lease that expired and was taken over is left alone.
+        yield* sql`
+          UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL,
+            run_attempts = GREATEST(0, run_attempts - CASE WHEN phase = 'run' THEN 1 ELSE 0 END), updated_at = now()
+          WHERE id = ${id} AND lease_owner = ${owner} AND phase <> 'settled'
+          RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, CASE WHEN phase = 'run' THEN 'run' ELSE 'wake' END)` : sql``}`
       }, Effect.orDie, traced("JobsRepo.release")),
 
       claimWake: Effect.fnUntraced(function*(owner, limit, leaseMs) {
