@@ -20,6 +20,7 @@ import { Cause, Deferred, Effect, Layer, Option, Ref, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { forkClaimLoop } from "./ClaimLoop.ts"
+import { finalActivity, startActivity } from "./JobActivity.ts"
 import { Subagents } from "./Subagents.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
@@ -94,6 +95,9 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
 
   const runJob = (job: ClaimedJob) =>
     Effect.gen(function*() {
+      // A run again (its runner died or gave it back): the last run's tool line no longer says what it does.
+      const start = startActivity(job.kind, job.input)
+      if (job.activity !== start) yield* repo.reportActivity(job.id, owner, start)
       const input = decode(job)
       const outcome = Option.isNone(input)
         ? Option.some(subagentFailure(job.kind, job.input as JobInput, "the job's input is not valid"))
@@ -114,6 +118,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
           owner,
           result,
           failureReason(result, job.kind),
+          finalActivity(job.kind, result),
           reserved ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined
         ).pipe(Effect.onError(() => reserved ? handoff.unreserve : Effect.void))
         if (reserved && finished.wake !== undefined) yield* handoff.deliver(finished.wake)

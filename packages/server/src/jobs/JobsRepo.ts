@@ -16,6 +16,7 @@ import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
 import { insertMessages } from "../chat/TranscriptSql.ts"
+import { startActivity } from "./JobActivity.ts"
 
 export interface NewJob {
   readonly id: string
@@ -35,6 +36,7 @@ export interface ClaimedJob {
   readonly toolCallId: string
   readonly input: unknown
   readonly context: AgentContext | undefined
+  readonly activity: string
   readonly result: SubagentResult | undefined
   readonly runAttempts: number
   readonly wakeAttempts: number
@@ -104,6 +106,7 @@ const toClaimed = (row: JobRow): ClaimedJob => ({
   toolCallId: row.tool_call_id,
   input: row.input,
   context: row.context ?? undefined,
+  activity: row.activity,
   result: row.result ?? undefined,
   runAttempts: row.run_attempts,
   wakeAttempts: row.wake_attempts,
@@ -137,7 +140,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     jobs: ReadonlyArray<NewJob>
   ): Effect.Effect<boolean>
   /**
-   * Stores the result and queues the wake (`run` → `wake`, every replica notified); `finished`
+   * Stores the result with the job's final `activity` line and queues the wake (`run` → `wake`,
+   * every replica notified); `finished`
    * false when the lease was lost. With `wake`, the same statement claims the wake for
    * `wake.owner` when `claimWake` could (no live turn holds the chat, no earlier wake queued in
    * it), and returns it (nobody is notified then).
@@ -147,6 +151,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     owner: string,
     result: SubagentResult,
     error: string | undefined,
+    activity: string,
     wake?: { readonly owner: string; readonly leaseMs: number }
   ): Effect.Effect<{ readonly finished: boolean; readonly wake: ClaimedWake | undefined }>
   /**
@@ -191,15 +196,17 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         kind: j.kind,
         tool_call_id: j.toolCallId,
         input: j.input,
-        context: j.context ?? null
+        context: j.context ?? null,
+        // Never empty: what the job is to do, until its run says more (JobActivity.ts).
+        activity: startActivity(j.kind, j.input)
       })))
 
     return JobsRepo.of({
       create: Effect.fnUntraced(function*(jobs) {
         if (jobs.length === 0) return
         yield* sql`
-          INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
-          SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
+          INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
+          SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
           FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
           ORDER BY t.n`
       }, Effect.orDie, traced("JobsRepo.create")),
@@ -217,8 +224,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM marker)`)}
           ),
           created AS (
-            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
-            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
+            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
+            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
             FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
             WHERE EXISTS (SELECT 1 FROM marker)
             ORDER BY t.n
@@ -260,11 +267,11 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'`
       }, Effect.orDie, traced("JobsRepo.reportActivity")),
 
-      finishRun: Effect.fnUntraced(function*(id, owner, result, error, wake) {
+      finishRun: Effect.fnUntraced(function*(id, owner, result, error, activity, wake) {
         if (wake === undefined) {
           const rows = yield* sql`
             UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-              finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+              activity = ${activity}, finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
               updated_at = now()
             WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
             RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
@@ -278,7 +285,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             FROM jobs j WHERE j.id = ${id}
           )
           UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-            finished_at = clock_timestamp(), wake_after = now(),
+            activity = ${activity}, finished_at = clock_timestamp(), wake_after = now(),
             lease_owner = CASE WHEN free.taken THEN ${wake.owner} END,
             lease_expires_at = CASE WHEN free.taken THEN now() + ${ms(wake.leaseMs)} END,
             wake_attempts = wake_attempts + CASE WHEN free.taken THEN 1 ELSE 0 END,
