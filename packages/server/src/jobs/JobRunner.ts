@@ -8,7 +8,9 @@
  * replica killed mid-job simply stops renewing: the sweep of another replica
  * claims the job once the lease expired and runs it again. A job whose runs
  * keep dying (`maxRuns`) ends in the failure shape, like one past
- * `JOB_TIMEOUT_MS` — and either is steered like any result.
+ * `JOB_TIMEOUT_MS` — and either is steered like any result. A replica that
+ * stops gracefully (SIGTERM) stops claiming, then gives its jobs back with a
+ * notification, uncounted: another replica runs them at once (ClaimLoop.ts).
  *
  * On completion the result is stored, the wake queued and every replica
  * notified in one statement (`finishRun`): the wake pipeline takes it from
