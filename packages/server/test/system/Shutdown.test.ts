@@ -92,6 +92,64 @@ describe(`shutdown of the server process (${backend})`, () => {
       assert.deepStrictEqual(rows, [{ lease_owner: null, run_attempts: 0, phase: "run" }], "given back, not counted, still to run")
     }).pipe(Effect.scoped), { timeout: 180_000 })
 
+  // PostgreSQL only: two server processes cannot share the embedded database (its DATA_DIR lock).
+  it.live.skipIf(backend !== "postgres")(
+    "two processes: the job SIGTERM gave back is run by the other one at once (leases and sweep far longer than the test), and finishes",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* databaseFor
+        const fake = yield* FakeOpenAi.scoped()
+        let research = 0
+        fake.respondWith((request) => {
+          if ((request.body as { model: string }).model === "research-model") {
+            research++
+            return research === 1 ? FakeOpenAi.reply.hang() : FakeOpenAi.reply.text("Sigma.js v3 draws graphs with WebGL.")
+          }
+          const last = lastMessage(request)
+          if (last.role === "tool") return FakeOpenAi.reply.text("dispatched")
+          if (typeof last.content === "string" && last.content.startsWith("research ")) {
+            return FakeOpenAi.reply.toolCalls([{ id: "call_stop_2", name: "research", arguments: JSON.stringify({ question: "sigma.js v3" }) }])
+          }
+          return FakeOpenAi.reply.text("wake answer")
+        })
+        const env = {
+          ...db.env,
+          LLM_PROVIDER: "openai-compatible",
+          LLM_MODEL: "teacher-model",
+          LLM_API_KEY: "sk-shutdown-test",
+          LLM_BASE_URL: fake.url,
+          JOB_MODEL_RESEARCH: "research-model",
+          // Neither the lease's expiry nor the sweep can hand the job over within the test: only the
+          // release's notification can.
+          JOB_LEASE_MS: "600000",
+          JOB_SWEEP_MS: "600000",
+          LOG_LEVEL: "info"
+        }
+        const a = yield* startServerProcess({ ...env, PORT: String(yield* freePort) })
+        yield* eventually(requestAt(a.url, "/readyz"), (r) => r.status === 200, "A ready", 60_000)
+        const turn = yield* postJsonAt(a.url, "/api/agent/chat", {
+          chatId: "sigterm-2",
+          messages: [{ id: "u1", role: "user", content: "research sigma.js v3", timestamp: 1 }]
+        })
+        assert.strictEqual(turn.status, 200, turn.text)
+        yield* Effect.promise(() => fake.waitFor(() => research >= 1, 30_000))
+        const b = yield* startServerProcess({ ...env, PORT: String(yield* freePort) })
+        yield* eventually(requestAt(b.url, "/readyz"), (r) => r.status === 200, "B ready", 60_000)
+
+        a.child.kill("SIGTERM")
+        assert.strictEqual(yield* Effect.promise(() => a.exited), 0, a.output())
+        const [job] = yield* eventually(
+          requestAt(b.url, "/api/jobs?chatId=sigterm-2").pipe(Effect.map((r) => r.json.jobs as Array<{ status: string }>)),
+          (jobs) => jobs[0]?.status !== "running",
+          "the job finished by B",
+          30_000
+        )
+        assert.strictEqual(job!.status, "done")
+        assert.strictEqual(research, 2, "run once more, by B")
+      }).pipe(Effect.scoped),
+    { timeout: 180_000 }
+  )
+
   it.live("a start that fails (the port is taken) exits non-zero", () =>
     Effect.gen(function*() {
       const taken = yield* Effect.acquireRelease(
