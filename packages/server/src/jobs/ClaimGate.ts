@@ -23,7 +23,6 @@ export interface ClaimGate {
   readonly hold: <A, E, R>(f: (open: boolean) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Closes it for good and waits until nothing holds it (idempotent). */
   readonly close: Effect.Effect<void>
-  readonly isOpen: Effect.Effect<boolean>
 }
 
 /** More than could ever hold it at once: `close` takes them all. */
@@ -35,7 +34,6 @@ export const makeClaimGate: Effect.Effect<ClaimGate> = Effect.gen(function*() {
   return {
     hold: (f) =>
       Effect.uninterruptible(semaphore.withPermits(1)(Ref.get(closed).pipe(Effect.flatMap((c) => f(!c))))),
-    close: Ref.set(closed, true).pipe(Effect.andThen(semaphore.withPermits(permits)(Effect.void))),
-    isOpen: Effect.map(Ref.get(closed), (c) => !c)
+    close: Ref.set(closed, true).pipe(Effect.andThen(semaphore.withPermits(permits)(Effect.void)))
   }
 })

@@ -34,7 +34,7 @@ export const startActivity = (kind: JobKind, input: unknown): string => {
 }
 
 /** The failure shape's reason, as its kind words it. */
-export const failureReasonOf = (kind: JobKind, result: SubagentResult): string | undefined => {
+const failureReasonOf = (kind: JobKind, result: SubagentResult): string | undefined => {
   if (!isSubagentFailure(kind, result)) return undefined
   const r = result as { brief?: string; notes?: string }
   return r.notes ?? r.brief?.replace(/^Research failed:\s*/i, "") ?? "failed"

@@ -141,10 +141,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   ): Effect.Effect<boolean>
   /**
    * Stores the result with the job's final `activity` line and queues the wake (`run` → `wake`,
-   * every replica notified); `finished`
-   * false when the lease was lost. With `wake`, the same statement claims the wake for
-   * `wake.owner` when `claimWake` could (no live turn holds the chat, no earlier wake queued in
-   * it), and returns it (nobody is notified then).
+   * every replica notified); `finished` false when the lease was lost. With `wake`, the same
+   * statement claims the wake for `wake.owner` when `claimWake` could (no live turn holds the
+   * chat, no earlier wake queued in it), and returns it (nobody is notified then).
    */
   finishRun(
     id: string,
