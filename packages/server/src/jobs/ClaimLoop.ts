@@ -84,10 +84,13 @@ export const forkClaimLoop = <A>(options: ClaimLoopOptions<A>): Effect.Effect<Cl
     )
     yield* Effect.forkScoped(loop)
     yield* Effect.addFinalizer(() =>
-      gate.close.pipe(
-        Effect.andThen(FiberSet.clear(handlers)),
-        Effect.andThen(Effect.logDebug(`jobs: ${options.name} stopped, its claims given back`))
-      )
+      Effect.gen(function*() {
+        yield* gate.close
+        const held = yield* FiberSet.size(handlers)
+        yield* FiberSet.clear(handlers)
+        // The operator's record of a graceful stop: what this replica handed over.
+        if (held > 0) yield* Effect.logInfo(`jobs: ${options.name} stopped, ${held} held ${held === 1 ? "job" : "jobs"} given back`)
+      })
     )
     return {
       reserve: Ref.modify(active, (n) => n < options.concurrency ? [true, n + 1] : [false, n]),

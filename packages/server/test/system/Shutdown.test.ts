@@ -84,6 +84,7 @@ describe(`shutdown of the server process (${backend})`, () => {
       server.child.kill("SIGTERM")
       const code = yield* Effect.promise(() => server.exited)
       assert.strictEqual(code, 0, `exit code after SIGTERM; output:\n${server.output()}`)
+      assert.include(server.output(), "jobs: runner stopped, 1 held job given back", "the operator's log says so")
 
       const rows = yield* SqlClient.SqlClient.use((sql) =>
         sql<{ lease_owner: string | null; run_attempts: number; phase: string }>`
