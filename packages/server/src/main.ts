@@ -6,6 +6,9 @@
  * schema is built (it compiles each decoder to a function on first use;
  * measured with `npm run bench`). `SCHEMA_JIT=off` keeps the interpreter, for
  * comparison or where generated code is not allowed.
+ *
+ * SIGTERM or SIGINT shuts it down gracefully (jobs given back, see
+ * `jobs/ClaimGate.ts`) and exits 0; a start that fails exits non-zero.
  */
 import { setFlagsFromString } from "node:v8"
 import { v8TuningFor } from "./system/V8Tuning.ts"
@@ -19,5 +22,7 @@ for (const flag of tuning.flags) setFlagsFromString(flag)
 if (process.env["SCHEMA_JIT"] !== "off") await import("effect/schema/SchemaJITCompiler/enable")
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { runServer } = await import("./Server.ts")
+const { shutdownTeardown, watchShutdownSignals } = await import("./system/ShutdownExit.ts")
 
-NodeRuntime.runMain(runServer)
+// A clean SIGTERM/SIGINT shutdown exits 0, not runMain's 130 (see ShutdownExit.ts).
+NodeRuntime.runMain(runServer, { teardown: shutdownTeardown(watchShutdownSignals()) })

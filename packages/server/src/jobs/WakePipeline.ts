@@ -137,6 +137,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
     concurrency: wakeConcurrency,
     sweepMs: config.sweepMs,
     signal: signals.wake,
+    gate: signals.claims,
     claim: (free) => repo.claimWake(owner, free, config.leaseMs),
     handle: deliver
   })
