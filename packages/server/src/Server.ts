@@ -30,6 +30,7 @@ import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { ProviderPools } from "./llm/ProviderPools.ts"
+import { CredentialCheckLive } from "./planner/CredentialCheck.ts"
 import { CredentialKeys } from "./planner/CredentialKeys.ts"
 import { DecisionRetention, DecisionSweepLive } from "./planner/DecisionRetention.ts"
 import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
@@ -50,11 +51,12 @@ import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
 
 /**
  * The host control plane and the planner proxy: repositories over the
- * database, the credential keys and provider pools, the decision service and
- * this replica's retention sweep. The planner takes nothing from the chat
+ * database, the credential keys and provider pools, the decision service,
+ * this replica's retention sweep and the start-up warning about profiles no
+ * held key decrypts. The planner takes nothing from the chat
  * route's provider configuration: its provider comes from the active profile.
  */
-export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive).pipe(
+export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive, CredentialCheckLive).pipe(
   Layer.provideMerge(DecisionRetention.layer),
   Layer.provideMerge(Layer.mergeAll(
     HostsRepo.layer,
