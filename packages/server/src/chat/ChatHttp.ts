@@ -28,9 +28,13 @@ export const toWireError = (error: ProviderError): Effect.Effect<never, Provider
     ? Effect.logWarning("LLM provider not configured", error.message).pipe(
       Effect.andThen(Effect.fail(
         new ProviderNotConfigured({
-          // The adapter's own sentence: "missing LLM_API_KEY", or what is wrong with a variable that is set
-          // ("the LLM_SCRIPT file … cannot be read"), which "missing LLM_SCRIPT" would misreport.
-          error: error.message.startsWith(NOT_CONFIGURED_PREFIX) ? error.message : `${NOT_CONFIGURED_PREFIX}${error.message}`,
+          // The configuration's own sentence (`NotConfigured.ts`): "missing LLM_API_KEY", or what is wrong with
+          // a variable that is set ("the LLM_SCRIPT file … cannot be read"), which "missing LLM_SCRIPT" misreported.
+          error: error.message.startsWith(NOT_CONFIGURED_PREFIX)
+            ? error.message
+            : `${NOT_CONFIGURED_PREFIX}${
+              error.missing && error.missing.length > 0 ? `missing ${error.missing.join(", ")}` : error.message
+            }`,
           missing: error.missing ?? []
         })
       ))
