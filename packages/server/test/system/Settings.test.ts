@@ -7,7 +7,7 @@
  * read, or a new one would escape the check.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Config, ConfigProvider, Effect, Exit } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
@@ -17,6 +17,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { BUILT_SERVER_MAIN } from "../../../../scripts/build.ts"
 import { invalidSettings, SETTINGS } from "../../src/system/Settings.ts"
+import { startupFailureLines } from "../../src/system/StartupFailure.ts"
 
 const SOURCES = fileURLToPath(new URL("../../src", import.meta.url))
 
@@ -199,7 +200,30 @@ describe("invalid settings", () => {
   })
 })
 
-// Keeps the helper honest: a file that exists and reads is a valid LLM_SCRIPT.
+describe("a start that got further", () => {
+  it.effect("Effect's ConfigError becomes the same line: the variable from the schema's path, the table's expectation", () =>
+    Effect.gen(function*() {
+      const env = { PORT: "abc", CREDENTIAL_KEY: "sekrit-value" }
+      const read = (config: Config.Config<unknown>) =>
+        Effect.exit(config.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))))
+      const port = yield* read(Config.Port("PORT"))
+      assert.isTrue(Exit.isFailure(port))
+      if (Exit.isFailure(port)) {
+        assert.deepStrictEqual(startupFailureLines(port.cause, env), ['invalid PORT "abc" (expected a port number from 1 to 65535)'])
+      }
+      const key = yield* read(Config.Int("CREDENTIAL_KEY"))
+      if (Exit.isFailure(key)) {
+        const [line] = startupFailureLines(key.cause, env) ?? []
+        assert.include(line, "invalid CREDENTIAL_KEY (value hidden, 12 characters)")
+        assert.notInclude(line, "sekrit")
+      } else assert.fail("a non-number read as Int")
+      // Not a configuration problem: left to the runtime's own report.
+      const other = yield* Effect.exit(Effect.fail(new Error("boom")))
+      if (Exit.isFailure(other)) assert.isUndefined(startupFailureLines(other.cause, env))
+    }))
+})
+
+// LLM_SCRIPT is checked against the file system, not only as a value.
 describe("LLM_SCRIPT", () => {
   it("is checked only with the scripted provider, and only for being a readable file", () => {
     const dir = mkdtempSync(join(tmpdir(), "switchboard-script-"))
