@@ -6,6 +6,7 @@
 import { Api, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
 import { Config, Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { NOT_CONFIGURED_PREFIX } from "../llm/NotConfigured.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { Transcriber } from "../llm/ProviderAdapter.ts"
 import { ChatRepo } from "./ChatRepo.ts"
@@ -27,9 +28,13 @@ export const toWireError = (error: ProviderError): Effect.Effect<never, Provider
     ? Effect.logWarning("LLM provider not configured", error.message).pipe(
       Effect.andThen(Effect.fail(
         new ProviderNotConfigured({
-          error: `LLM provider not configured: ${
-            error.missing && error.missing.length > 0 ? `missing ${error.missing.join(", ")}` : error.message
-          }`,
+          // The configuration's own sentence (`NotConfigured.ts`): "missing LLM_API_KEY", or what is wrong with
+          // a variable that is set ("the LLM_SCRIPT file … cannot be read"), which "missing LLM_SCRIPT" misreported.
+          error: error.message.startsWith(NOT_CONFIGURED_PREFIX)
+            ? error.message
+            : `${NOT_CONFIGURED_PREFIX}${
+              error.missing && error.missing.length > 0 ? `missing ${error.missing.join(", ")}` : error.message
+            }`,
           missing: error.missing ?? []
         })
       ))

@@ -12,8 +12,9 @@
  * |                   |          | of the notifications, which are what makes completions fast        |
  *
  * `JOB_MODEL_RESEARCH`, `JOB_MODEL_DEMO` and `JOB_MODEL_VISUAL` are the
- * sub-agents' (read by their layer). An invalid value falls back to the
- * default with a warning rather than stopping the server.
+ * sub-agents' (read by their layer). An invalid value stops `npm start`
+ * (`system/Settings.ts`); the fallback below only serves callers that bypass
+ * that check (tests with their own ConfigProvider).
  */
 import { Config, Context, Effect, Layer } from "effect"
 
