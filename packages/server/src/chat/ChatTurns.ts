@@ -9,13 +9,14 @@
  * called, so a provider failure, a crash or a client hanging up loses nothing
  * the user sent once the turn was accepted.
  */
-import type { ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
+import type { ChatNotFound, ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { TurnComposer } from "./TurnComposer.ts"
 
 export class ChatTurns extends Context.Service<ChatTurns, {
-  run(request: ChatRequest): Effect.Effect<ChatResponse, TurnInFlight | ProviderError>
+  /** `ChatNotFound`: the operator deleted the chat while the turn ran (nothing of it stored). */
+  run(request: ChatRequest): Effect.Effect<ChatResponse, TurnInFlight | ChatNotFound | ProviderError>
 }>()("switchboard/server/chat/ChatTurns") {
   static readonly layerNoDeps = Layer.effect(ChatTurns, Effect.gen(function*() {
     const composer = yield* TurnComposer

@@ -17,6 +17,10 @@
  * 6. store the final answer and release the marker (a wake's job settled by
  *    the same statement).
  *
+ * A chat the operator deletes while its turn runs stays deleted: each of the
+ * turn's writes goes only to a chat that still exists, and the turn ends with
+ * `ChatNotFound` (404) once one finds it gone, having stored nothing.
+ *
  * Job calls never reach the client: the answer's `toolCalls` are the client
  * calls only. An answer mixing both is stored as it came (one assistant
  * message with every call) followed by the job calls' acks, so the client's
@@ -25,6 +29,7 @@
  */
 import type { AgentContext, ChatMessage, ChatResponse, DispatchedJob, ToolCall } from "@switchboard/domain"
 import {
+  ChatNotFound,
   clientToolSchemas,
   isJobKind,
   jobAcknowledgement,
@@ -106,7 +111,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     messages: ReadonlyArray<ChatMessage>,
     context: AgentContext | undefined
   ): Effect.Effect<ChatResponse, ProviderError>
-  persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError>
+  persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError>
   /** How long a turn's marker lives: longer than the longest provider call. */
   readonly markerTtl: Duration.Duration
 }>()("switchboard/server/chat/TurnComposer") {
@@ -129,6 +134,10 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       Effect.orElseSucceed(() => 30_000)
     )
     const markerTtl = Duration.millis(providerTimeout + Math.max(0, grace))
+
+    /** The turn outlived its chat (deleted by the operator): nothing of it was stored. */
+    const chatGone = (chatId: string) =>
+      new ChatNotFound({ error: `Chat "${chatId}" was deleted while this turn ran: nothing of the turn was stored`, chatId })
 
     const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
       Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
@@ -196,7 +205,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           Effect.gen(function*() {
             const decision = guard(transcript)
             const fresh = decision !== "proceed" ? [] : unstored(transcript, input.messages)
-            yield* repo.append(chatId, fresh)
+            if (!(yield* repo.append(chatId, fresh))) return yield* chatGone(chatId)
             return { decision, conversation: [...transcript, ...fresh] }
           })
         const known = input.known
@@ -256,10 +265,11 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // The common end: the answer stored, a wake's job settled, the marker released and the wakes
           // this turn held back made due, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
-          if (more.length > 0) yield* repo.append(chatId, [assistant])
-          const pending = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
+          if (more.length > 0 && !(yield* repo.append(chatId, [assistant]))) return yield* chatGone(chatId)
+          const ended = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
           end.ended = true
-          if (pending) yield* signals.wake.local
+          if (ended.pending) yield* signals.wake.local
+          if (ended.chatGone) return yield* chatGone(chatId)
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         }
         const batches = inBatches([assistant, ...acks])
@@ -270,7 +280,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           (yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))
         if (!renewed) {
           // The calls, their jobs and their acks together: no job call is ever stored unanswered.
-          yield* sql.withTransaction(Effect.gen(function*() {
+          // The chat's row held first: a chat deleted meanwhile gets nothing (no orphan job either).
+          const alive = yield* sql.withTransaction(Effect.gen(function*() {
+            if (!(yield* repo.holdChat(chatId))) return false
             if (last) {
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
@@ -284,7 +296,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
             }
+            return true
           })).pipe(Effect.orDie)
+          if (!alive) return yield* chatGone(chatId)
         }
         if (created.length > 0) yield* signals.run.local
         dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
@@ -301,7 +315,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       const end: TurnEnd = { ended: false }
       return yield* Effect.acquireUseRelease(
         accept(input, turnId),
-        (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError> => {
+        (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError> => {
           if (accepted === undefined) {
             return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
           }
@@ -311,7 +325,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             case "skip":
               // The job settled and the marker released in one statement.
               return jobs.chatTurnEnded(chatId, turnId, undefined, input.settles).pipe(
-                Effect.flatMap((pending) => {
+                Effect.flatMap(({ pending }) => {
                   end.ended = true
                   return pending ? signals.wake.local : Effect.void
                 }),
@@ -324,7 +338,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         (accepted) =>
           accepted === undefined || end.ended ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
             // The marker released; wakes that waited behind this turn are due now (every replica hears of it).
-            Effect.flatMap((pending) => pending ? signals.wake.local : Effect.void)
+            Effect.flatMap(({ pending }) => pending ? signals.wake.local : Effect.void)
           )
       )
     }, traced("TurnComposer.persisted"))
