@@ -175,8 +175,8 @@ export class AdminApi extends HttpApiGroup.make("admin")
       "Delete a chat",
       "Its transcript, its jobs and its markers (the turn in flight, the steers waiting to be delivered) are " +
         "deleted at once. A job running for it is abandoned: its runner, on any replica, finds it gone and writes " +
-        "nothing, and no steer is ever delivered. A turn in flight stores nothing and answers its client 404 " +
-        "`chat_not_found`. The chat id may be used again: it starts a new, empty chat."
+        "nothing, and no steer is ever delivered. A turn in flight stores nothing (its client still gets the " +
+        "answer, with no job dispatched). The chat id may be used again: it starts a new, empty chat."
     )),
     HttpApiEndpoint.post("pruneDecisions", "/admin/planner-decisions/prune", {
       success: PruneReport,

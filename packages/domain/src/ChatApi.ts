@@ -64,13 +64,13 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [...anyRouteErrors, ...bodyErrors, TooManyMessages, TurnInFlight, ChatNotFound, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable, NotReady]
+      error: [...anyRouteErrors, ...bodyErrors, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable, NotReady]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
         "tools' schemas, and returns the answer: text, and the tool calls the client must execute. With `chatId` " +
-        "the turn is persisted write-ahead; a second turn for the same chat while one is in flight answers 409; a chat " +
-        "deleted by the operator while its turn ran answers 404 `chat_not_found` (nothing of the turn is stored). " +
+        "the turn is persisted write-ahead; a second turn for the same chat while one is in flight answers 409. A chat " +
+        "the operator deletes while its turn runs still gets its answer, but nothing of the turn is stored. " +
         "`messageId` is the id the server gave the assistant message: reuse it for the client's copy."
     })),
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {

@@ -19,7 +19,7 @@ export class ChatNotFound extends Schema.Error<ChatNotFound>("ChatNotFound")({
   error: Schema.String,
   code: Schema.tag("chat_not_found"),
   chatId: Schema.String
-}, { httpApiStatus: 404, description: "No turn was ever persisted under this `chatId`, or the operator deleted the chat (during this turn, for the chat route)" }) {}
+}, { httpApiStatus: 404, description: "No turn was ever persisted under this `chatId`, or the operator deleted the chat" }) {}
 
 export class TurnInFlight extends Schema.Error<TurnInFlight>("TurnInFlight")({
   error: Schema.String,

@@ -18,8 +18,10 @@
  *    the same statement).
  *
  * A chat the operator deletes while its turn runs stays deleted: each of the
- * turn's writes goes only to a chat that still exists, and the turn ends with
- * `ChatNotFound` (404) once one finds it gone, having stored nothing.
+ * turn's writes goes only to a chat that still exists. The first one that
+ * finds it gone ends the turn (`ChatGone`) with the answer it was storing —
+ * a client still gets its 200, the chat route's contract has no other
+ * answer for it — and nothing stored, no job dispatched.
  *
  * Job calls never reach the client: the answer's `toolCalls` are the client
  * calls only. An answer mixing both is stored as it came (one assistant
@@ -79,6 +81,8 @@ interface TurnEnd {
 
 export type TurnOutcome =
   | { readonly _tag: "Answered"; readonly response: ChatResponse }
+  /** The operator deleted the chat during the turn: `response` was not stored (nor its jobs dispatched). */
+  | { readonly _tag: "ChatGone"; readonly response: ChatResponse }
   | { readonly _tag: "Deferred" }
   | { readonly _tag: "Skipped" }
 
@@ -138,6 +142,10 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     /** The turn outlived its chat (deleted by the operator): nothing of it was stored. */
     const chatGone = (chatId: string) =>
       new ChatNotFound({ error: `Chat "${chatId}" was deleted while this turn ran: nothing of the turn was stored`, chatId })
+    const goneWith = (chatId: string, response: ChatResponse) =>
+      Effect.logInfo(`chat ${chatId} was deleted during its turn: the answer is not stored`).pipe(
+        Effect.as({ _tag: "ChatGone", response } as const)
+      )
 
     const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
       Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
@@ -265,11 +273,13 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // The common end: the answer stored, a wake's job settled, the marker released and the wakes
           // this turn held back made due, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
-          if (more.length > 0 && !(yield* repo.append(chatId, [assistant]))) return yield* chatGone(chatId)
+          if (more.length > 0 && !(yield* repo.append(chatId, [assistant]))) {
+            return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
+          }
           const ended = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
           end.ended = true
           if (ended.pending) yield* signals.wake.local
-          if (ended.chatGone) return yield* chatGone(chatId)
+          if (ended.chatGone) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         }
         const batches = inBatches([assistant, ...acks])
@@ -298,7 +308,8 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             }
             return true
           })).pipe(Effect.orDie)
-          if (!alive) return yield* chatGone(chatId)
+          // This round's jobs were not created: the answer says so by leaving them out.
+          if (!alive) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
         }
         if (created.length > 0) yield* signals.run.local
         dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))

@@ -93,8 +93,6 @@ describe("OpenAPI document", () => {
         assert.deepStrictEqual(errors("/api/agent/chat", "post"), {
           "400": ["invalid_request", "too_many_messages"],
           "401": ["unauthenticated"],
-          // The operator deleted the chat while its turn ran.
-          "404": ["chat_not_found"],
           "405": ["method_not_allowed"],
           "409": ["turn_in_flight"],
           "413": ["payload_too_large"],
