@@ -5,18 +5,22 @@
  * ADMIN_TOKEN answers 401 to everyone. No answer ever holds a provider key.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { ChatId } from "./Chat.ts"
 import { RequestErrors } from "./ChatApi.ts"
 import {
   anyRouteErrors,
   bodyErrors,
+  ChatNotFound,
   CredentialUnavailable,
   DatabaseUnavailable,
   HostNotFound,
+  HostRevoked,
   InvalidRequest,
   NotFound,
   ProfileNameTaken,
   ProfileNotFound,
   TaskNotFound,
+  TaskTerminal,
   Unauthenticated
 } from "./Errors.ts"
 import {
@@ -28,11 +32,14 @@ import {
   CreateTaskRequest,
   DecisionList,
   DecisionsQuery,
+  HostId,
   HostList,
+  HostView,
   ProfileId,
   ProfileList,
   ProfileView,
   PruneReport,
+  RotatedHostToken,
   RotationReport,
   TaskId,
   TaskList,
@@ -68,7 +75,31 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.get("listHosts", "/admin/hosts", {
       success: HostList,
       error: [...anyRouteErrors, DatabaseUnavailable]
-    }).annotateMerge(doc("The registered hosts, with their last heartbeat (never a token)")),
+    }).annotateMerge(doc(
+      "The registered hosts, with their last heartbeat (never a token)",
+      "Revoked hosts are listed too, with their `revokedAt`: their tasks and decisions keep naming them."
+    )),
+    HttpApiEndpoint.post("revokeHost", "/admin/hosts/:hostId/revoke", {
+      params: { hostId: HostId },
+      success: HostView,
+      error: [...anyRouteErrors, InvalidRequest, NotFound, HostNotFound, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "Revoke a host",
+      "Its token is refused (401) from the next request on, by every replica; the host row and its history stay, " +
+        "with `revokedAt`. Its running task goes back to the queue as `attempt + 1` (the host's next call for it " +
+        "is refused) and, like the tasks reserved for it, may be claimed by any host. Revoking a revoked host " +
+        "changes nothing and answers it as it is."
+    )),
+    HttpApiEndpoint.post("rotateHostToken", "/admin/hosts/:hostId/rotate-token", {
+      params: { hostId: HostId },
+      success: RotatedHostToken,
+      error: [...anyRouteErrors, InvalidRequest, NotFound, HostNotFound, HostRevoked, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "Issue a new token for a host",
+      "The new token is shown in this answer only (stored as a hash); the old one is refused from the next " +
+        "request on, by every replica. The host's tasks are untouched: restart its agent with the new token " +
+        "before its lease runs out. 409 `host_revoked` for a revoked host."
+    )),
     HttpApiEndpoint.post("createTask", "/admin/tasks", {
       payload: CreateTaskRequest,
       success: CreatedTask.pipe(HttpApiSchema.status(201)),
@@ -87,6 +118,17 @@ export class AdminApi extends HttpApiGroup.make("admin")
       success: TaskView,
       error: [...anyRouteErrors, InvalidRequest, NotFound, TaskNotFound, DatabaseUnavailable]
     }).annotateMerge(doc("One task", "A running task whose lease expired shows as `queued` with the next attempt.")),
+    HttpApiEndpoint.post("cancelTask", "/admin/tasks/:taskId/cancel", {
+      params: { taskId: TaskId },
+      success: TaskView,
+      error: [...anyRouteErrors, InvalidRequest, NotFound, TaskNotFound, TaskTerminal, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "Cancel a task",
+      "A queued or running task becomes terminal with status `cancelled` (answered as it is now); the host " +
+        "running it gets 409 `task_cancelled` on its next lease renewal, result or planner decision, and stops. " +
+        "Its decisions are kept for PLANNER_DECISION_RETENTION like any terminal task's. 409 `task_terminal` when " +
+        "the task has already ended."
+    )),
     HttpApiEndpoint.post("createProfile", "/admin/provider-profiles", {
       payload: CreateProfileRequest,
       success: CreatedProfile.pipe(HttpApiSchema.status(201)),
@@ -124,6 +166,17 @@ export class AdminApi extends HttpApiGroup.make("admin")
     }).annotateMerge(doc(
       "A task's persisted planner decisions",
       "In order of attempt and step index; `attempt` narrows to one attempt. Screenshots are never stored."
+    )),
+    HttpApiEndpoint.delete("deleteChat", "/admin/chats/:chatId", {
+      params: { chatId: ChatId },
+      success: HttpApiSchema.NoContent,
+      error: [...anyRouteErrors, InvalidRequest, NotFound, ChatNotFound, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "Delete a chat",
+      "Its transcript, its jobs and its markers (the turn in flight, the steers waiting to be delivered) are " +
+        "deleted at once. A job running for it is abandoned: its runner, on any replica, finds it gone and writes " +
+        "nothing, and no steer is ever delivered. A turn in flight stores nothing (its client still gets the " +
+        "answer, with no job dispatched). The chat id may be used again: it starts a new, empty chat."
     )),
     HttpApiEndpoint.post("pruneDecisions", "/admin/planner-decisions/prune", {
       success: PruneReport,

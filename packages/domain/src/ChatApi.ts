@@ -69,7 +69,8 @@ export class ChatApi extends HttpApiGroup.make("chat")
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
         "tools' schemas, and returns the answer: text, and the tool calls the client must execute. With `chatId` " +
-        "the turn is persisted write-ahead; a second turn for the same chat while one is in flight answers 409. " +
+        "the turn is persisted write-ahead; a second turn for the same chat while one is in flight answers 409. A chat " +
+        "the operator deletes while its turn runs still gets its answer, but nothing of the turn is stored. " +
         "`messageId` is the id the server gave the assistant message: reuse it for the client's copy."
     })),
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {

@@ -19,7 +19,7 @@ export class ChatNotFound extends Schema.Error<ChatNotFound>("ChatNotFound")({
   error: Schema.String,
   code: Schema.tag("chat_not_found"),
   chatId: Schema.String
-}, { httpApiStatus: 404, description: "No turn was ever persisted under this `chatId`" }) {}
+}, { httpApiStatus: 404, description: "No turn was ever persisted under this `chatId`, or the operator deleted the chat" }) {}
 
 export class TurnInFlight extends Schema.Error<TurnInFlight>("TurnInFlight")({
   error: Schema.String,
@@ -141,6 +141,28 @@ export class LeaseLost extends Schema.Error<LeaseLost>("LeaseLost")({
   code: Schema.tag("lease_lost"),
   taskId: Schema.String
 }, { httpApiStatus: 409 }) {}
+
+/** The operator cancelled the task: the host must stop working on it (and report nothing). */
+export class TaskCancelled extends Schema.Error<TaskCancelled>("TaskCancelled")({
+  error: Schema.String,
+  code: Schema.tag("task_cancelled"),
+  taskId: Schema.String
+}, { httpApiStatus: 409, description: "The operator cancelled the task: stop working on it" }) {}
+
+/** A cancel of a task that has already ended (succeeded, failed or cancelled). */
+export class TaskTerminal extends Schema.Error<TaskTerminal>("TaskTerminal")({
+  error: Schema.String,
+  code: Schema.tag("task_terminal"),
+  taskId: Schema.String,
+  status: Schema.String
+}, { httpApiStatus: 409, description: "The task has already ended; `status` says how" }) {}
+
+/** The host was revoked: its token cannot be rotated (register a new host instead). */
+export class HostRevoked extends Schema.Error<HostRevoked>("HostRevoked")({
+  error: Schema.String,
+  code: Schema.tag("host_revoked"),
+  hostId: Schema.String
+}, { httpApiStatus: 409, description: "The host was revoked; register a new one" }) {}
 
 export class NoActiveProfile extends Schema.Error<NoActiveProfile>("NoActiveProfile")({
   error: Schema.String,

@@ -19,6 +19,7 @@ import {
   InvalidRequest,
   LeaseLost,
   NotFound,
+  TaskCancelled,
   TaskNotFound,
   Unauthenticated
 } from "./Errors.ts"
@@ -78,21 +79,23 @@ export class HostsApi extends HttpApiGroup.make("hosts")
       params: { taskId: TaskId },
       payload: LeaseRequest,
       success: LeaseResponse,
-      error: [...anyRouteErrors, ...bodyErrors, NotFound, Forbidden, TaskNotFound, LeaseLost, DatabaseUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, NotFound, Forbidden, TaskNotFound, LeaseLost, TaskCancelled, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Renew a task's lease",
       description: "Extends the lease of the host's current attempt. 409 `lease_lost` when the lease already " +
-        "expired or the attempt is not the current one: the host must stop working on it."
+        "expired or the attempt is not the current one, 409 `task_cancelled` when the operator cancelled the " +
+        "task: either way the host must stop working on it."
     })),
     HttpApiEndpoint.post("result", "/internal/tasks/:taskId/result", {
       params: { taskId: TaskId },
       payload: ResultRequest,
       success: TaskView,
-      error: [...anyRouteErrors, ...bodyErrors, NotFound, Forbidden, TaskNotFound, LeaseLost, DatabaseUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, NotFound, Forbidden, TaskNotFound, LeaseLost, TaskCancelled, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
       summary: "Report a task's result",
       description: "Makes the task terminal (`succeeded` or `failed`, with `terminalAt`); answers the task. " +
-        "Only the current attempt, under a live lease, may report (else 409 `lease_lost`)."
+        "Only the current attempt, under a live lease, may report (else 409 `lease_lost`; 409 `task_cancelled` " +
+        "once the operator cancelled it)."
     }))
   )
   .middleware(HostAuth)

@@ -120,17 +120,21 @@ export const HostView = Schema.Struct({
   hostId: HostId,
   name: Schema.String,
   createdAt: Timestamp,
-  lastHeartbeatAt: Schema.NullOr(Timestamp)
+  lastHeartbeatAt: Schema.NullOr(Timestamp),
+  /** When the operator revoked the host (its token refused since); null while it is active. */
+  revokedAt: Schema.NullOr(Timestamp)
 })
 export type HostView = typeof HostView.Type
 
 export const HostList = Schema.Struct({ hosts: Schema.Array(HostView) })
 export type HostList = typeof HostList.Type
 
-export const TaskStatus = Schema.Literals(["queued", "running", "succeeded", "failed"])
+/** `cancelled`: by the operator (`POST /admin/tasks/{taskId}/cancel`); terminal, like succeeded and failed. */
+export const TaskStatus = Schema.Literals(["queued", "running", "succeeded", "failed", "cancelled"])
 export type TaskStatus = typeof TaskStatus.Type
 
-export const isTerminal = (status: TaskStatus): boolean => status === "succeeded" || status === "failed"
+export const isTerminal = (status: TaskStatus): boolean =>
+  status === "succeeded" || status === "failed" || status === "cancelled"
 
 export const CreateTaskRequest = Schema.Struct({
   goal: NonEmptyText,
@@ -152,7 +156,7 @@ export const TaskView = Schema.Struct({
   createdAt: Timestamp,
   /** While running: when the current lease ends unless renewed. */
   leaseExpiresAt: Schema.optionalKey(Timestamp),
-  /** Set once the task is terminal (succeeded or failed). */
+  /** Set once the task is terminal (succeeded, failed or cancelled). */
   terminalAt: Schema.optionalKey(Timestamp),
   /** The host's reported output, once terminal. */
   output: Schema.optionalKey(JsonValue)
@@ -160,6 +164,10 @@ export const TaskView = Schema.Struct({
 export type TaskView = typeof TaskView.Type
 
 export const TaskList = Schema.Struct({ tasks: Schema.Array(TaskView) })
+
+/** A rotated host token: shown in this answer only, stored as a hash. */
+export const RotatedHostToken = Schema.Struct({ hostId: HostId, token: Schema.String })
+export type RotatedHostToken = typeof RotatedHostToken.Type
 export type TaskList = typeof TaskList.Type
 
 export const TaskListQuery = {

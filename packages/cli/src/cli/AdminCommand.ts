@@ -1,13 +1,15 @@
 /**
  * `switchboard admin …`: the operator's side of the planner proxy, over every
- * `/admin` route (docs/planner.md): hosts, tasks, provider profiles, the decision
- * log, its retention sweep and the credential-key rotation.
+ * `/admin` route (docs/planner.md): hosts (add, list, revoke, rotate-token),
+ * tasks (add, show, list, cancel), chats (delete), provider profiles, the
+ * decision log, its retention sweep and the credential-key rotation.
  *
  * `--server` and `--token` (else `ADMIN_TOKEN`) go before or after the
  * subcommand. Output is for people by default (one line per item), `--json`
  * prints the server's answer as it is. `hosts add` prints two `export` lines
  * so that `eval "$(switchboard admin hosts add NAME)"` hands the new host's id
- * and token (shown once) to a following `switchboard host run`. A provider's
+ * and token (shown once) to a following `switchboard host run`; `hosts
+ * rotate-token` prints the same two lines for the new token. A provider's
  * API key is never printed, and is best given through the environment
  * (`SWITCHBOARD_PROFILE_API_KEY`) rather than on the command line, where
  * other users can see it in the process list.
@@ -65,7 +67,11 @@ const orDash = (value: string | null | undefined) => value === null || value ===
 // ---------------------------------------------------------------------------
 // hosts
 
-const hostLine = (host: HostView) => `${host.hostId}  ${host.name}  created ${host.createdAt}  last heartbeat ${orDash(host.lastHeartbeatAt)}`
+const hostLine = (host: HostView) =>
+  `${host.hostId}  ${host.name}  created ${host.createdAt}  last heartbeat ${orDash(host.lastHeartbeatAt)}` +
+  (host.revokedAt === null ? "" : `  revoked ${host.revokedAt}`)
+
+const hostIdArgument = (description: string) => Argument.String("hostId").pipe(Argument.withDescription(description))
 
 const hostsAdd = Command.make("add", {
   name: Argument.String("name").pipe(Argument.withDescription("A name for the host (e.g. the machine's)")),
@@ -96,9 +102,43 @@ const hostsList = Command.make("list", { json: jsonFlag }, ({ json }) =>
     })
   )).pipe(Command.withDescription("The registered hosts with their last heartbeat (never a token)."))
 
+const hostsRevoke = Command.make("revoke", {
+  hostId: hostIdArgument("The host to revoke"),
+  json: jsonFlag
+}, ({ hostId, json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const host = yield* client.admin.revokeHost({ params: { hostId } })
+      yield* json ? printJson(host) : Console.log(`revoked: ${host.hostId} (${host.name}) at ${orDash(host.revokedAt)}`)
+    })
+  )).pipe(
+    Command.withDescription(
+      "Revoke a host: its token is refused from now on (every replica); its running task goes back to the queue " +
+        "for any host, as the next attempt. The host stays listed, with its revocation time."
+    )
+  )
+
+const hostsRotateToken = Command.make("rotate-token", {
+  hostId: hostIdArgument("The host whose token to replace"),
+  json: jsonFlag
+}, ({ hostId, json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const rotated = yield* client.admin.rotateHostToken({ params: { hostId } })
+      if (json) return yield* printJson(rotated)
+      yield* Console.log(`export SWITCHBOARD_HOST_ID=${rotated.hostId}`)
+      yield* Console.log(`export SWITCHBOARD_HOST_TOKEN=${rotated.token}`)
+      yield* Console.error("The new host token is shown only this once; the previous one is refused from now on.")
+    })
+  )).pipe(
+    Command.withDescription(
+      "Issue a new token for a host (shown once, printed as two `export` lines); the old one stops working at once."
+    )
+  )
+
 const hosts = Command.make("hosts").pipe(
-  Command.withDescription("Register and list host agents."),
-  Command.withSubcommands([hostsAdd, hostsList])
+  Command.withDescription("Register, list, revoke host agents and rotate their tokens."),
+  Command.withSubcommands([hostsAdd, hostsList, hostsRevoke, hostsRotateToken])
 )
 
 // ---------------------------------------------------------------------------
@@ -167,9 +207,46 @@ const tasksList = Command.make("list", {
     })
   )).pipe(Command.withDescription("Tasks, newest first, optionally by status and host."))
 
+const tasksCancel = Command.make("cancel", {
+  taskId: Argument.String("taskId").pipe(Argument.withDescription("The task to cancel")),
+  json: jsonFlag
+}, ({ json, taskId }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const task = yield* client.admin.cancelTask({ params: { taskId } })
+      yield* json ? printJson(task) : Console.log(`cancelled: ${task.taskId} (attempt ${task.attempt})`)
+    })
+  )).pipe(
+    Command.withDescription(
+      "Cancel a queued or running task: it ends as `cancelled`, and the host running it stops at its next call."
+    )
+  )
+
 const tasks = Command.make("tasks").pipe(
-  Command.withDescription("Queue tasks and follow them."),
-  Command.withSubcommands([tasksAdd, tasksShow, tasksList])
+  Command.withDescription("Queue tasks, follow them, cancel them."),
+  Command.withSubcommands([tasksAdd, tasksShow, tasksList, tasksCancel])
+)
+
+// ---------------------------------------------------------------------------
+// chats
+
+const chatsDelete = Command.make("delete", {
+  chatId: Argument.String("chatId").pipe(Argument.withDescription("The chat to delete"))
+}, ({ chatId }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      yield* client.admin.deleteChat({ params: { chatId } })
+      yield* Console.log(`deleted: ${chatId}`)
+    })
+  )).pipe(
+    Command.withDescription(
+      "Delete a chat: its transcript, its jobs (a running one is abandoned, no steer is delivered) and its markers."
+    )
+  )
+
+const chats = Command.make("chats").pipe(
+  Command.withDescription("Delete persisted chats."),
+  Command.withSubcommands([chatsDelete])
 )
 
 // ---------------------------------------------------------------------------
@@ -295,7 +372,7 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
   )
 
 export const adminCommand = adminRoot.pipe(
-  Command.withDescription("Operate the planner proxy: hosts, tasks, provider profiles, decisions (needs ADMIN_TOKEN)."),
-  Command.withShortDescription("Operate hosts, tasks, provider profiles and the decision log"),
-  Command.withSubcommands([hosts, tasks, profiles, decisions, prune, rotate])
+  Command.withDescription("Operate the server: hosts, tasks, chats, provider profiles, decisions (needs ADMIN_TOKEN)."),
+  Command.withShortDescription("Operate hosts, tasks, chats, provider profiles and the decision log"),
+  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate])
 )

@@ -6,9 +6,10 @@
  * HttpApi client with the host token.
  *
  * Every failure is one `ControlPlaneError` with the server's `code` when it
- * answered. On a task route (lease, result, decision), `lease_lost` and
- * `forbidden` both mean "this attempt is no longer ours" (its lease expired;
- * the task was claimed again, possibly by another host): stop working on it.
+ * answered. On a task route (lease, result, decision), `lease_lost`,
+ * `forbidden` and `task_cancelled` all mean "this attempt is no longer ours"
+ * (its lease expired; the task was claimed again, possibly by another host;
+ * the operator cancelled it): stop working on it, report nothing.
  * On heartbeat and claim, `unauthenticated` / `forbidden` mean the host's
  * token or id is wrong: fatal for the agent.
  */
@@ -90,7 +91,10 @@ const toControlPlaneError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Ef
   )
 
 /** The codes by which a task route says the attempt is not this host's any more. */
-export const taskLostCodes: ReadonlySet<string> = new Set(["lease_lost", "forbidden"])
+export const taskLostCodes: ReadonlySet<string> = new Set(["lease_lost", "forbidden", "task_cancelled"])
+
+/** The operator cancelled the task (a task route's 409 `task_cancelled`). */
+export const isTaskCancelled = (error: { readonly code?: string | undefined }): boolean => error.code === "task_cancelled"
 
 export const isTaskLost = (error: { readonly code?: string | undefined }): boolean =>
   error.code !== undefined && taskLostCodes.has(error.code)

@@ -12,14 +12,16 @@
  * - Lease: renewed in a fiber racing the loop, at a third of the time left; a
  *   409 `lease_lost` (or a 403: the task went to another host) stops the loop
  *   after its current step and nothing is reported: the cloud has given the
- *   task to another attempt. A refused result is logged, not fatal.
+ *   task to another attempt. A 409 `task_cancelled` (the operator cancelled
+ *   the task) stops it the same way, said as such. A refused result is
+ *   logged, not fatal.
  * - Shutdown (SIGINT/SIGTERM interrupt the main fiber): claiming stops, the
  *   step under way finishes (see `PlannerLoop.ts`), and the task is reported
  *   failed with "host shutting down" — or with what the loop had already
  *   settled on — instead of leaving its lease to expire.
  */
 import { Clock, Data, Duration, Effect, Ref, Schedule } from "effect"
-import { ControlPlane, isFatal, isTaskLost } from "./ControlPlane.ts"
+import { ControlPlane, isFatal, isTaskCancelled, isTaskLost } from "./ControlPlane.ts"
 import type { ClaimedTask, ControlPlaneError, ReportedResult, TaskAttempt } from "./ControlPlane.ts"
 import { runPlannerLoop } from "./PlannerLoop.ts"
 import type { LoopEnd, LoopOptions, TaskResult } from "./PlannerLoop.ts"
@@ -45,7 +47,10 @@ export type TaskEnd =
   | { readonly _tag: "Reported"; readonly task: ClaimedTask; readonly result: TaskResult }
   | { readonly _tag: "NotReported"; readonly task: ClaimedTask; readonly reason: string }
 
-class RenewalLost extends Data.TaggedError("RenewalLost")<{ readonly message: string }> {}
+class RenewalLost extends Data.TaggedError("RenewalLost")<{
+  readonly message: string
+  readonly code: string | undefined
+}> {}
 
 const fatal = (what: string, error: ControlPlaneError) =>
   new HostAgentFatal({ message: `${what} refused: ${error.message}` })
@@ -84,7 +89,7 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
         if (renewed._tag === "Success") {
           expiresAt = Date.parse(renewed.success)
         } else if (isTaskLost(renewed.failure)) {
-          return yield* new RenewalLost({ message: renewed.failure.message })
+          return yield* new RenewalLost({ message: renewed.failure.message, code: renewed.failure.code })
         } else {
           yield* log(`task ${task.taskId}: lease renewal failed: ${renewed.failure.message} (retrying)`)
         }
@@ -107,7 +112,7 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
       yield* log(`task ${task.taskId} attempt ${task.attempt}: claimed: ${task.goal}`)
       const settled = yield* Ref.make<TaskResult | undefined>(undefined)
       const end: LoopEnd = yield* Effect.raceFirst(runPlannerLoop(task, options.loop, settled), renewLoop(task)).pipe(
-        Effect.catchTag("RenewalLost", (e) => Effect.succeed<LoopEnd>({ _tag: "LeaseLost", message: e.message })),
+        Effect.catchTag("RenewalLost", (e) => Effect.succeed<LoopEnd>({ _tag: "LeaseLost", message: e.message, code: e.code })),
         Effect.onInterrupt(() =>
           Effect.gen(function*() {
             const result = (yield* Ref.get(settled)) ?? { status: "failed" as const, output: shutdownReason, steps: 0 }
@@ -118,6 +123,10 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
           })
         )
       )
+      if (end._tag === "LeaseLost" && isTaskCancelled(end)) {
+        yield* log(`task ${task.taskId} attempt ${task.attempt}: cancelled by the operator, stopped without reporting`)
+        return { _tag: "NotReported", task, reason: `cancelled: ${end.message}` } satisfies TaskEnd
+      }
       if (end._tag === "LeaseLost") {
         yield* log(`task ${task.taskId} attempt ${task.attempt}: lease lost, stopped without reporting (${end.message})`)
         return { _tag: "NotReported", task, reason: `lease lost: ${end.message}` } satisfies TaskEnd
@@ -126,6 +135,10 @@ export const runHostAgent = Effect.fn("HostAgent.run")(function*(options: HostAg
       const reported = yield* Effect.result(report(task, { status: result.status, output: result.output }))
       if (reported._tag === "Failure") {
         if (reported.failure.code === "unauthenticated") return yield* fatal("result", reported.failure)
+        if (isTaskCancelled(reported.failure)) {
+          yield* log(`task ${task.taskId} attempt ${task.attempt}: cancelled by the operator before its result; not reported`)
+          return { _tag: "NotReported", task, reason: `cancelled: ${reported.failure.message}` } satisfies TaskEnd
+        }
         yield* log(`task ${task.taskId}: result not accepted: ${reported.failure.message}`)
         return { _tag: "NotReported", task, reason: reported.failure.message } satisfies TaskEnd
       }

@@ -67,10 +67,14 @@ export interface TaskResult {
   readonly steps: number
 }
 
-/** The cloud refused the decision because this attempt's lease is gone: nothing may be reported. */
+/**
+ * The cloud refused the decision because this attempt's lease is gone (or the operator cancelled
+ * the task: `code` "task_cancelled"): nothing may be reported.
+ */
 export interface LeaseLostDuringPlanning {
   readonly _tag: "LeaseLost"
   readonly message: string
+  readonly code?: string | undefined
 }
 
 export type LoopEnd =
@@ -182,7 +186,7 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       const code = error.code === undefined ? "" : ` (${error.code})`
       if (isTaskLost(error)) {
         yield* options.log(`task ${task.taskId} step ${step}: planner refused: this attempt is no longer ours${code}`)
-        return { _tag: "LeaseLost", message: error.message } satisfies LoopEnd
+        return { _tag: "LeaseLost", message: error.message, code: error.code } satisfies LoopEnd
       }
       if (!error.retryable || attempt >= options.retries) {
         yield* options.log(`task ${task.taskId} step ${step}: planner failed${code}: ${error.message}; giving up`)

@@ -16,7 +16,7 @@ import type { ClaimedTask, ReportedResult, TaskAttempt } from "../../src/hosts/C
 import { runHostAgent, shutdownReason } from "../../src/hosts/HostAgent.ts"
 import type { HostAgentOptions } from "../../src/hosts/HostAgent.ts"
 import { makeHostRegistry } from "../../src/hosts/HostRegistry.ts"
-import { Planner } from "../../src/hosts/Planner.ts"
+import { Planner, PlannerError } from "../../src/hosts/Planner.ts"
 import type { Decision, DecisionRequest } from "../../src/hosts/Planner.ts"
 import { tempDir } from "../support/Fakes.ts"
 
@@ -145,6 +145,67 @@ describe("host agent", () => {
         assert.deepStrictEqual(control.cloud.results, [])
         assert.isTrue(lines.some((l) => l.includes("lease lost, stopped without reporting")), code)
       }
+    }))
+
+  it.effect("cancelled by the operator (409 task_cancelled on renewal): the step finishes, no further decision, nothing reported", () =>
+    Effect.gen(function*() {
+      const { lines, options } = yield* agentOptions()
+      const control = fakeControlPlane({
+        queue: [claimed(3_000)],
+        renew: () => Effect.fail(new ControlPlaneError({ message: "Task task_1 was cancelled", status: 409, code: "task_cancelled" }))
+      })
+      let asked = 0
+      const fiber = yield* forkAgent(options, control, () =>
+        Effect.sync(() => asked++).pipe(
+          Effect.andThen(Effect.sleep("2 seconds")),
+          Effect.as({ toolName: "read_file", arguments: { path: "x" } })
+        ))
+      yield* TestClock.adjust("10 seconds")
+      const end = yield* Fiber.join(fiber)
+      assert.strictEqual(end._tag, "NotReported")
+      assert.include(end._tag === "NotReported" ? end.reason : "", "cancelled")
+      assert.strictEqual(asked, 1, "no decision after the cancel was known")
+      assert.strictEqual(control.cloud.renewals.length, 1, "no renewal loop after a 409 task_cancelled")
+      assert.deepStrictEqual(control.cloud.results, [])
+      assert.isTrue(lines.some((l) => l.includes("cancelled by the operator, stopped without reporting")))
+    }))
+
+  it.effect("cancelled by the operator (409 task_cancelled on a decision): stops at once, no retry, nothing reported", () =>
+    Effect.gen(function*() {
+      const { lines, options } = yield* agentOptions()
+      const control = fakeControlPlane({ queue: [claimed(60_000)] })
+      let asked = 0
+      const end = yield* runHostAgent(options).pipe(
+        Effect.scoped,
+        Effect.provide([
+          control.layer,
+          Planner.layerTest(() =>
+            Effect.sync(() => asked++).pipe(Effect.andThen(Effect.fail(
+              new PlannerError({ message: "Task task_1 was cancelled", status: 409, code: "task_cancelled", retryable: false })
+            ))))
+        ]),
+        Effect.forkChild,
+        Effect.flatMap(Fiber.join)
+      )
+      assert.strictEqual(end._tag, "NotReported")
+      assert.strictEqual(asked, 1, "a cancelled task is not asked about again")
+      assert.deepStrictEqual(control.cloud.results, [], "a cancel is not reported as a failure")
+      assert.isFalse(lines.some((l) => l.includes("retry")))
+      assert.isTrue(lines.some((l) => l.includes("cancelled by the operator")))
+    }))
+
+  it.effect("a result refused as task_cancelled is no error: the agent says so and goes on", () =>
+    Effect.gen(function*() {
+      const { lines, options } = yield* agentOptions()
+      const control = fakeControlPlane({
+        queue: [claimed(60_000)],
+        report: Effect.fail(new ControlPlaneError({ message: "Task task_1 was cancelled", status: 409, code: "task_cancelled" }))
+      })
+      const end = yield* forkAgent(options, control, () => Effect.succeed({ toolName: "finish", arguments: { summary: "s" } })).pipe(
+        Effect.flatMap(Fiber.join)
+      )
+      assert.strictEqual(end._tag, "NotReported")
+      assert.isTrue(lines.some((l) => l.includes("cancelled by the operator before its result")))
     }))
 
   it.effect("a refused result (the attempt is no longer ours) is logged, and the agent goes on", () =>

@@ -25,7 +25,7 @@ import * as path from "node:path"
 import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
 import type { RecordedRequest } from "../../../server/test/support/FakeOpenAi.ts"
 import { ADMIN_TOKEN, client, CREDENTIAL_KEY, layerPlannerServer, logLines, plannerEnv } from "../../../server/test/support/ControlPlane.ts"
-import { baseUrl } from "../../../server/test/support/TestServer.ts"
+import { baseUrl, postJsonAt } from "../../../server/test/support/TestServer.ts"
 import { tempDir } from "../support/Fakes.ts"
 import { runCli, spawnCli } from "../support/RunCli.ts"
 
@@ -294,6 +294,63 @@ describe("switchboard host run against the server", () => {
           ok(yield* admin(server, ["rotate-credential-key"]), "rotate").stdout,
           /^re-encrypted 0, already current \d+; every profile is now under key \S+$/m
         )
+      }), spawnTimeout)
+
+    it.effect("admin tasks cancel during a step: the host's next call gets 409 task_cancelled; it stops and reports nothing", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
+        // The first decision takes a while (within the profile's 10 s timeout): the operator cancels
+        // while the host waits for it, and its lease renewals or that decision learn of it.
+        fake.respondWith((request) => plan(request, fake.chatRequests().length === 1 ? 8_000 : undefined))
+        const { host, taskId } = yield* setUpOverHttp(fake.url, "cancelled-host")
+
+        const workdir = tempDir("switchboard-e2e-cancel-")
+        const agent = spawnCli(["host", "run", "--server", server, "--workdir", workdir, "--once"], { env: { ...noProviderEnv, ...host } })
+        yield* Effect.promise(() => fake.waitFor((requests) => requests.length >= 1, 20_000))
+        const cancelled = ok(yield* admin(server, ["tasks", "cancel", taskId]), "tasks cancel").stdout
+        assert.strictEqual(cancelled.trim(), `cancelled: ${taskId} (attempt 1)`)
+        const end = yield* Effect.promise(() => agent.exited)
+        // --once: 1 unless the task succeeded; the agent stopped on its own, without a report.
+        assert.strictEqual(end.code, 1, end.stderr + end.stdout)
+        assert.include(end.stdout, `task ${taskId} attempt 1: cancelled by the operator, stopped without reporting`)
+        assert.isFalse(fs.existsSync(path.join(workdir, "hello.txt")), "the decision answered after the cancel was not carried out")
+        assert.strictEqual(fake.chatRequests().length, 1, "no further decision was asked")
+        const task = yield* taskOverHttp(taskId)
+        assert.strictEqual(task.status, "cancelled")
+        assert.isUndefined(task.output, "nothing was reported")
+        const again = yield* admin(server, ["tasks", "cancel", taskId])
+        assert.strictEqual(again.code, 1)
+        assert.include(again.stderr, "task_terminal")
+      }), spawnTimeout)
+
+    it.effect("admin: hosts rotate-token and revoke, chats delete", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const cloud = client(server)
+        const host = exportsOf(ok(yield* admin(server, ["hosts", "add", "lifecycle-host"]), "hosts add").stdout)
+        const hostId = host["SWITCHBOARD_HOST_ID"]!
+        const rotated = ok(yield* admin(server, ["hosts", "rotate-token", hostId]), "hosts rotate-token")
+        const fresh = exportsOf(rotated.stdout)
+        assert.strictEqual(fresh["SWITCHBOARD_HOST_ID"], hostId)
+        assert.notStrictEqual(fresh["SWITCHBOARD_HOST_TOKEN"], host["SWITCHBOARD_HOST_TOKEN"])
+        assert.include(rotated.stderr, "shown only this once")
+        const heartbeat = (token: string) => cloud.hostPost(token, `/internal/hosts/${hostId}/heartbeat`).pipe(Effect.map((r) => r.status))
+        assert.strictEqual(yield* heartbeat(host["SWITCHBOARD_HOST_TOKEN"]!), 401, "the old token")
+        assert.strictEqual(yield* heartbeat(fresh["SWITCHBOARD_HOST_TOKEN"]!), 200, "the new token")
+
+        const revoked = ok(yield* admin(server, ["hosts", "revoke", hostId]), "hosts revoke").stdout
+        assert.match(revoked, new RegExp(`^revoked: ${hostId} \\(lifecycle-host\\) at \\S+$`, "m"))
+        assert.strictEqual(yield* heartbeat(fresh["SWITCHBOARD_HOST_TOKEN"]!), 401, "a revoked host's token")
+        assert.match(ok(yield* admin(server, ["hosts", "list"]), "hosts list").stdout, new RegExp(`^${hostId}  lifecycle-host  .* revoked \\S+$`, "m"))
+
+        const turn = yield* postJsonAt(server, "/api/agent/chat", { chatId: "cli-doomed", messages: [{ id: "u1", role: "user", content: "hi", timestamp: 1 }] })
+        assert.strictEqual(turn.status, 200, turn.text)
+        assert.strictEqual(ok(yield* admin(server, ["chats", "delete", "cli-doomed"]), "chats delete").stdout.trim(), "deleted: cli-doomed")
+        assert.strictEqual((yield* cloud.admin.get("/api/chats/cli-doomed/messages")).status, 404)
+        const again = yield* admin(server, ["chats", "delete", "cli-doomed"])
+        assert.strictEqual(again.code, 1)
+        assert.include(again.stderr, "chat_not_found")
       }), spawnTimeout)
 
     it.effect("admin commands: a missing or wrong ADMIN_TOKEN is a clear error, exit 1", () =>

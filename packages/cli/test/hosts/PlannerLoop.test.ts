@@ -192,13 +192,13 @@ describe("planner loop", () => {
       })
     }))
 
-  it.effect("lease_lost (or 403: the task went to another host) from the planner stops the loop without a result", () =>
+  it.effect("lease_lost (or 403: the task went to another host, or 409 task_cancelled) from the planner stops the loop without a result", () =>
     Effect.gen(function*() {
-      for (const [code, status] of [["lease_lost", 409], ["forbidden", 403]] as const) {
+      for (const [code, status] of [["lease_lost", 409], ["forbidden", 403], ["task_cancelled", 409]] as const) {
         const { options, settled } = yield* setup()
         const planner = scriptedPlanner([new PlannerError({ message: "not yours", code, status, retryable: false })])
         const end = yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner.layer))
-        assert.deepStrictEqual(end, { _tag: "LeaseLost", message: "not yours" }, code)
+        assert.deepStrictEqual(end, { _tag: "LeaseLost", message: "not yours", code }, code)
         assert.isUndefined(yield* Ref.get(settled))
       }
     }))

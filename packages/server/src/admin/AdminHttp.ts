@@ -1,11 +1,13 @@
 /**
- * Handlers of the operator routes: thin, over the hosts' and the planner's
- * services. Nothing here ever answers a credential: profile views carry the
- * key's fingerprint only, and a host token exists only in `createHost`'s answer.
+ * Handlers of the operator routes: thin, over the hosts', the chats' and the
+ * planner's services. Nothing here ever answers a credential: profile views
+ * carry the key's fingerprint only, and a host token exists only in the
+ * answers of `createHost` and `rotateHostToken`.
  */
-import { Api, HostNotFound } from "@switchboard/domain"
+import { Api, ChatNotFound, HostNotFound, HostRevoked } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { ChatRepo } from "../chat/ChatRepo.ts"
 import { HostsRepo } from "../hosts/HostsRepo.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
 import { DecisionRetention } from "../planner/DecisionRetention.ts"
@@ -20,6 +22,9 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
   const profiles = yield* ProviderProfiles
   const decisions = yield* DecisionsRepo
   const retention = yield* DecisionRetention
+  const chats = yield* ChatRepo
+
+  const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
 
   return handlers.handleAll({
     createHost: ({ payload }) =>
@@ -27,6 +32,28 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
         Effect.tap(({ hostId }) => Effect.logInfo(`host ${hostId} (${payload.name}) registered`))
       ),
     listHosts: () => Effect.map(hosts.list, (list) => ({ hosts: list })),
+    revokeHost: Effect.fn(function*({ params }) {
+      const revocation = yield* hosts.revoke(params.hostId)
+      if (revocation === undefined) return yield* hostNotFound(params.hostId)
+      const { host, requeued } = revocation
+      yield* Effect.logInfo(
+        `host ${host.hostId} (${host.name}) revoked` +
+          (requeued.length === 0 ? "" : `; its running task${requeued.length === 1 ? "" : "s"} re-queued: ${requeued.join(", ")}`)
+      )
+      return host
+    }),
+    rotateHostToken: Effect.fn(function*({ params }) {
+      const rotated = yield* hosts.rotateToken(params.hostId)
+      if (rotated === undefined) return yield* hostNotFound(params.hostId)
+      if (rotated === "revoked") {
+        return yield* new HostRevoked({
+          error: `Host ${params.hostId} is revoked: its token cannot be rotated (register a new host)`,
+          hostId: params.hostId
+        })
+      }
+      yield* Effect.logInfo(`host ${params.hostId}: token rotated, the previous one is refused from now on`)
+      return rotated
+    }),
     createTask: Effect.fn(function*({ payload }) {
       const taskId = yield* tasks.create(payload.goal, payload.hostId)
       if (taskId === undefined) {
@@ -41,6 +68,15 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
         (list) => ({ tasks: list })
       ),
     getTask: ({ params }) => tasks.get(params.taskId),
+    cancelTask: ({ params }) =>
+      tasks.cancel(params.taskId).pipe(
+        Effect.tap((task) => Effect.logInfo(`task ${task.taskId} cancelled (attempt ${task.attempt})`))
+      ),
+    deleteChat: Effect.fn(function*({ params }) {
+      const deleted = yield* chats.remove(params.chatId)
+      if (!deleted) return yield* new ChatNotFound({ error: `No chat with id "${params.chatId}"`, chatId: params.chatId })
+      yield* Effect.logInfo(`chat ${params.chatId} deleted, with its transcript, jobs and markers`)
+    }),
     createProfile: ({ payload }) => Effect.map(profiles.create(payload), (profileId) => ({ profileId })),
     listProfiles: () => Effect.map(profilesRepo.list, (list) => ({ profiles: list })),
     activateProfile: ({ params }) =>

@@ -12,7 +12,7 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
-import { insertMessages, takeMarker } from "./TranscriptSql.ts"
+import { insertMessages, liveChat, takeMarker } from "./TranscriptSql.ts"
 
 /** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
@@ -85,18 +85,29 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   /**
    * Releases the marker, only if this turn still holds it. With `messages`,
    * they are appended in the same statement (the turn's answer and its end:
-   * one round trip).
+   * one round trip). False when the chat was deleted (nothing stored).
    */
-  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<void>
+  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
   /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
   renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /**
-   * Appends messages in order; a message whose id the chat already has is left as it was.
-   * Large appends go in several statements ({@link inBatches}), each atomic: one cut short
-   * leaves a prefix stored, which a re-sent history completes in order.
+   * Appends messages in order to an existing chat; a message whose id the chat already has is left
+   * as it was. Large appends go in several statements ({@link inBatches}), each atomic: one cut
+   * short leaves a prefix stored, which a re-sent history completes in order. False when the chat
+   * does not exist (deleted by the operator): nothing is stored, the chat is not created.
    */
-  append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<void>
+  append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  /**
+   * In a transaction: locks the chat's row against deletion until it ends; false when the chat
+   * does not exist (any more).
+   */
+  holdChat(chatId: string): Effect.Effect<boolean>
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
+  /**
+   * Deletes the chat: its transcript, its marker and its jobs go with it (foreign keys, ON DELETE
+   * CASCADE). False when there was none.
+   */
+  remove(chatId: string): Effect.Effect<boolean>
 }>()("switchboard/server/chat/ChatRepo") {
   static readonly layer = Layer.effect(ChatRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -111,19 +122,20 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         Effect.map((rows) => (rows[0]?.n ?? 0) > 0)
       )
 
-    // One statement per batch, chat upsert included; WITH ORDINALITY keeps the client's order
-    // in `seq`, and batches run one after the other, so the order holds across them.
-    // An existing chat row is left untouched (DO NOTHING, not an `updated_at` bump): a new row
-    // version written inside a turn's transaction made every other statement's `INSERT INTO
-    // chats … ON CONFLICT` wait for that transaction — and the marker upsert, which by then held
-    // the marker row the transaction was about to release, deadlocked with it.
+    // One statement per batch; WITH ORDINALITY keeps the client's order in `seq`, and batches
+    // run one after the other, so the order holds across them. The chat must exist (the turn that
+    // appends created it): a deleted chat is not brought back. The chat row is only share-locked,
+    // never rewritten: a new row version written inside a turn's transaction made every other
+    // statement's `INSERT INTO chats … ON CONFLICT` wait for that transaction — and the marker
+    // upsert, which by then held the marker row the transaction was about to release, deadlocked
+    // with it.
     const appendBatch = (chatId: string, batch: string) =>
-      sql`
-        WITH chat AS (
-          INSERT INTO chats (id) VALUES (${chatId})
-          ON CONFLICT (id) DO NOTHING
+      sql<{ live: boolean }>`
+        WITH live AS (${liveChat(sql, chatId)}),
+        appended AS (
+          ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
         )
-        ${insertMessages(sql, chatId, batch)}`
+        SELECT EXISTS (SELECT 1 FROM live) AS live`.pipe(Effect.map((rows) => rows[0]?.live === true))
 
     const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
 
@@ -197,18 +209,19 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       endTurn: Effect.fnUntraced(function*(chatId, turnId, messages = []) {
         if (messages.length === 0) {
           yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
-          return
+          return true
         }
-        // Append (chat upsert included, as `append`) and release, in one statement.
-        yield* sql`
-          WITH chat AS (
-            INSERT INTO chats (id) VALUES (${chatId})
-            ON CONFLICT (id) DO NOTHING
-          ),
+        // Append (to a chat that still exists, as `append`) and release, in one statement.
+        const rows = yield* sql<{ live: boolean }>`
+          WITH live AS (${liveChat(sql, chatId)}),
           appended AS (
-            ${insertMessages(sql, chatId, JSON.stringify(messages))}
+            ${insertMessages(sql, chatId, JSON.stringify(messages), sql`EXISTS (SELECT 1 FROM live)`)}
+          ),
+          released AS (
+            DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
           )
-          DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
+          SELECT EXISTS (SELECT 1 FROM live) AS live`
+        return rows[0]?.live === true
       }, Effect.orDie, traced("ChatRepo.endTurn")),
       renewTurn: Effect.fnUntraced(function*(chatId, turnId, ttl) {
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
@@ -219,8 +232,20 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         return rows.length === 1
       }, Effect.orDie, traced("ChatRepo.renewTurn")),
       append: Effect.fnUntraced(function*(chatId, messages) {
-        for (const batch of inBatches(messages)) yield* appendBatch(chatId, batch)
+        for (const batch of inBatches(messages)) {
+          if (!(yield* appendBatch(chatId, batch))) return false
+        }
+        return true
       }, Effect.orDie, traced("ChatRepo.append")),
+      holdChat: Effect.fnUntraced(function*(chatId) {
+        const rows = yield* liveChat(sql, chatId)
+        return rows.length > 0
+      }, Effect.orDie, traced("ChatRepo.holdChat")),
+      remove: Effect.fnUntraced(function*(chatId) {
+        // The cascade may meet a turn's statement on the same rows: a deadlock victim is run again.
+        const rows = yield* retryDeadlock(sql`DELETE FROM chats WHERE id = ${chatId} RETURNING id`)
+        return rows.length > 0
+      }, Effect.orDie, traced("ChatRepo.remove")),
       transcript: Effect.fnUntraced(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)
         if (rows.length === 0 && !(yield* chatExists(chatId).pipe(Effect.orDie))) {

@@ -10,11 +10,16 @@
  * the user sent once the turn was accepted.
  */
 import type { ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
+import { ChatNotFound } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { TurnComposer } from "./TurnComposer.ts"
 
 export class ChatTurns extends Context.Service<ChatTurns, {
+  /**
+   * A chat the operator deleted while its turn ran still answers the turn (200, the provider's
+   * answer): nothing of it is stored, no job dispatched, and the chat stays deleted.
+   */
   run(request: ChatRequest): Effect.Effect<ChatResponse, TurnInFlight | ProviderError>
 }>()("switchboard/server/chat/ChatTurns") {
   static readonly layerNoDeps = Layer.effect(ChatTurns, Effect.gen(function*() {
@@ -24,10 +29,14 @@ export class ChatTurns extends Context.Service<ChatTurns, {
         request.chatId === undefined
           ? composer.unpersisted(request.messages, request.context)
           : composer.persisted({ chatId: request.chatId, messages: request.messages, context: request.context }).pipe(
-            // A client turn has no guard, so it is always answered.
+            // A client turn has no guard, so it is always answered (stored, or not: its chat was deleted).
             Effect.flatMap((outcome) =>
-              outcome._tag === "Answered" ? Effect.succeed(outcome.response) : Effect.die("a client turn was not answered")
-            )
+              outcome._tag === "Answered" || outcome._tag === "ChatGone"
+                ? Effect.succeed(outcome.response)
+                : Effect.die("a client turn was not answered")
+            ),
+            // Only a guarded turn (a wake) fails so: it found its chat gone before anything was written.
+            Effect.catchIf((e) => e instanceof ChatNotFound, (e) => Effect.die(e))
           )
     })
   }))

@@ -19,6 +19,13 @@ export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: numb
     RETURNING turn_id`
 
 /**
+ * The chat's row, locked against its deletion until the transaction ends (`FOR KEY SHARE`: it
+ * blocks nothing else); no row when the operator deleted it. A turn's writes are conditioned on it,
+ * so a turn that outlived its chat stores nothing rather than bring the chat back.
+ */
+export const liveChat = (sql: Sql, chatId: string) => sql`SELECT 1 FROM chats WHERE id = ${chatId} FOR KEY SHARE`
+
+/**
  * Appends one batch (a JSON array, see `inBatches`); WITH ORDINALITY keeps the client's order in
  * `seq`. `when`: a condition on the statement's other parts (e.g. that the marker was taken).
  */

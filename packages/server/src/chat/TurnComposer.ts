@@ -17,6 +17,12 @@
  * 6. store the final answer and release the marker (a wake's job settled by
  *    the same statement).
  *
+ * A chat the operator deletes while its turn runs stays deleted: each of the
+ * turn's writes goes only to a chat that still exists. The first one that
+ * finds it gone ends the turn (`ChatGone`) with the answer it was storing —
+ * a client still gets its 200, the chat route's contract has no other
+ * answer for it — and nothing stored, no job dispatched.
+ *
  * Job calls never reach the client: the answer's `toolCalls` are the client
  * calls only. An answer mixing both is stored as it came (one assistant
  * message with every call) followed by the job calls' acks, so the client's
@@ -25,6 +31,7 @@
  */
 import type { AgentContext, ChatMessage, ChatResponse, DispatchedJob, ToolCall } from "@switchboard/domain"
 import {
+  ChatNotFound,
   clientToolSchemas,
   isJobKind,
   jobAcknowledgement,
@@ -74,6 +81,8 @@ interface TurnEnd {
 
 export type TurnOutcome =
   | { readonly _tag: "Answered"; readonly response: ChatResponse }
+  /** The operator deleted the chat during the turn: `response` was not stored (nor its jobs dispatched). */
+  | { readonly _tag: "ChatGone"; readonly response: ChatResponse }
   | { readonly _tag: "Deferred" }
   | { readonly _tag: "Skipped" }
 
@@ -106,7 +115,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     messages: ReadonlyArray<ChatMessage>,
     context: AgentContext | undefined
   ): Effect.Effect<ChatResponse, ProviderError>
-  persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError>
+  persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError>
   /** How long a turn's marker lives: longer than the longest provider call. */
   readonly markerTtl: Duration.Duration
 }>()("switchboard/server/chat/TurnComposer") {
@@ -129,6 +138,14 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       Effect.orElseSucceed(() => 30_000)
     )
     const markerTtl = Duration.millis(providerTimeout + Math.max(0, grace))
+
+    /** The turn outlived its chat (deleted by the operator): nothing of it was stored. */
+    const chatGone = (chatId: string) =>
+      new ChatNotFound({ error: `Chat "${chatId}" was deleted while this turn ran: nothing of the turn was stored`, chatId })
+    const goneWith = (chatId: string, response: ChatResponse) =>
+      Effect.logInfo(`chat ${chatId} was deleted during its turn: the answer is not stored`).pipe(
+        Effect.as({ _tag: "ChatGone", response } as const)
+      )
 
     const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
       Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
@@ -196,7 +213,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           Effect.gen(function*() {
             const decision = guard(transcript)
             const fresh = decision !== "proceed" ? [] : unstored(transcript, input.messages)
-            yield* repo.append(chatId, fresh)
+            if (!(yield* repo.append(chatId, fresh))) return yield* chatGone(chatId)
             return { decision, conversation: [...transcript, ...fresh] }
           })
         const known = input.known
@@ -256,10 +273,13 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // The common end: the answer stored, a wake's job settled, the marker released and the wakes
           // this turn held back made due, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
-          if (more.length > 0) yield* repo.append(chatId, [assistant])
-          const pending = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
+          if (more.length > 0 && !(yield* repo.append(chatId, [assistant]))) {
+            return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
+          }
+          const ended = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
           end.ended = true
-          if (pending) yield* signals.wake.local
+          if (ended.pending) yield* signals.wake.local
+          if (ended.chatGone) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         }
         const batches = inBatches([assistant, ...acks])
@@ -270,7 +290,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           (yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))
         if (!renewed) {
           // The calls, their jobs and their acks together: no job call is ever stored unanswered.
-          yield* sql.withTransaction(Effect.gen(function*() {
+          // The chat's row held first: a chat deleted meanwhile gets nothing (no orphan job either).
+          const alive = yield* sql.withTransaction(Effect.gen(function*() {
+            if (!(yield* repo.holdChat(chatId))) return false
             if (last) {
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
@@ -284,7 +306,10 @@ export class TurnComposer extends Context.Service<TurnComposer, {
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
             }
+            return true
           })).pipe(Effect.orDie)
+          // This round's jobs were not created: the answer says so by leaving them out.
+          if (!alive) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
         }
         if (created.length > 0) yield* signals.run.local
         dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
@@ -301,7 +326,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       const end: TurnEnd = { ended: false }
       return yield* Effect.acquireUseRelease(
         accept(input, turnId),
-        (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ProviderError> => {
+        (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError> => {
           if (accepted === undefined) {
             return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
           }
@@ -311,7 +336,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             case "skip":
               // The job settled and the marker released in one statement.
               return jobs.chatTurnEnded(chatId, turnId, undefined, input.settles).pipe(
-                Effect.flatMap((pending) => {
+                Effect.flatMap(({ pending }) => {
                   end.ended = true
                   return pending ? signals.wake.local : Effect.void
                 }),
@@ -324,7 +349,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         (accepted) =>
           accepted === undefined || end.ended ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
             // The marker released; wakes that waited behind this turn are due now (every replica hears of it).
-            Effect.flatMap((pending) => pending ? signals.wake.local : Effect.void)
+            Effect.flatMap(({ pending }) => pending ? signals.wake.local : Effect.void)
           )
       )
     }, traced("TurnComposer.persisted"))

@@ -10,12 +10,14 @@ import chats from "./migrations/0001_chats.ts"
 import planner from "./migrations/0002_planner.ts"
 import jobs from "./migrations/0003_jobs.ts"
 import retentionKeyset from "./migrations/0004_retention_keyset.ts"
+import hostRevocationTaskCancel from "./migrations/0005_host_revocation_task_cancel.ts"
 
 export const migrations = {
   "0001_chats": chats,
   "0002_planner": planner,
   "0003_jobs": jobs,
-  "0004_retention_keyset": retentionKeyset
+  "0004_retention_keyset": retentionKeyset,
+  "0005_host_revocation_task_cancel": hostRevocationTaskCancel
 }
 
 export const migrationCount = Object.keys(migrations).length

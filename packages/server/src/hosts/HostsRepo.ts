@@ -2,6 +2,10 @@
  * Registered hosts, in SQL. A host's token is generated here, returned once,
  * and stored only as its SHA-256: 32 random bytes need no slow hash, and the
  * database never holds anything that authenticates as the host.
+ *
+ * Revocation and rotation take effect at the next request on every replica:
+ * `authenticate` reads the row each time (no cache to invalidate). A revoked
+ * host keeps its row, so its tasks and decisions still name it.
  */
 import type { HostView } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
@@ -22,22 +26,39 @@ interface HostRow {
   readonly name: string
   readonly created_at: Date
   readonly last_heartbeat_at: Date | null
+  readonly revoked_at: Date | null
 }
 
 const toView = (row: HostRow): HostView => ({
   hostId: row.id,
   name: row.name,
   createdAt: iso(row.created_at),
-  lastHeartbeatAt: isoOrNull(row.last_heartbeat_at)
+  lastHeartbeatAt: isoOrNull(row.last_heartbeat_at),
+  revokedAt: isoOrNull(row.revoked_at)
 })
+
+/** What revoking a host came to: `undefined` when there is no such host. */
+export interface Revocation {
+  readonly host: HostView
+  /** The running tasks sent back to the queue by this revocation (none when it was revoked already). */
+  readonly requeued: ReadonlyArray<string>
+}
 
 export class HostsRepo extends Context.Service<HostsRepo, {
   /** A new host and its token (the only time the token exists outside the host). */
   create(name: string): Effect.Effect<{ readonly hostId: string; readonly token: string }>
   list: Effect.Effect<ReadonlyArray<HostView>>
   exists(hostId: string): Effect.Effect<boolean>
-  /** The host a bearer token belongs to, if any. */
+  /** The host a bearer token belongs to, if any and not revoked. */
   authenticate(token: string): Effect.Effect<{ readonly hostId: string; readonly name: string } | undefined>
+  /**
+   * Revokes the host (its token refused from now on) and, in the same transaction, sends its
+   * running tasks back to the queue as `attempt + 1` and frees the tasks reserved for it (any host
+   * may claim them). Revoking a revoked host changes nothing.
+   */
+  revoke(hostId: string): Effect.Effect<Revocation | undefined>
+  /** A new token for the host, the old one refused from now on; "revoked" for a revoked host. */
+  rotateToken(hostId: string): Effect.Effect<{ readonly hostId: string; readonly token: string } | "revoked" | undefined>
   /** Records the heartbeat; answers the database's time. */
   heartbeat(hostId: string): Effect.Effect<string>
 }>()("switchboard/server/hosts/HostsRepo") {
@@ -50,7 +71,7 @@ export class HostsRepo extends Context.Service<HostsRepo, {
         yield* sql`INSERT INTO hosts ${sql.insert({ id: hostId, name, token_hash: hashToken(token) })}`
         return { hostId, token }
       }, Effect.orDie, traced("HostsRepo.create")),
-      list: sql<HostRow>`SELECT id, name, created_at, last_heartbeat_at FROM hosts ORDER BY created_at, id`.pipe(
+      list: sql<HostRow>`SELECT id, name, created_at, last_heartbeat_at, revoked_at FROM hosts ORDER BY created_at, id`.pipe(
         Effect.map((rows) => rows.map(toView)),
         Effect.orDie,
         traced("HostsRepo.list")
@@ -63,12 +84,45 @@ export class HostsRepo extends Context.Service<HostsRepo, {
         if (token === "") return undefined
         const hash = hashToken(token)
         const rows = yield* sql<{ id: string; name: string; token_hash: Uint8Array }>`
-          SELECT id, name, token_hash FROM hosts WHERE token_hash = ${hash}`
+          SELECT id, name, token_hash FROM hosts WHERE token_hash = ${hash} AND revoked_at IS NULL`
         const row = rows[0]
         // The index found the row by hash; the constant-time comparison is the actual check.
         if (row === undefined || !timingSafeEqual(Buffer.from(row.token_hash), hash)) return undefined
         return { hostId: row.id, name: row.name }
       }, Effect.orDie, traced("HostsRepo.authenticate")),
+      revoke: Effect.fnUntraced(function*(hostId) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          // The host row first: a claim of this host locks it too (see TasksRepo.claim), so a claim
+          // either committed before (its task is re-queued below) or finds the host revoked.
+          const revoked = yield* sql<HostRow & { readonly was_active: boolean }>`
+            UPDATE hosts h SET revoked_at = coalesce(h.revoked_at, now())
+            FROM (SELECT id, revoked_at IS NULL AS was_active FROM hosts WHERE id = ${hostId} FOR UPDATE) old
+            WHERE h.id = old.id
+            RETURNING h.id, h.name, h.created_at, h.last_heartbeat_at, h.revoked_at, old.was_active`
+          const row = revoked[0]
+          if (row === undefined) return undefined
+          if (!row.was_active) return { host: toView(row), requeued: [] }
+          // As a claim would take it after its lease: attempt + 1, so the host's next call for the
+          // old attempt is refused; the reservation dropped, or no host could ever claim it.
+          const requeued = yield* sql<{ id: string }>`
+            UPDATE tasks SET status = 'queued', attempt = attempt + 1, lease_expires_at = NULL,
+              reserved_host_id = CASE WHEN reserved_host_id = ${hostId} THEN NULL ELSE reserved_host_id END
+            WHERE host_id = ${hostId} AND status = 'running'
+            RETURNING id`
+          yield* sql`UPDATE tasks SET reserved_host_id = NULL WHERE reserved_host_id = ${hostId} AND status = 'queued'`
+          return { host: toView(row), requeued: requeued.map((r) => r.id) }
+        }))
+      }, Effect.orDie, traced("HostsRepo.revoke")),
+      rotateToken: Effect.fnUntraced(function*(hostId) {
+        const token = newHostToken()
+        const rows = yield* sql<{ revoked: boolean }>`
+          UPDATE hosts SET token_hash = CASE WHEN revoked_at IS NULL THEN ${hashToken(token)} ELSE token_hash END
+          WHERE id = ${hostId}
+          RETURNING revoked_at IS NOT NULL AS revoked`
+        const row = rows[0]
+        if (row === undefined) return undefined
+        return row.revoked ? "revoked" as const : { hostId, token }
+      }, Effect.orDie, traced("HostsRepo.rotateToken")),
       heartbeat: Effect.fnUntraced(function*(hostId) {
         const rows = yield* sql<{ now: Date }>`
           UPDATE hosts SET last_heartbeat_at = now() WHERE id = ${hostId} RETURNING last_heartbeat_at AS now`

@@ -14,8 +14,11 @@
  *   no longer its attempt (409 `lease_lost`).
  * - Reads show the queue as a claim would see it: a running task whose lease
  *   passed is `queued`, with the attempt it will be claimed as.
+ * - The operator may cancel a queued or running task: it becomes terminal
+ *   (`cancelled`) in one statement, and its host's next write for it is
+ *   refused with 409 `task_cancelled`.
  */
-import { Forbidden, LeaseLost, TaskNotFound } from "@switchboard/domain"
+import { Forbidden, LeaseLost, TaskCancelled, TaskNotFound, TaskTerminal } from "@switchboard/domain"
 import type { ClaimedTask, ResultStatus, TaskStatus, TaskView } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -23,7 +26,7 @@ import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { newId } from "./HostsRepo.ts"
 import { traced } from "../system/Spans.ts"
 
-export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost
+export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost | TaskCancelled
 
 interface ViewRow {
   readonly id: string
@@ -56,7 +59,7 @@ export interface TaskFilter {
 }
 
 export class TasksRepo extends Context.Service<TasksRepo, {
-  /** Queues a task; `undefined` when `reservedFor` names no host. */
+  /** Queues a task; `undefined` when `reservedFor` names no host (or a revoked one). */
   create(goal: string, reservedFor: string | undefined): Effect.Effect<string | undefined>
   get(taskId: string): Effect.Effect<TaskView, TaskNotFound>
   /** Newest first. */
@@ -69,6 +72,8 @@ export class TasksRepo extends Context.Service<TasksRepo, {
   checkLease(taskId: string, hostId: string, attempt: number): Effect.Effect<void, TaskRefusal>
   /** Ends the attempt: the task becomes terminal; its decisions start their retention window. */
   complete(taskId: string, hostId: string, attempt: number, status: ResultStatus, output: unknown): Effect.Effect<TaskView, TaskRefusal>
+  /** A queued or running task becomes terminal, `cancelled`; its decisions start their retention window. */
+  cancel(taskId: string): Effect.Effect<TaskView, TaskNotFound | TaskTerminal>
 }>()("switchboard/server/hosts/TasksRepo") {
   static readonly layer = Layer.effect(TasksRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -92,6 +97,9 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         const row = rows[0]
         if (row === undefined) return new TaskNotFound({ error: `No task with id "${taskId}"`, taskId })
         if (row.holder !== hostId) return new Forbidden({ error: `Task ${taskId} is not assigned to host ${hostId}` })
+        if (row.status === "cancelled") {
+          return new TaskCancelled({ error: `Task ${taskId} was cancelled by the operator: stop working on it`, taskId })
+        }
         const why = row.status !== "running"
           ? row.status === "queued" ? "the task is not claimed" : `the task is already ${row.status}`
           : row.attempt !== attempt
@@ -106,7 +114,8 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         const rows = yield* sql<{ id: string }>`
           INSERT INTO tasks (id, goal, reserved_host_id)
           SELECT ${taskId}, ${goal}, ${reservedFor ?? null}
-          WHERE ${reservedFor ?? null}::text IS NULL OR EXISTS (SELECT 1 FROM hosts WHERE id = ${reservedFor ?? null})
+          WHERE ${reservedFor ?? null}::text IS NULL
+            OR EXISTS (SELECT 1 FROM hosts WHERE id = ${reservedFor ?? null} AND revoked_at IS NULL)
           RETURNING id`
         return rows[0]?.id
       }, Effect.orDie, traced("TasksRepo.create")),
@@ -129,10 +138,16 @@ export class TasksRepo extends Context.Service<TasksRepo, {
       }, Effect.orDie, traced("TasksRepo.list")),
 
       claim: Effect.fnUntraced(function*(hostId, leaseMs) {
+        // The host's row is locked (shared) for the claim: a revocation, which updates it first,
+        // either waits for this claim to commit (and then re-queues its task) or makes it claim nothing.
         const rows = yield* sql<{ id: string; attempt: number; goal: string; lease_expires_at: Date }>`
-          WITH candidate AS (
+          WITH host AS (
+            SELECT id FROM hosts WHERE id = ${hostId} AND revoked_at IS NULL FOR SHARE
+          ),
+          candidate AS (
             SELECT id FROM tasks
-            WHERE status IN ('queued', 'running')
+            WHERE EXISTS (SELECT 1 FROM host)
+              AND status IN ('queued', 'running')
               AND (status = 'queued' OR lease_expires_at <= now())
               AND (reserved_host_id IS NULL OR reserved_host_id = ${hostId})
             ORDER BY seq
@@ -191,7 +206,33 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         if (!ended) return yield* Effect.flip(refusal(taskId, hostId, attempt))
         const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
         return toView(rows[0]!)
-      }, traced("TasksRepo.complete"))
+      }, traced("TasksRepo.complete")),
+
+      cancel: Effect.fnUntraced(function*(taskId) {
+        const cancelled = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`
+            UPDATE tasks SET status = 'cancelled', terminal_at = now(), lease_expires_at = NULL
+            WHERE id = ${taskId} AND status IN ('queued', 'running')
+            RETURNING id`
+          if (rows.length === 0) return false
+          // As `complete`: the decisions committed meanwhile are stamped too.
+          yield* sql`
+            UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
+            FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
+          return true
+        })).pipe(Effect.orDie)
+        const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined) return yield* new TaskNotFound({ error: `No task with id "${taskId}"`, taskId })
+        if (!cancelled) {
+          return yield* new TaskTerminal({
+            error: `Task ${taskId} has already ended (${row.status}): there is nothing to cancel`,
+            taskId,
+            status: row.status
+          })
+        }
+        return toView(row)
+      }, traced("TasksRepo.cancel"))
     })
   }))
 }

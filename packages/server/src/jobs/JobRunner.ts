@@ -4,7 +4,8 @@
  *
  * A claim is a lease (`FOR UPDATE SKIP LOCKED`, so replicas never take the
  * same job), renewed while the sub-agent works; a runner that loses its lease
- * (it stalled, another replica took over) stops and drops its result. A
+ * (it stalled, another replica took over, the operator deleted its chat and
+ * the job with it) stops and drops its result. A
  * replica killed mid-job simply stops renewing: the sweep of another replica
  * claims the job once the lease expired and runs it again. A job whose runs
  * keep dying (`maxRuns`) ends in the failure shape, like one past
@@ -105,7 +106,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
         ? Option.some(subagentFailure(job.kind, job.input as JobInput, "the job's input is not valid"))
         : yield* withLease(repo, job.id, owner, config.leaseMs, runSubagent(job, input.value))
       if (Option.isNone(outcome)) {
-        return yield* Effect.logWarning(`job ${job.id}: lease lost, another runner has it`)
+        return yield* Effect.logWarning(`job ${job.id}: lease lost (another runner has it, or its chat was deleted)`)
       }
       const result = outcome.value
       // This process's wake loop takes the wake at once when it has room and the chat is free

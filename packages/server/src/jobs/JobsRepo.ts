@@ -15,8 +15,12 @@ import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
+<<<<<<< HEAD
 import { insertMessages } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
+=======
+import { insertMessages, liveChat } from "../chat/TranscriptSql.ts"
+>>>>>>> lifecycle
 
 export interface NewJob {
   readonly id: string
@@ -175,9 +179,15 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * deferred wakes are due now. True when the chat has some (every replica is notified). With
    * `batch` (the turn's answer, one `inBatches` batch) it is appended by the same statement: a
    * turn's answer, its end and the wakes it held back, in one round trip. With `settle`, a wake
-   * turn's job is settled by that statement too (see `settle`).
+   * turn's job is settled by that statement too (see `settle`). `chatGone`: the chat was deleted
+   * meanwhile, so `batch` was not stored (nor the chat brought back).
    */
-  chatTurnEnded(chatId: string, turnId: string, batch?: string, settle?: Settle): Effect.Effect<boolean>
+  chatTurnEnded(
+    chatId: string,
+    turnId: string,
+    batch?: string,
+    settle?: Settle
+  ): Effect.Effect<{ readonly pending: boolean; readonly chatGone: boolean }>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
   notify(topic: "run" | "wake"): Effect.Effect<void>
 }>()("switchboard/server/jobs/JobsRepo") {
@@ -358,11 +368,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
 
       chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch, settle) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
-        // chat's deferred wakes made due, in one statement.
+        // chat's deferred wakes made due, in one statement. The answer goes only to a chat that still
+        // exists (the operator may have deleted it during the turn).
         const appended = batch === undefined ? sql`` : sql`
-          chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          live AS (${liveChat(sql, chatId)}),
           appended AS (
-            ${insertMessages(sql, chatId, batch)}
+            ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
           ),`
         // The settled job is left out of `due`: one statement must not update a row twice.
         const settled = settle === undefined ? sql`` : sql`
@@ -371,7 +382,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
               updated_at = now()
             WHERE id = ${settle.jobId} AND phase = 'wake'
           ),`
-        const rows = yield* retryDeadlock(sql`
+        const rows = yield* retryDeadlock(sql<{ pending: boolean; live: boolean }>`
           WITH ${appended}${settled}
           released AS (
             DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
@@ -379,9 +390,13 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           due AS (
             UPDATE jobs SET wake_after = LEAST(wake_after, now())
             WHERE chat_id = ${chatId} AND phase = 'wake'${settle === undefined ? sql`` : sql` AND id <> ${settle.jobId}`}
-            RETURNING id)
-          SELECT ${shared ? sql`pg_notify(${jobsChannel}, 'wake')` : sql`1`} FROM (SELECT count(*) AS n FROM due) c WHERE c.n > 0`)
-        return rows.length > 0
+            RETURNING id),
+          counted AS (SELECT count(*) AS n FROM due)
+          SELECT c.n > 0 AS pending, ${batch === undefined ? sql`true` : sql`EXISTS (SELECT 1 FROM live)`} AS live${
+          shared ? sql`, CASE WHEN c.n > 0 THEN pg_notify(${jobsChannel}, 'wake') END AS notified` : sql``}
+          FROM counted c`)
+        const row = rows[0]
+        return { pending: row?.pending === true, chatGone: row?.live !== true }
       }, Effect.orDie, traced("JobsRepo.chatTurnEnded")),
 
       notify: (topic) => sql`SELECT pg_notify(${jobsChannel}, ${topic})`.pipe(Effect.asVoid, Effect.orDie)

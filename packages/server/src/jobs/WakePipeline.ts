@@ -19,6 +19,10 @@
  *   more jobs; client calls are left for the client) and settles the job —
  *   `done`/`error` — in the transaction that stores the answer.
  *
+ * A chat deleted by the operator takes its jobs with it: a wake under way
+ * finds its chat gone (the composer's `ChatNotFound` or `ChatGone`), stores
+ * nothing and ends there.
+ *
  * A wake that dies (SIGKILL) leaves its lease to expire and, at worst, the
  * chat's marker until its expiry; the sweep then re-enters it, and the stored
  * steer (deduplicated by id) makes the re-entry the same turn's continuation.
@@ -26,6 +30,7 @@
 import type { ChatMessage } from "@switchboard/domain"
 import {
   buildSubagentSteer,
+  ChatNotFound,
   isSubagentFailure,
   steerMessageId,
   subagentFailure,
@@ -91,6 +96,8 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
         )
       }).pipe(
         Effect.catchIf((e) => e instanceof TurnInFlight, () => Effect.succeed({ _tag: "Busy" } as const)),
+        // The job went with its chat: nothing to settle or defer.
+        Effect.catchIf((e) => e instanceof ChatNotFound, () => Effect.succeed({ _tag: "ChatGone" } as const)),
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.interrupt
@@ -100,6 +107,8 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
         )
       )
       switch (outcome._tag) {
+        case "ChatGone":
+          return yield* Effect.logInfo(`job ${job.id}: its chat was deleted, no steer delivered`)
         case "Answered":
         case "Skipped":
           return yield* Effect.logDebug(`job ${job.id}: steer delivered, ${status}`)
@@ -112,6 +121,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, "pending-call")
         case "LeaseLost":
           return yield* Effect.logWarning(`job ${job.id}: wake lease lost`)
+
         case "Failed": {
           const failures = job.wakeFailures + 1
           const stored = yield* chats.transcript(job.chatId).pipe(

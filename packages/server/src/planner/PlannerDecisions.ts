@@ -3,7 +3,8 @@
  * "The decision"):
  *
  * 1. the host's attempt must hold a live lease on the task (403/404/409
- *    otherwise) — decided before any provider is touched;
+ *    otherwise; 409 `task_cancelled` once the operator cancelled it) —
+ *    decided before any provider is touched;
  * 2. the active provider profile, read afresh (503 `no_active_profile`), and
  *    its key, decrypted (503 `credential_unavailable`);
  * 3. one provider call, within the profile's timeout (504 `provider_timeout`;
@@ -24,6 +25,7 @@ import type {
   InvalidToolCall,
   MultipleToolCalls,
   NoToolCall,
+  TaskCancelled,
   TaskNotFound
 } from "@switchboard/domain"
 import { LeaseLost, NoActiveProfile } from "@switchboard/domain"
@@ -42,6 +44,7 @@ export type DecisionError =
   | Forbidden
   | TaskNotFound
   | LeaseLost
+  | TaskCancelled
   | NoActiveProfile
   | CredentialUnavailable
   | PlannerProviderError

@@ -7,11 +7,16 @@ import { backend, TestDatabase } from "../support/TestDatabase.ts"
 
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1 })
 
+/** A chat as a turn leaves it (appends go only to an existing chat). */
+const created = (chatId: string) =>
+  ChatRepo.use((repo) => repo.beginTurn(chatId, "opening", "1 minute").pipe(Effect.andThen(repo.endTurn(chatId, "opening"))))
+
 describe(`ChatRepo on ${backend} PostgreSQL`, () => {
   layer(ChatRepo.layer.pipe(Layer.provide(TestDatabase)))("transcripts", (it) => {
     it.effect("appends in order and ignores messages the chat already has", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
+        yield* created("c-order")
         yield* repo.append("c-order", [user("a", "one"), user("b", "two")])
         yield* repo.append("c-order", [user("a", "one, edited"), user("b", "two"), user("c", "three")])
         const messages = yield* repo.transcript("c-order")
@@ -31,8 +36,24 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
           parts: [{ type: "text", text: "done" }, { type: "data-card", data: { n: 1 } }],
           metadata: { source: "test", nested: { ok: true } }
         }
+        yield* created("c-shape")
         yield* repo.append("c-shape", [assistant, tool])
         assert.deepStrictEqual(yield* repo.transcript("c-shape"), [assistant, tool])
+      }))
+
+    it.effect("an append or a turn's end never creates a chat (a deleted one stays deleted)", () =>
+      Effect.gen(function*() {
+        const repo = yield* ChatRepo
+        assert.isFalse(yield* repo.append("c-absent", [user("a", "one")]))
+        yield* created("c-deleted")
+        assert.isTrue(yield* repo.remove("c-deleted"))
+        assert.isFalse(yield* repo.remove("c-deleted"))
+        assert.isFalse(yield* repo.append("c-deleted", [user("a", "one")]))
+        assert.isFalse(yield* repo.endTurn("c-deleted", "opening", [user("b", "two")]))
+        for (const chatId of ["c-absent", "c-deleted"]) {
+          const error = yield* repo.transcript(chatId).pipe(Effect.flip)
+          assert.strictEqual(error.code, "chat_not_found", chatId)
+        }
       }))
 
     it.effect("an unknown chat is ChatNotFound", () =>

@@ -39,7 +39,7 @@ describe("host control plane", () => {
         const list = yield* c.admin.get("/admin/hosts")
         assert.strictEqual(list.status, 200)
         const listed = list.json.hosts.find((h: { hostId: string }) => h.hostId === host.hostId)
-        assert.deepStrictEqual(Object.keys(listed).sort(), ["createdAt", "hostId", "lastHeartbeatAt", "name"])
+        assert.deepStrictEqual(Object.keys(listed).sort(), ["createdAt", "hostId", "lastHeartbeatAt", "name", "revokedAt"])
         assert.strictEqual(listed.lastHeartbeatAt, null)
         assert.notInclude(list.text, host.token)
 

@@ -110,7 +110,8 @@ export const postJsonAt = (base: string, path: string, body: unknown, headers: R
 export const layerReplica = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
   database: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown>,
-  options: TestServerOptions<E2, R2> = {}
+  options: TestServerOptions<E2, R2> = {},
+  env: Record<string, string> = {}
 ) =>
   HttpRouter.serve(makeApp(provider, options.subagents, testJobsConfig(options.jobs)), {
     disableLogger: true,
@@ -120,5 +121,5 @@ export const layerReplica = <E, R, E2 = never, R2 = never>(
     Layer.provide(options.withoutBodyLimit === true ? Layer.empty : BodyLimitLive),
     Layer.provide(layerMigrated(database)),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
   )
