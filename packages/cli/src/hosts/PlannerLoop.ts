@@ -126,7 +126,7 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
   const settle = (result: TaskResult) => Ref.set(settled, result).pipe(Effect.as<LoopEnd>({ _tag: "Result", result }))
 
   // The index of the step being decided, numbered as the cloud's decision log numbers it (`stepIndex`,
-  // from 0 within the attempt: CONTRACT.md), so a line here and a row there name the same step.
+  // from 0 within the attempt: docs/planner.md), so a line here and a row there name the same step.
   // It follows the index each decision comes back with: a decision the cloud recorded but whose
   // answer was lost (then asked again) took an index, and the log shows the gap.
   let step = 0

@@ -5,7 +5,7 @@
  * and a guessed default, never a stack trace. An unset variable takes its
  * default; a missing provider (`LLM_PROVIDER`, `LLM_MODEL`, `LLM_API_KEY`)
  * still starts the server, the chat route answering 502
- * `provider_not_configured` (CONTRACT.md) — only a value that is set and
+ * `provider_not_configured` (docs/chat.md) — only a value that is set and
  * wrong refuses.
  *
  * The modules keep reading their own variables (with Effect Config, so tests
