@@ -8,11 +8,18 @@
  * comparison or where generated code is not allowed.
  */
 import { setFlagsFromString } from "node:v8"
+import { responseLimitFor } from "./llm/ResponseLimit.ts"
 import { v8TuningFor } from "./system/V8Tuning.ts"
 
 const tuning = v8TuningFor(process.env)
 if (tuning._tag === "Invalid") {
   console.error(`Refusing to start: ${tuning.message}`)
+  process.exit(1)
+}
+// Read by the chat provider and the planner's pools alike: checked once, here, before either is built.
+const responseLimit = responseLimitFor(process.env)
+if (responseLimit._tag === "Invalid") {
+  console.error(`Refusing to start: ${responseLimit.message}`)
   process.exit(1)
 }
 for (const flag of tuning.flags) setFlagsFromString(flag)

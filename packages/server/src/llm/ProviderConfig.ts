@@ -31,7 +31,7 @@ import { transportKinds } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
 import * as NotConfigured from "./NotConfigured.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
-import { responseLimitFor } from "./ResponseLimit.ts"
+import { MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES, responseLimitFor } from "./ResponseLimit.ts"
 import type { OpenAiCompatibleSettings } from "./OpenAiCompatible.ts"
 import type { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
 import { displayUrl } from "./Redact.ts"
@@ -95,7 +95,9 @@ const parseMaxTokens = (raw: string | undefined): number | ProviderError => {
 
 const parseMaxResponseBytes = (raw: string | undefined): number | ProviderError => {
   const limit = responseLimitFor({ LLM_MAX_RESPONSE_BYTES: raw })
-  return limit._tag === "Bytes" ? limit.bytes : NotConfigured.notConfigured(["LLM_MAX_RESPONSE_BYTES"], limit.message)
+  return limit._tag === "Bytes"
+    ? limit.bytes
+    : invalid("LLM_MAX_RESPONSE_BYTES", raw ?? "", `a whole number of bytes from ${MIN_MAX_RESPONSE_BYTES} to ${MAX_MAX_RESPONSE_BYTES}`)
 }
 
 const parseTransport = (raw: string | undefined): TransportKind | ProviderError => {
