@@ -37,13 +37,13 @@ import { Cause, Clock, Effect, Layer, Option, Ref } from "effect"
 import type { TurnGuard } from "../chat/TurnComposer.ts"
 import { TurnComposer } from "../chat/TurnComposer.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
-import { fitsStorage, storedBytes } from "../chat/StoredSize.ts"
 import { forkClaimLoop } from "./ClaimLoop.ts"
 import { makeOwner, withLease } from "./JobRunner.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { ClaimedWake } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
+import { storableResult } from "./StorableResult.ts"
 
 /** Wakes fired at once by this server (each in its own chat). */
 export const wakeConcurrency = 8
@@ -68,15 +68,13 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
 
   const deliver = (job: ClaimedWake) =>
     Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const found = job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost")
-      const whole = buildSubagentSteer(job, found, now)
-      // A steer the transcript could not hold would fail every wake (and make the chat unreadable): say so instead.
-      const fits = fitsStorage(whole)
-      if (!fits) yield* Effect.logError(`job ${job.id}: result too large to store (${storedBytes(whole)} bytes of JSON)`)
-      const result = fits ? found : subagentFailure(job.kind, job.input as JobInput, "the result was too large to store")
+      const stored = storableResult(job, job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost"))
+      if (stored.oversizedBytes !== undefined) {
+        yield* Effect.logError(`job ${job.id}: result too large to store (a steer of ${stored.oversizedBytes} bytes of JSON)`)
+      }
+      const result = stored.result
       const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
-      const steer = fits ? whole : buildSubagentSteer(job, result, now)
+      const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
       const guard = wakeGuard(steerMessageId(job.id))
       // Look (at the transcript the claim read) before taking the marker, so that a waiting steer
       // does not make a client's turn a 409; the composer checks under the marker that nothing was

@@ -9,7 +9,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, ProviderChatParams } from "@switchboard/domain"
-import { buildSubagentSteer, steerMessageId, subagentResultOf } from "@switchboard/domain"
+import { buildSubagentSteer, maxStoredValueBytes, steerMessageId, subagentResultOf } from "@switchboard/domain"
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
@@ -99,6 +99,18 @@ describe("the wake pipeline", () => {
         assert.deepStrictEqual(after.slice(-2).map((m) => m.role), ["user", "assistant"])
         assert.match(after.at(-1)!.content, /^wake answer: Research complete/)
         assert.strictEqual(steersIn(after).length, 1)
+      }))
+
+    it.effect("a result too large to store is steered as a failure saying so; the chat and its jobs stay readable", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        const jobId = yield* dispatch("huge-result")
+        yield* subagents.finish(jobId, researchResult("b".repeat(maxStoredValueBytes)))
+        const [job] = yield* settled("huge-result")
+        assert.strictEqual(job!.status, "error")
+        assert.deepStrictEqual(job!.result, { brief: "Research failed: the result was too large to store", sources: [] })
+        const steer = steersIn(yield* transcriptOf("huge-result"))[0]!
+        assert.match(steer.content, /^Research failed: the result was too large to store/)
       }))
 
     it.effect("a steer waits while a turn is in flight, then fires right after it", () =>
