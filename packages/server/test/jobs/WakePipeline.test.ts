@@ -113,6 +113,23 @@ describe("the wake pipeline", () => {
         assert.match(steer.content, /^Research failed: the result was too large to store/)
       }))
 
+    it.effect("a chat whose transcript outgrows what one row may hold still gets its steers", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        // Five messages of 3.5 MiB: each fits a row of its own, together they are over the driver's 16 MiB.
+        for (let i = 0; i < 5; i++) {
+          const res = yield* chat("long-chat", [user(`long-${i}`, `note ${i}: ${"l".repeat(3.5 * 1024 * 1024)}`)])
+          assert.strictEqual(res.status, 200, res.text)
+        }
+        const jobId = yield* dispatch("long-chat")
+        yield* subagents.finish(jobId, researchResult("a short brief"))
+        const [job] = yield* settled("long-chat")
+        assert.strictEqual(job!.status, "done")
+        const steers = steersIn(yield* transcriptOf("long-chat"))
+        assert.strictEqual(steers.length, 1)
+        assert.include(steers[0]!.content, "a short brief")
+      }))
+
     it.effect("a steer waits while a turn is in flight, then fires right after it", () =>
       Effect.gen(function*() {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
