@@ -1,8 +1,7 @@
 /**
  * Handlers of the chat group: thin, they translate service results to the
  * wire errors of CONTRACT.md. Provider failures are logged here, once, with
- * the (already redacted) cause; the client only ever sees the fixed 502 body
- * and its `reason` (the kind of failure, never the provider's words).
+ * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
 import { Api, maxStoredValueBytes, PayloadTooLarge, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
 import type { ChatRequest } from "@switchboard/domain"
@@ -25,6 +24,7 @@ export const MaxMessagesConfig = Config.schema(Schema.Int.check(Schema.isGreater
   Config.withDefault(1_000)
 )
 
+/** The fixed 502 body carries the failure's `reason` (`publicReason`: its kind, never the provider's words). */
 export const toWireError = (error: ProviderError): Effect.Effect<never, ProviderFailed | ProviderNotConfigured> =>
   error.reason === "NotConfigured"
     ? Effect.logWarning("LLM provider not configured", error.message).pipe(
