@@ -98,7 +98,7 @@ const toRecord = (row: JobRow): JobRecord => ({
 })
 
 /** One row of a statement returning wakes with their transcripts: a job, or one message of the job before it. */
-type WakeRow<Extra extends object = {}> =
+type WakeRow<Extra extends object = Record<never, never>> =
   | { readonly job: JobRow & Extra; readonly message: null }
   | { readonly job: null; readonly message: unknown }
 
