@@ -1,6 +1,6 @@
 /**
  * A tiny scripted OpenAI-compatible provider for the host agent walk-through
- * (README, "Host agent and admin CLI"): no network, no model, `node:http`
+ * (README, walk-through 3): no network, no model, `node:http`
  * only. It answers `POST /v1/chat/completions` with one tool call chosen from
  * the planner's user prompt:
  *
@@ -8,7 +8,7 @@
  *   a write_file went through → finish { summary: "wrote hello.txt" }
  *   anything else            → fail { reason: "the fake planner only knows how to write hello.txt" }
  *
- * Run: `node examples/fake-planner-provider.ts [port]` (default 9999), then
+ * Run: `npx node examples/fake-planner-provider.ts [port]` (default 9999), then
  * point a provider profile (or a direct host's LLM_BASE_URL) at
  * `http://127.0.0.1:<port>/v1`. Any non-empty API key is accepted; a request
  * without one gets a 401, as from a real provider.

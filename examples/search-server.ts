@@ -2,7 +2,7 @@
  * A tiny SearXNG-compatible search server with a few pages, for trying the
  * research sub-agent without the internet (node:http only, no dependencies).
  *
- *   node examples/search-server.ts            # http://127.0.0.1:8888 (PORT=… to change)
+ *   npx node examples/search-server.ts        # http://127.0.0.1:8888 (PORT=… to change)
  *   SEARCH_URL=http://127.0.0.1:8888 FETCH_ALLOW_PRIVATE=1 npm start
  *
  * `GET /search?q=…&format=json` answers `{ query, results: [{ title, url, content }] }`,

@@ -8,7 +8,7 @@
  * take any JSON, and the chat route's error union is exactly the codes handled
  * below — one missing or one extra and this file stops compiling.
  *
- * Run with a base URL (`node client.ts http://127.0.0.1:8787`), it makes a few
+ * Run with a base URL (`npx node tools/openapi-client/client.ts http://127.0.0.1:8787`), it makes a few
  * calls and prints what it saw as JSON (the server tests read it).
  */
 import createClient from "openapi-fetch"

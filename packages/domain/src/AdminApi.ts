@@ -1,5 +1,5 @@
 /**
- * The operator's routes (CONTRACT.md, admin table): hosts, tasks, provider
+ * The operator's routes (docs/planner.md, admin routes): hosts, tasks, provider
  * profiles and their credential key, the decision log and its retention
  * sweep. All behind `Authorization: Bearer $ADMIN_TOKEN`; a server without
  * ADMIN_TOKEN answers 401 to everyone. No answer ever holds a provider key.

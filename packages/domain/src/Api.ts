@@ -26,7 +26,7 @@ export class Api extends HttpApi.make("switchboard")
   }))
 {}
 
-/** The largest request body the server reads (CONTRACT.md, Errors: over it → 413). */
+/** The largest request body the server reads (docs/errors.md: over it → 413). */
 export const maxRequestBodyBytes = 10 * 1024 * 1024
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The chat routes (CONTRACT.md, Chat): one turn of the agent session, the
+ * The chat routes (docs/chat.md): one turn of the agent session, the
  * persisted transcript, and the server half of `transcribe_video`.
  */
 import { Schema } from "effect"

@@ -1,7 +1,7 @@
 /**
  * The errors a client can see. Each carries its HTTP status and a fixed
  * snake_case `code`, and none has a `_tag` on the wire: every error body is
- * `{ error, code, ...details }` (CONTRACT.md, Errors).
+ * `{ error, code, ...details }` (docs/errors.md).
  */
 import { Schema } from "effect"
 
@@ -123,7 +123,7 @@ export const anyRouteErrors = [MethodNotAllowed, InternalError] as const
 export const bodyErrors = [InvalidRequest, PayloadTooLarge, UnsupportedMediaType] as const
 
 // ---------------------------------------------------------------------------
-// Planner proxy and host control plane (CONTRACT.md)
+// Planner proxy and host control plane (docs/planner.md)
 
 /** A host token of another host than the one the request names, or a task not assigned to that host. */
 export class Forbidden extends Schema.Error<Forbidden>("Forbidden")({

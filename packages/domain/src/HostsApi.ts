@@ -1,5 +1,5 @@
 /**
- * The host routes of the control plane (CONTRACT.md): a host agent's
+ * The host routes of the control plane (docs/planner.md): a host agent's
  * heartbeat, task claim, lease renewal and result. Every one takes the host's
  * bearer token (`HostAuth`), which the server binds to the host the request
  * names: a token of another host, or a task not assigned to that host, is a

@@ -1,5 +1,5 @@
 /**
- * Sub-agent jobs (spec: subagent-jobs.contracts.ts) — "ack now, steer later".
+ * Sub-agent jobs (docs/jobs.md) — "ack now, steer later".
  *
  * The job tools (`research`, `demo`, `visual`) are executed by the server: a
  * call creates a job record, starts the sub-agent in the background and is
@@ -165,7 +165,7 @@ export const jobAcknowledgement = (job: Pick<JobRecord, "id" | "kind">) => ({
 })
 
 // ---------------------------------------------------------------------------
-// Steer messages (protocol §3–4)
+// Steer messages (docs/jobs.md, "The steer message")
 
 export interface SubagentResultMeta {
   readonly jobId: string

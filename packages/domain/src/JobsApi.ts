@@ -1,5 +1,5 @@
 /**
- * The sub-agent jobs route (CONTRACT.md, Sub-agent jobs): the one poll that
+ * The sub-agent jobs route (docs/jobs.md): the one poll that
  * drives every client's job surfaces (dispatch cards with live activity, the
  * re-sync when a job settles).
  */

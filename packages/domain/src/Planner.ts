@@ -1,6 +1,5 @@
 /**
- * The planner proxy and the host control plane, on the wire (CONTRACT.md,
- * "Planner proxy and the host control plane"; spec: cloud-planner-proxy).
+ * The planner proxy and the host control plane, on the wire (docs/planner.md).
  *
  * Three audiences share these schemas: host agents (heartbeat, claim, lease,
  * result, one planner decision per step), operators (the `/admin` routes and

@@ -1,5 +1,5 @@
 /**
- * The planner proxy (spec: cloud-planner-proxy): one tool-call decision per
+ * The planner proxy (docs/planner.md): one tool-call decision per
  * request, from the active provider profile's provider, for a host that holds
  * no provider key. Same host token as the host routes.
  */

@@ -30,6 +30,7 @@ import { RequestErrorsLive } from "./http/RequestErrors.ts"
 import type { ProviderAdapter, Transcriber } from "./llm/ProviderAdapter.ts"
 import { ProviderLayer } from "./llm/ProviderConfig.ts"
 import { ProviderPools } from "./llm/ProviderPools.ts"
+import { CredentialCheckLive } from "./planner/CredentialCheck.ts"
 import { CredentialKeys } from "./planner/CredentialKeys.ts"
 import { DecisionRetention, DecisionSweepLive } from "./planner/DecisionRetention.ts"
 import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
@@ -38,6 +39,7 @@ import { PlannerHttp } from "./planner/PlannerHttp.ts"
 import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
 import { batchedJsonLogger } from "./system/BatchedLog.ts"
+import { InvalidSetting, withStartupChecks } from "./system/StartupFailure.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 import { JobsBackground } from "./jobs/Jobs.ts"
 import { JobsConfig } from "./jobs/JobsConfig.ts"
@@ -49,11 +51,12 @@ import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
 
 /**
  * The host control plane and the planner proxy: repositories over the
- * database, the credential keys and provider pools, the decision service and
- * this replica's retention sweep. The planner takes nothing from the chat
+ * database, the credential keys and provider pools, the decision service,
+ * this replica's retention sweep and the start-up warning about profiles no
+ * held key decrypts. The planner takes nothing from the chat
  * route's provider configuration: its provider comes from the active profile.
  */
-export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive).pipe(
+export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive, CredentialCheckLive).pipe(
   Layer.provideMerge(DecisionRetention.layer),
   Layer.provideMerge(Layer.mergeAll(
     HostsRepo.layer,
@@ -116,7 +119,9 @@ export const ListenConfig = Config.all({
 export const checkListenConfig = (config: { host: string; chatToken: string }) =>
   LOOPBACK.has(config.host) || config.chatToken !== ""
     ? Effect.void
-    : Effect.fail(new Error(`Refusing to listen on ${config.host} without CHAT_TOKEN: set CHAT_TOKEN, or HOST=127.0.0.1`))
+    : Effect.fail(new InvalidSetting({
+      message: `HOST ${JSON.stringify(config.host)} is not a loopback address and CHAT_TOKEN is not set: set CHAT_TOKEN, or HOST=127.0.0.1`
+    }))
 
 export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) =>
   Layer.unwrap(Effect.gen(function*() {
@@ -154,7 +159,11 @@ export const ObservabilityLive = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-/** The production server: configuration from the environment, runs until interrupted. */
-export const runServer: Effect.Effect<never, unknown> = Layer.launch(
+/**
+ * The production server: configuration from the environment, runs until
+ * interrupted. An invalid setting, or an address it cannot listen on, stops
+ * it with one line on stderr (`system/StartupFailure.ts`).
+ */
+export const runServer: Effect.Effect<never, unknown> = withStartupChecks(Layer.launch(
   makeServer(ProviderLayer).pipe(Layer.provide(ObservabilityLive))
-)
+))

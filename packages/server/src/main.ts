@@ -6,25 +6,32 @@
  * schema is built (it compiles each decoder to a function on first use;
  * measured with `npm run bench`). `SCHEMA_JIT=off` keeps the interpreter, for
  * comparison or where generated code is not allowed.
+ *
+ * SIGTERM or SIGINT shuts it down gracefully (jobs given back, see
+ * `jobs/ClaimGate.ts`) and exits 0; a start that fails exits non-zero.
  */
 import { setFlagsFromString } from "node:v8"
-import { responseLimitFor } from "./llm/ResponseLimit.ts"
+import { refusal } from "./system/InvalidSetting.ts"
 import { v8TuningFor } from "./system/V8Tuning.ts"
 
 const tuning = v8TuningFor(process.env)
 if (tuning._tag === "Invalid") {
-  console.error(`Refusing to start: ${tuning.message}`)
-  process.exit(1)
-}
-// Read by the chat provider and the planner's pools alike: checked once, here, before either is built.
-const responseLimit = responseLimitFor(process.env)
-if (responseLimit._tag === "Invalid") {
-  console.error(`Refusing to start: ${responseLimit.message}`)
+  console.error(refusal(tuning.message))
   process.exit(1)
 }
 for (const flag of tuning.flags) setFlagsFromString(flag)
+// Any other invalid value (SCHEMA_JIT's included) is refused by `runServer`, before anything starts.
 if (process.env["SCHEMA_JIT"] !== "off") await import("effect/schema/SchemaJITCompiler/enable")
+// Checked here as well as by `runServer`: a refusal then costs loading the settings' modules, not the whole server.
+const { invalidSettings } = await import("./system/Settings.ts")
+const invalid = invalidSettings(process.env)
+if (invalid.length > 0) {
+  console.error(invalid.map(refusal).join("\n"))
+  process.exit(1)
+}
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { runServer } = await import("./Server.ts")
+const { shutdownTeardown, watchShutdownSignals } = await import("./system/ShutdownExit.ts")
 
-NodeRuntime.runMain(runServer)
+// A clean SIGTERM/SIGINT shutdown exits 0, not runMain's 130 (see ShutdownExit.ts).
+NodeRuntime.runMain(runServer, { teardown: shutdownTeardown(watchShutdownSignals()) })

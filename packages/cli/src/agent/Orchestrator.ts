@@ -1,5 +1,5 @@
 /**
- * The orchestrator (spec: agent-session-shell, Orchestrator Shell): drives one
+ * The orchestrator (docs/chat.md, the orchestrator): drives one
  * user turn through the multi-step tool-call loop.
  *
  *   sending    → POST { messages, context, chatId } through `ChatTransport`
@@ -31,7 +31,7 @@ import { validateToolCall } from "../tools/ValidateToolCall.ts"
 import { ChatTransport } from "./ChatTransport.ts"
 import type { ChatTransportError } from "./ChatTransport.ts"
 
-/** Hard cap on provider calls per turn (spec: Max Iteration Guard). */
+/** Hard cap on provider calls per turn (docs/chat.md: at most 8 rounds). */
 export const maxIterations = 8
 
 export const iterationLimitMessage = "Reached maximum iteration limit"

@@ -3,7 +3,7 @@
  * HTTP status when there was a response, and the server's error `code`.
  *
  * The server answers every error with `{ error, code, ...details }`
- * (CONTRACT.md, Errors). Declared errors arrive decoded; undeclared statuses
+ * (docs/errors.md). Declared errors arrive decoded; undeclared statuses
  * (a proxy's 502 or 504, an HTML page…) arrive as an `HttpClientError` whose body is read
  * here, so the user sees the server's sentence rather than "StatusCode".
  */

@@ -1,6 +1,6 @@
 /**
  * `switchboard admin …`: the operator's side of the planner proxy, over every
- * `/admin` route (CONTRACT.md): hosts, tasks, provider profiles, the decision
+ * `/admin` route (docs/planner.md): hosts, tasks, provider profiles, the decision
  * log, its retention sweep and the credential-key rotation.
  *
  * `--server` and `--token` (else `ADMIN_TOKEN`) go before or after the

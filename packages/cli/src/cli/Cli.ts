@@ -1,5 +1,5 @@
 /**
- * The `switchboard` command tree (CONTRACT.md, CLI). Each subcommand lives
+ * The `switchboard` command tree (docs/cli.md). Each subcommand lives
  * in its own module.
  */
 import { Command } from "effect/cli"

@@ -12,7 +12,7 @@ export const serveCommand = Command.make("serve", {}, () =>
     return yield* runServer
   })).pipe(
     Command.withDescription(
-      "Start the Switchboard server on HOST:PORT (default 127.0.0.1:8787); configured by environment (see CONTRACT.md)."
+      "Start the Switchboard server on HOST:PORT (default 127.0.0.1:8787); configured by environment (see docs/configuration.md)."
     ),
     Command.withShortDescription("Start the Switchboard server")
   )

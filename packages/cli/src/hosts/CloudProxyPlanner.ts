@@ -2,8 +2,8 @@
  * The `cloud-proxy` planner: each decision is one `POST
  * /internal/planner/decision` with the host token, answered by the cloud's
  * active provider profile. The host holds no provider key and reads none
- * (spec: cloud-planner-proxy, "Cloud-proxy transport removes the need for Host
- * Agent-held provider credentials").
+ * (docs/planner.md: the cloud-proxy transport removes the need for
+ * host-held provider credentials).
  *
  * Retryable: no answer at all (network) and the cloud's 5xx (`provider_error`,
  * `no_tool_call`, `multiple_tool_calls`, `invalid_tool_call`,

@@ -1,7 +1,7 @@
 /**
  * `ControlPlane`: the host routes of the cloud as the host agent sees them —
- * heartbeat, claim, lease renewal, result (CONTRACT.md, "Planner proxy and
- * the host control plane"). A port, so the agent's claim/lease/shutdown logic
+ * heartbeat, claim, lease renewal, result (docs/planner.md,
+ * host routes). A port, so the agent's claim/lease/shutdown logic
  * is tested over a fake, and the real layer (`layer`) goes through the typed
  * HttpApi client with the host token.
  *

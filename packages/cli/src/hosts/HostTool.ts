@@ -2,8 +2,8 @@
  * What the host agent's tools share: the error a tool fails with (its message
  * is written for the planner, which reads it in the next step's prompt), the
  * names of the two tools that end a task, and the JSON Schema form in which
- * the tools are offered to the planner (CONTRACT.md: `{ name, description,
- * parameters }`).
+ * the tools are offered to the planner (docs/planner.md, "The decision": `{ name,
+ * description, parameters }`).
  *
  * Host tools are ordinary `ToolDefinition`s (domain `Tools.ts`), so the CLI's
  * `ToolRegistry` and `validateToolCall` serve them unchanged; their

@@ -121,7 +121,12 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
 
   const settle = (result: TaskResult) => Ref.set(settled, result).pipe(Effect.as<LoopEnd>({ _tag: "Result", result }))
 
-  for (let step = 1; step <= options.maxSteps; step++) {
+  // The index of the step being decided, numbered as the cloud's decision log numbers it (`stepIndex`,
+  // from 0 within the attempt: CONTRACT.md), so a line here and a row there name the same step.
+  // It follows the index each decision comes back with: a decision the cloud recorded but whose
+  // answer was lost (then asked again) took an index, and the log shows the gap.
+  let step = 0
+  for (let taken = 0; taken < options.maxSteps; taken++) {
     let screenshot: Screenshot | undefined
     let screenshotNote: string | undefined
     if (options.screenshotCommand !== undefined) {
@@ -154,8 +159,10 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
         Effect.flatMap((decision) =>
           Effect.gen(function*() {
             const outcome = yield* execute(options.registry, decision)
-            history.push({ step, toolName: decision.toolName, arguments: decision.arguments, outcome })
-            yield* options.log(outcomeLine(task, step, decision.toolName, outcome))
+            const index = decision.stepIndex ?? step
+            step = index + 1
+            history.push({ step: index, toolName: decision.toolName, arguments: decision.arguments, outcome })
+            yield* options.log(outcomeLine(task, index, decision.toolName, outcome))
             const result = terminalResult(decision, outcome, history.length)
             if (result !== undefined) yield* Ref.set(settled, result)
             return { result }

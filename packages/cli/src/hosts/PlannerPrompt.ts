@@ -20,7 +20,7 @@ export type StepOutcome =
   | { readonly ok: false; readonly error: string }
 
 export interface StepRecord {
-  /** 1-based, as shown to the planner and the operator. */
+  /** From 0, as the cloud's decision log numbers it (`stepIndex`), shown so to the planner and the operator. */
   readonly step: number
   readonly toolName: string
   readonly arguments: Readonly<Record<string, unknown>>
@@ -43,7 +43,7 @@ export const describeOutcome = (outcome: StepOutcome): string =>
 export interface PromptInput {
   readonly goal: string
   readonly history: ReadonlyArray<StepRecord>
-  /** 1-based number of the step being decided. */
+  /** The index of the step being decided, from 0 (the decision log's `stepIndex`). */
   readonly step: number
   readonly maxSteps: number
   /** Why the screenshot of this step is missing, when one was expected. */
@@ -61,7 +61,7 @@ export const userPrompt = (input: PromptInput): string => {
       lines.push(`   → ${describeOutcome(record.outcome)}`)
     }
   }
-  lines.push("", `This is step ${input.step} of at most ${input.maxSteps}. Choose the next action.`)
+  lines.push("", `This is step ${input.step} (steps count from 0; at most ${input.maxSteps} steps). Choose the next action.`)
   if (input.screenshotNote !== undefined) lines.push(`(No screenshot this step: ${input.screenshotNote})`)
   return lines.join("\n")
 }

@@ -1,5 +1,5 @@
 /**
- * `agentStore` (spec: agent-session-shell, Agent Store): what the agent is
+ * `agentStore` (docs/chat.md, the client): what the agent is
  * doing right now — its execution status, the tool it is running — and the
  * project context it works in.
  *

@@ -1,5 +1,5 @@
 /**
- * `chatStore` (spec: agent-session-shell, Chat Store): the conversation as the
+ * `chatStore` (docs/chat.md, the client): the conversation as the
  * user sees it — messages, whether a turn is running, and the last API error.
  *
  * A vanilla Zustand store (`createStore<State>()(persist(...))`, the spec's

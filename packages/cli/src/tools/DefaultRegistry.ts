@@ -1,6 +1,6 @@
 /**
  * The registry the CLI runs with. Exactly one tool in this phase:
- * `transcribe_video` (spec: Tool Registry Shell; `echo_context` must not be
+ * `transcribe_video` (`echo_context` must not be
  * registered). Adding a tool is adding its module and one `register` line —
  * and its schema to the domain's `clientToolSchemas`, which the server offers
  * to the model.

@@ -1,5 +1,5 @@
 /**
- * `ToolRegistry` (spec: agent-session-shell, Tool Registry Shell): the tools
+ * `ToolRegistry` (docs/chat.md): the tools
  * the client can execute, keyed by name, and their schemas in the
  * provider-agnostic internal format (`ToolSchema`: name, description,
  * parameter list). Provider adapters convert that format to their wire

@@ -1,5 +1,5 @@
 /**
- * Argument validation before a tool runs (spec: Tool Argument Validation).
+ * Argument validation before a tool runs (docs/chat.md, the orchestrator).
  *
  * Models get arguments wrong; a tool must never see a call its parameter list
  * rules out. A failed validation is not an exception: it becomes the error of

@@ -143,8 +143,9 @@ describe("switchboard host run against the server", () => {
         )
         assert.strictEqual(run.code, 0, run.stderr + run.stdout)
         assert.include(run.stdout, "transport cloud-proxy")
-        assert.include(run.stdout, `task ${taskId} step 1: write_file → ok:`)
-        assert.include(run.stdout, `task ${taskId} step 2: finish → ok:`)
+        // One numbering (issue 13, B6): the host's lines name the steps as the decision log below does.
+        assert.include(run.stdout, `task ${taskId} step 0: write_file → ok:`)
+        assert.include(run.stdout, `task ${taskId} step 1: finish → ok:`)
         assert.include(run.stdout, `task ${taskId}: succeeded after 2 steps: wrote hello.txt`)
         assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "hello from the cloud planner\n")
 
@@ -168,7 +169,8 @@ describe("switchboard host run against the server", () => {
         const logged = ok(yield* admin(server, ["decisions", taskId, "--json"]), "decisions --json").stdout
         const parsed = JSON.parse(logged) as { decisions: Array<{ stepIndex: number; userPrompt: string; systemPrompt: string }> }
         assert.deepStrictEqual(parsed.decisions.map((d) => d.stepIndex), [0, 1])
-        assert.include(parsed.decisions[1]!.userPrompt, "1. write_file")
+        assert.include(parsed.decisions[1]!.userPrompt, "0. write_file")
+        assert.include(parsed.decisions[1]!.userPrompt, "This is step 1 ")
         assert.notInclude(logged, png.toString("base64"), "screenshot bytes are never persisted")
 
         const hosts = ok(yield* admin(server, ["hosts", "list"]), "hosts list").stdout
@@ -263,7 +265,7 @@ describe("switchboard host run against the server", () => {
         agent.child.kill("SIGTERM")
         const end = yield* Effect.promise(() => agent.exited)
         assert.strictEqual(end.code, 130, end.stderr + end.stdout)
-        assert.include(end.stdout, `task ${taskId} step 1: write_file → ok:`, "the step under way was finished")
+        assert.include(end.stdout, `task ${taskId} step 0: write_file → ok:`, "the step under way was finished")
         assert.strictEqual(fs.readFileSync(path.join(workdir, "hello.txt"), "utf8"), "hello from the cloud planner\n")
         assert.strictEqual(fake.chatRequests().length, 1, "no further step was started")
         const task = yield* taskOverHttp(taskId)

@@ -71,16 +71,31 @@ describe("planner loop", () => {
       const [first, second] = planner.requests
       assert.include(first!.userPrompt, "Goal: write hello.txt saying hi")
       assert.include(first!.userPrompt, "No step has been taken yet.")
-      assert.include(second!.userPrompt, '1. write_file {"path":"hello.txt","content":"hi"}')
+      assert.include(second!.userPrompt, '0. write_file {"path":"hello.txt","content":"hi"}')
       assert.include(second!.userPrompt, '→ ok: {"path":"hello.txt","bytes":2}')
-      assert.include(second!.userPrompt, "This is step 2 of at most 30.")
+      assert.include(first!.userPrompt, "This is step 0 (steps count from 0; at most 30 steps).")
+      assert.include(second!.userPrompt, "This is step 1 (steps count from 0; at most 30 steps).")
       assert.deepStrictEqual(first!.tools.map((t) => t.name), ["finish", "fail", "read_file", "write_file"])
       assert.strictEqual(first!.attempt, 1)
       assert.isUndefined(first!.screenshot)
       assert.deepStrictEqual(lines, [
-        'task task_1 step 1: write_file → ok: {"path":"hello.txt","bytes":2}',
-        'task task_1 step 2: finish → ok: {"summary":"wrote hello.txt"}'
+        'task task_1 step 0: write_file → ok: {"path":"hello.txt","bytes":2}',
+        'task task_1 step 1: finish → ok: {"summary":"wrote hello.txt"}'
       ])
+    }))
+
+  it.effect("steps are numbered as the cloud's decision log numbers them: from 0, following each decision's stepIndex", () =>
+    Effect.gen(function*() {
+      const { lines, options, settled } = yield* setup()
+      // The cloud recorded index 1 for a decision whose answer never arrived: the next one is 2.
+      const planner = scriptedPlanner([
+        { ...decide("read_file", { path: "missing.txt" }), stepIndex: 0 },
+        { ...decide("finish", { summary: "done" }), stepIndex: 2 }
+      ])
+      yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner.layer))
+      assert.deepStrictEqual(lines.map((l) => l.split(":")[0]), ["task task_1 step 0", "task task_1 step 2"])
+      assert.include(planner.requests[1]!.userPrompt, "0. read_file")
+      assert.include(planner.requests[1]!.userPrompt, "This is step 1 ")
     }))
 
   it.effect("fail: the task fails with the planner's reason", () =>
@@ -135,16 +150,16 @@ describe("planner loop", () => {
         _tag: "Result",
         result: {
           status: "failed",
-          output: "planner failed at step 1 after 4 tries (provider_error): LLM provider error",
+          output: "planner failed at step 0 after 4 tries (provider_error): LLM provider error",
           steps: 0
         }
       })
       assert.deepStrictEqual(fs.readdirSync(workdir), [])
       assert.deepStrictEqual(lines, [
-        "task task_1 step 1: planner failed (provider_error): LLM provider error; retry 1/3 in 1s",
-        "task task_1 step 1: planner failed (provider_error): LLM provider error; retry 2/3 in 2s",
-        "task task_1 step 1: planner failed (provider_error): LLM provider error; retry 3/3 in 4s",
-        "task task_1 step 1: planner failed (provider_error): LLM provider error; giving up"
+        "task task_1 step 0: planner failed (provider_error): LLM provider error; retry 1/3 in 1s",
+        "task task_1 step 0: planner failed (provider_error): LLM provider error; retry 2/3 in 2s",
+        "task task_1 step 0: planner failed (provider_error): LLM provider error; retry 3/3 in 4s",
+        "task task_1 step 0: planner failed (provider_error): LLM provider error; giving up"
       ])
     }))
 
@@ -171,7 +186,7 @@ describe("planner loop", () => {
         _tag: "Result",
         result: {
           status: "failed",
-          output: "planner failed at step 1 after 1 try (invalid_request): tools[0].name: expected 1 to 64 characters",
+          output: "planner failed at step 0 after 1 try (invalid_request): tools[0].name: expected 1 to 64 characters",
           steps: 0
         }
       })

@@ -1,12 +1,13 @@
 /**
  * Handlers of the chat group: thin, they translate service results to the
- * wire errors of CONTRACT.md. Provider failures are logged here, once, with
+ * wire errors of docs/errors.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
 import { Api, maxStoredValueBytes, PayloadTooLarge, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
 import type { ChatRequest } from "@switchboard/domain"
 import { Config, Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { NOT_CONFIGURED_PREFIX } from "../llm/NotConfigured.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { publicReason, Transcriber } from "../llm/ProviderAdapter.ts"
 import { ChatRepo } from "./ChatRepo.ts"
@@ -30,9 +31,13 @@ export const toWireError = (error: ProviderError): Effect.Effect<never, Provider
     ? Effect.logWarning("LLM provider not configured", error.message).pipe(
       Effect.andThen(Effect.fail(
         new ProviderNotConfigured({
-          error: `LLM provider not configured: ${
-            error.missing && error.missing.length > 0 ? `missing ${error.missing.join(", ")}` : error.message
-          }`,
+          // The configuration's own sentence (`NotConfigured.ts`): "missing LLM_API_KEY", or what is wrong with
+          // a variable that is set ("the LLM_SCRIPT file … cannot be read"), which "missing LLM_SCRIPT" misreported.
+          error: error.message.startsWith(NOT_CONFIGURED_PREFIX)
+            ? error.message
+            : `${NOT_CONFIGURED_PREFIX}${
+              error.missing && error.missing.length > 0 ? `missing ${error.missing.join(", ")}` : error.message
+            }`,
           missing: error.missing ?? []
         })
       ))

@@ -138,7 +138,18 @@ const docsPageFromChild = Effect.callback<CompressedBody, Error>((resume) => {
   return Effect.sync(() => child.kill())
 })
 
-export const DOCS_ROUTES = [{ method: "GET", path: "/openapi.json" }, { method: "GET", path: "/docs" }] as const
+export const DOCS_ROUTES = [
+  { method: "GET", path: "/openapi.json" },
+  { method: "GET", path: "/docs" },
+  { method: "GET", path: "/" }
+] as const
+
+/**
+ * `/` has no page of its own until the web console exists: a browser opening
+ * the server's address lands on the API's documentation instead of a JSON 404.
+ * 302, not 301: browsers cache a permanent redirect, and `/` will get a page.
+ */
+export const rootRedirect = HttpServerResponse.redirect("/docs", { status: 302 })
 
 /**
  * The two documentation routes for `Api` (the domain's: the child process
@@ -165,4 +176,5 @@ export const layerApiDocs = <Id extends string, Groups extends HttpApiGroup.Cons
     yield* Effect.forkDetach(Effect.andThen(openapi, docs))
     yield* router.add("GET", "/openapi.json", serve(openapi))
     yield* router.add("GET", "/docs", serve(docs))
+    yield* router.add("GET", "/", Effect.succeed(rootRedirect))
   }))

@@ -1,6 +1,5 @@
 /**
- * Every error a client can receive is JSON `{ error, code }` (CONTRACT.md,
- * Errors) — including the ones the router and body parser produce before any
+ * Every error a client can receive is JSON `{ error, code }` (docs/errors.md) — including the ones the router and body parser produce before any
  * handler runs: unknown route (404), known route with another method (405,
  * with `Allow`), body over the limit (413), a JSON route called with another
  * content type (415), a database that cannot be reached (503, with

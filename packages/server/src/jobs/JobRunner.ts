@@ -8,7 +8,9 @@
  * replica killed mid-job simply stops renewing: the sweep of another replica
  * claims the job once the lease expired and runs it again. A job whose runs
  * keep dying (`maxRuns`) ends in the failure shape, like one past
- * `JOB_TIMEOUT_MS` — and either is steered like any result.
+ * `JOB_TIMEOUT_MS` — and either is steered like any result. A replica that
+ * stops gracefully (SIGTERM) stops claiming, then gives its jobs back with a
+ * notification, uncounted: another replica runs them at once (ClaimLoop.ts).
  *
  * On completion the result is stored, the wake queued and every replica
  * notified in one statement (`finishRun`): the wake pipeline takes it from
@@ -20,6 +22,7 @@ import { Cause, Deferred, Effect, Layer, Option, Ref, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { forkClaimLoop } from "./ClaimLoop.ts"
+import { finalActivity, startActivity } from "./JobActivity.ts"
 import { Subagents } from "./Subagents.ts"
 import { JobSignals } from "./JobSignals.ts"
 import { storableResult } from "./StorableResult.ts"
@@ -95,6 +98,9 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
 
   const runJob = (job: ClaimedJob) =>
     Effect.gen(function*() {
+      // A run again (its runner died or gave it back): the last run's tool line no longer says what it does.
+      const start = startActivity(job.kind, job.input)
+      if (job.activity !== start) yield* repo.reportActivity(job.id, owner, start)
       const input = decode(job)
       const outcome = Option.isNone(input)
         ? Option.some(subagentFailure(job.kind, job.input as JobInput, "the job's input is not valid"))
@@ -109,14 +115,17 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
       const result = stored.result
       // This process's wake loop takes the wake at once when it has room and the chat is free
       // (uninterruptibly: a wake claimed here is in the loop, whose fiber gives it back on shutdown).
+      // A hand-off is a claim: not once this process is shutting down (the gate is closed), when
+      // the statement only notifies and another replica's wake takes it.
       const handoff = yield* Ref.get(signals.handoff)
-      const finished = yield* Effect.uninterruptible(Effect.gen(function*() {
-        const reserved = handoff !== undefined && (yield* handoff.reserve)
+      const finished = yield* signals.claims.hold((open) => Effect.gen(function*() {
+        const reserved = open && handoff !== undefined && (yield* handoff.reserve)
         const finished = yield* repo.finishRun(
           job.id,
           owner,
           result,
           failureReason(result, job.kind),
+          finalActivity(job.kind, result),
           reserved ? { owner: handoff.owner, leaseMs: handoff.leaseMs } : undefined
         ).pipe(Effect.onError(() => reserved ? handoff.unreserve : Effect.void))
         if (reserved && finished.wake !== undefined) yield* handoff.deliver(finished.wake)
@@ -137,6 +146,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
     concurrency: config.concurrency,
     sweepMs: config.sweepMs,
     signal: signals.run,
+    gate: signals.claims,
     claim: (free) => repo.claimRun(owner, free, config.leaseMs),
     handle: runJob
   })

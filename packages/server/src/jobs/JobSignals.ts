@@ -17,6 +17,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Queue, Ref, Schedule } from "effect"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
+import type { ClaimGate } from "./ClaimGate.ts"
+import { makeClaimGate } from "./ClaimGate.ts"
 import type { ClaimedWake } from "./JobsRepo.ts"
 import { jobsChannel, JobsRepo } from "./JobsRepo.ts"
 
@@ -75,6 +77,8 @@ export class JobSignals extends Context.Service<JobSignals, {
   readonly wake: JobSignal
   /** Set by this process's wake pipeline once it runs. */
   readonly handoff: Ref.Ref<WakeHandoff | undefined>
+  /** Whether this process still takes work: every claim and hand-off holds it; shutdown closes it first. */
+  readonly claims: ClaimGate
 }>()("switchboard/server/jobs/JobSignals") {
   static readonly layer = Layer.effect(JobSignals, Effect.gen(function*() {
     const repo = yield* JobsRepo
@@ -107,7 +111,8 @@ export class JobSignals extends Context.Service<JobSignals, {
       shared: !embedded,
       run,
       wake,
-      handoff: yield* Ref.make<WakeHandoff | undefined>(undefined)
+      handoff: yield* Ref.make<WakeHandoff | undefined>(undefined),
+      claims: yield* makeClaimGate
     })
   }))
 }

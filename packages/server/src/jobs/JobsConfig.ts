@@ -6,13 +6,15 @@
  * | `JOB_CONCURRENCY` | 4        | sub-agents running at once in this server                          |
  * | `JOB_TIMEOUT_MS`  | 600000   | one job's time limit; past it the job ends in the failure shape    |
  * | `JOB_LEASE_MS`    | 30000    | a runner's (or wake's) lease, renewed at a third of it; a replica  |
- * |                   |          | killed mid-job is taken over this long after its last renewal      |
+ * |                   |          | killed mid-job is taken over this long after its last renewal (one |
+ * |                   |          | stopped with SIGTERM gives its jobs back at once)                  |
  * | `JOB_SWEEP_MS`    | 1000     | the stale-job sweep (expired leases, deferred wakes): the backstop |
  * |                   |          | of the notifications, which are what makes completions fast        |
  *
  * `JOB_MODEL_RESEARCH`, `JOB_MODEL_DEMO` and `JOB_MODEL_VISUAL` are the
- * sub-agents' (read by their layer). An invalid value falls back to the
- * default with a warning rather than stopping the server.
+ * sub-agents' (read by their layer). An invalid value stops `npm start`
+ * (`system/Settings.ts`); the fallback below only serves callers that bypass
+ * that check (tests with their own ConfigProvider).
  */
 import { Config, Context, Effect, Layer } from "effect"
 
@@ -21,7 +23,10 @@ export interface JobsSettings {
   readonly timeoutMs: number
   readonly leaseMs: number
   readonly sweepMs: number
-  /** Runs of one job (each one ended by a dead runner) before it ends in the failure shape. */
+  /**
+   * Runs of one job (each one ended by a dead runner) before it ends in the failure shape. A run
+   * given back at a graceful shutdown does not count.
+   */
   readonly maxRuns: number
   /** Wake turns of one job that failed (provider errors) before it settles without an answer. */
   readonly maxWakes: number

@@ -16,6 +16,7 @@ import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
 import { insertMessages } from "../chat/TranscriptSql.ts"
+import { startActivity } from "./JobActivity.ts"
 
 export interface NewJob {
   readonly id: string
@@ -35,6 +36,7 @@ export interface ClaimedJob {
   readonly toolCallId: string
   readonly input: unknown
   readonly context: AgentContext | undefined
+  readonly activity: string
   readonly result: SubagentResult | undefined
   readonly runAttempts: number
   readonly wakeAttempts: number
@@ -109,6 +111,7 @@ const toClaimed = (row: JobRow): ClaimedJob => ({
   toolCallId: row.tool_call_id,
   input: row.input,
   context: row.context ?? undefined,
+  activity: row.activity,
   result: row.result ?? undefined,
   runAttempts: row.run_attempts,
   wakeAttempts: row.wake_attempts,
@@ -142,19 +145,25 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     jobs: ReadonlyArray<NewJob>
   ): Effect.Effect<boolean>
   /**
-   * Stores the result and queues the wake (`run` → `wake`, every replica notified); `finished`
-   * false when the lease was lost. With `wake`, the same statement claims the wake for
-   * `wake.owner` when `claimWake` could (no live turn holds the chat, no earlier wake queued in
-   * it), and returns it (nobody is notified then).
+   * Stores the result with the job's final `activity` line and queues the wake (`run` → `wake`,
+   * every replica notified); `finished` false when the lease was lost. With `wake`, the same
+   * statement claims the wake for `wake.owner` when `claimWake` could (no live turn holds the
+   * chat, no earlier wake queued in it), and returns it (nobody is notified then).
    */
   finishRun(
     id: string,
     owner: string,
     result: SubagentResult,
     error: string | undefined,
+    activity: string,
     wake?: { readonly owner: string; readonly leaseMs: number }
   ): Effect.Effect<{ readonly finished: boolean; readonly wake: ClaimedWake | undefined }>
-  /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
+  /**
+   * Gives the lease up at once (a graceful shutdown), so another replica need not wait for it to
+   * expire: every replica is notified (the topic of the job's phase) by the same statement. A run
+   * given back this way is not counted (`run_attempts`, which ends a job past `maxRuns`, counts the
+   * runs that died: a crash leaves its lease to expire and keeps the count).
+   */
   release(id: string, owner: string): Effect.Effect<void>
   /**
    * Claims the heads of chats' wake queues: at most one job per chat, the earliest finished, of
@@ -211,15 +220,17 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         kind: j.kind,
         tool_call_id: j.toolCallId,
         input: j.input,
-        context: j.context ?? null
+        context: j.context ?? null,
+        // Never empty: what the job is to do, until its run says more (JobActivity.ts).
+        activity: startActivity(j.kind, j.input)
       })))
 
     return JobsRepo.of({
       create: Effect.fnUntraced(function*(jobs) {
         if (jobs.length === 0) return
         yield* sql`
-          INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
-          SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
+          INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
+          SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
           FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
           ORDER BY t.n`
       }, Effect.orDie, traced("JobsRepo.create")),
@@ -237,8 +248,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM marker)`)}
           ),
           created AS (
-            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context)
-            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb)
+            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
+            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
             FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
             WHERE EXISTS (SELECT 1 FROM marker)
             ORDER BY t.n
@@ -280,11 +291,11 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'`
       }, Effect.orDie, traced("JobsRepo.reportActivity")),
 
-      finishRun: Effect.fnUntraced(function*(id, owner, result, error, wake) {
+      finishRun: Effect.fnUntraced(function*(id, owner, result, error, activity, wake) {
         if (wake === undefined) {
           const rows = yield* sql`
             UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-              finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
+              activity = ${activity}, finished_at = clock_timestamp(), wake_after = now(), lease_owner = NULL, lease_expires_at = NULL,
               updated_at = now()
             WHERE id = ${id} AND lease_owner = ${owner} AND phase = 'run'
             RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, 'wake')` : sql``}`
@@ -299,7 +310,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           ),
           done AS (
             UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-              finished_at = clock_timestamp(), wake_after = now(),
+              activity = ${activity}, finished_at = clock_timestamp(), wake_after = now(),
               lease_owner = CASE WHEN free.taken THEN ${wake.owner} END,
               lease_expires_at = CASE WHEN free.taken THEN now() + ${ms(wake.leaseMs)} END,
               wake_attempts = wake_attempts + CASE WHEN free.taken THEN 1 ELSE 0 END,
@@ -320,7 +331,13 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       }, Effect.orDie, traced("JobsRepo.finishRun")),
 
       release: Effect.fnUntraced(function*(id, owner) {
-        yield* sql`UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ${id} AND lease_owner = ${owner}`
+        // The owner check makes the give-back exact: it undoes the claim that took this lease, and
+        // a lease that expired and was taken over is left alone.
+        yield* sql`
+          UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL,
+            run_attempts = GREATEST(0, run_attempts - CASE WHEN phase = 'run' THEN 1 ELSE 0 END), updated_at = now()
+          WHERE id = ${id} AND lease_owner = ${owner} AND phase <> 'settled'
+          RETURNING id${shared ? sql`, pg_notify(${jobsChannel}, CASE WHEN phase = 'run' THEN 'run' ELSE 'wake' END)` : sql``}`
       }, Effect.orDie, traced("JobsRepo.release")),
 
       claimWake: Effect.fnUntraced(function*(owner, limit, leaseMs) {

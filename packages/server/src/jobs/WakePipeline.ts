@@ -1,5 +1,5 @@
 /**
- * The wake pipeline (protocol §3–4): delivers each finished job's steer by a
+ * The wake pipeline (docs/jobs.md, "A job's life": steer and wake): delivers each finished job's steer by a
  * server-side turn through the same `TurnComposer` as a client request —
  * write-ahead persist, the chat's in-flight marker, the same provider call.
  *
@@ -142,6 +142,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
     concurrency: wakeConcurrency,
     sweepMs: config.sweepMs,
     signal: signals.wake,
+    gate: signals.claims,
     claim: (free) => repo.claimWake(owner, free, config.leaseMs),
     handle: deliver
   })

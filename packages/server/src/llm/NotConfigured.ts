@@ -8,11 +8,11 @@
 import { Effect, Layer } from "effect"
 import { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
 
-const PREFIX = "LLM provider not configured: "
+export const NOT_CONFIGURED_PREFIX = "LLM provider not configured: "
 
 /** `NotConfigured`, with the contract's message shape: `LLM provider not configured: <detail>`. */
 export const notConfigured = (missing: ReadonlyArray<string>, detail: string): ProviderError =>
-  new ProviderError({ reason: "NotConfigured", missing, message: `${PREFIX}${detail}` })
+  new ProviderError({ reason: "NotConfigured", missing, message: `${NOT_CONFIGURED_PREFIX}${detail}` })
 
 /** `LLM provider not configured: missing A, B`. */
 export const missingVariables = (missing: ReadonlyArray<string>): ProviderError =>

@@ -1,5 +1,5 @@
 /**
- * The provider adapter port (spec: Provider Adapter Interface): one method,
+ * The provider adapter port (docs/chat.md): one method,
  * `chat(params)`, over provider-agnostic parameters. Concrete adapters
  * (openai-compatible, anthropic, scripted) are Layers of this service, chosen
  * by configuration in `ProviderConfig.ts`.

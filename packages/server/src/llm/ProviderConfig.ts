@@ -1,6 +1,6 @@
 /**
  * Which provider the chat route talks to, from server-side configuration
- * (spec: Provider Configuration; CONTRACT.md, Configuration).
+ * (docs/configuration.md, Chat provider).
  *
  * | variable                  | meaning                                                                   |
  * | ------------------------- | ------------------------------------------------------------------------- |
@@ -242,7 +242,7 @@ export const ProviderLayer: Layer.Layer<ProviderAdapter | Transcriber> = Layer.u
             `LLM provider: anthropic, model ${resolved.settings.model} at ${displayUrl(resolved.settings.baseUrl)} (max_tokens ${resolved.settings.maxTokens}; no transcription)`
           )
         case "scripted":
-          return Effect.logInfo(`LLM provider: scripted, script ${resolved.scriptPath}`)
+          return Effect.void // the script's layer says whether it could be read (`Scripted.layer`)
         case "not-configured":
           return Effect.logWarning(`${resolved.error.message}; chat and transcription calls will fail with 502`)
       }

@@ -7,8 +7,8 @@
  * Default 4 MiB: a real answer is far smaller (128 k output tokens are about
  * 0.5 MiB of text, twice that JSON-escaped), and it matches what one stored
  * message may hold (`maxStoredValueBytes`), so an answer the server reads is
- * one it can store. Pure and free of Effect, so `main.ts` can check it before
- * loading anything, as it does V8's settings.
+ * one it can store. Pure and free of Effect: the settings checked before
+ * anything starts (`system/Settings.ts`) hold the variable to the same range.
  */
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024

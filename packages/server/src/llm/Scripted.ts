@@ -226,12 +226,22 @@ export const layerFromScript = (script: Script): Layer.Layer<ProviderAdapter | T
   )
 
 /**
- * Both services from the script file, read once when the layer is built. A bad
- * file does not stop the server: every call then fails with `NotConfigured`.
+ * Both services from the script file, read once when the layer is built, and
+ * one line saying how that went. A file that cannot be read stops `npm start`
+ * before this (`system/Settings.ts`); one that goes bad after, or does not
+ * hold a valid script, does not stop the server: every call then fails with
+ * `NotConfigured`, saying what is wrong with the file.
  */
 export const layer = (path: string): Layer.Layer<ProviderAdapter | Transcriber> =>
   Layer.unwrap(
     loadScript(path).pipe(
-      Effect.match({ onFailure: NotConfigured.layer, onSuccess: layerFromScript })
+      Effect.matchEffect({
+        onFailure: (error) =>
+          Effect.logWarning(`${error.message}; chat and transcription calls will fail with 502`).pipe(
+            Effect.as(NotConfigured.layer(error))
+          ),
+        onSuccess: (script) =>
+          Effect.logInfo(`LLM provider: scripted, script ${resolve(path)}`).pipe(Effect.as(layerFromScript(script)))
+      })
     )
   )

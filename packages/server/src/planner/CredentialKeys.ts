@@ -6,9 +6,9 @@
  * fingerprint, so a server holding `CREDENTIAL_KEY_PREVIOUS` knows which key
  * opens which value during a rotation.
  *
- * Read once at start. A missing or malformed key does not stop the server:
- * sealing and opening then fail with `credential_unavailable`, naming the
- * variable to fix. No key, and no plaintext credential, is ever logged or put
+ * Read once at start. A missing key does not stop the server: sealing and
+ * opening then fail with `credential_unavailable`, naming the variable to
+ * fix; a malformed one stops `npm start` (`system/Settings.ts`). No key, and no plaintext credential, is ever logged or put
  * in an error.
  */
 import { CredentialUnavailable } from "@switchboard/domain"

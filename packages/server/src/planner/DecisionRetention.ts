@@ -1,6 +1,6 @@
 /**
  * How long the decisions of a terminal task are kept, and the sweep that
- * deletes them after (spec: decisions are retained within a bounded window).
+ * deletes them after (decisions are retained within a bounded window: docs/planner.md).
  *
  * `PLANNER_DECISION_RETENTION`: `N seconds|minutes|hours|days` (default
  * `7 days`). An unreadable value stops the server at start, rather than

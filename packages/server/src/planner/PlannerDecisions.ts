@@ -1,6 +1,6 @@
 /**
- * One planner decision, start to end (CONTRACT.md, `POST
- * /internal/planner/decision`):
+ * One planner decision, start to end (docs/planner.md,
+ * "The decision"):
  *
  * 0. each prompt must fit the decision log (`maxStoredValueBytes`, else 413
  *    naming it): a row the database driver could not read back would make the

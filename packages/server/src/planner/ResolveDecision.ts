@@ -1,6 +1,6 @@
 /**
  * From a provider's answer to one planner decision, or to the reason there is
- * none (CONTRACT.md, `POST /internal/planner/decision`). Pure: the decision
+ * none (docs/planner.md, "The decision"). Pure: the decision
  * endpoint uses it on the cloud side, and a host agent's `--transport direct`
  * on its own provider answers, so both refuse exactly the same answers.
  *

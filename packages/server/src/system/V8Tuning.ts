@@ -15,6 +15,8 @@
  *   concurrent persisted turns on PostgreSQL the peak RSS fell from ~210–220 MB
  *   to ~165–180 MB, CPU per request within the noise of the runs.
  */
+import { invalidSetting } from "./InvalidSetting.ts"
+
 export type V8Tuning =
   | { readonly _tag: "Flags"; readonly flags: ReadonlyArray<string> }
   | { readonly _tag: "Invalid"; readonly message: string }
@@ -23,12 +25,16 @@ export const DEFAULT_HEAP_GROWING_PERCENT = 20
 
 export const v8TuningFor = (env: Readonly<Record<string, string | undefined>>): V8Tuning => {
   const flags: Array<string> = []
-  if (env["PRETENURING"] !== "on") flags.push("--no-allocation-site-pretenuring")
+  const pretenuring = env["PRETENURING"] ?? "off"
+  if (pretenuring !== "on" && pretenuring !== "off") {
+    return { _tag: "Invalid", message: invalidSetting("PRETENURING", pretenuring, "on or off") }
+  }
+  if (pretenuring === "off") flags.push("--no-allocation-site-pretenuring")
   const growing = env["HEAP_GROWING_PERCENT"] ?? String(DEFAULT_HEAP_GROWING_PERCENT)
   if (!/^\d{1,4}$/.test(growing)) {
     return {
       _tag: "Invalid",
-      message: `HEAP_GROWING_PERCENT must be a whole number of percent (0: V8's own growth), got ${JSON.stringify(growing.slice(0, 40))}`
+      message: invalidSetting("HEAP_GROWING_PERCENT", growing, "a whole number of percent, 0 to 9999; 0: V8's own growth")
     }
   }
   if (Number(growing) > 0) flags.push(`--heap-growing-percent=${Number(growing)}`)

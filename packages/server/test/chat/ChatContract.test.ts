@@ -1,5 +1,5 @@
 /**
- * The Chat section of CONTRACT.md as an independent client sees it: plain
+ * The chat route of docs/chat.md as an independent client sees it: plain
  * HTTP against the real server, whose openai-compatible adapter (configured
  * only through LLM_* variables) talks to a local OpenAI-compatible server.
  */

@@ -1,6 +1,6 @@
 /**
- * The host control plane over HTTP (CONTRACT.md, "Planner proxy and the host
- * control plane"): admin authentication, hosts and their tokens, heartbeats,
+ * The host control plane over HTTP (docs/planner.md, host
+ * and admin routes): admin authentication, hosts and their tokens, heartbeats,
  * the task queue, leases and results.
  */
 import { assert, describe, it, layer } from "@effect/vitest"

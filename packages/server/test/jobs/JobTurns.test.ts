@@ -1,5 +1,5 @@
 /**
- * Job tools inside a chat turn (protocol §1, CONTRACT.md Chat): offered only
+ * Job tools inside a chat turn (docs/jobs.md, "The job tools"): offered only
  * with `chatId`, executed by the server (job record + acknowledgement as the
  * tool result, the model called again), never in the answer's `toolCalls`;
  * the persisted transcript is the conversation.

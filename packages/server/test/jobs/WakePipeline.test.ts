@@ -1,5 +1,5 @@
 /**
- * The protocol's steps after the ack (spec: subagent-jobs.contracts.ts §2–4),
+ * The protocol's steps after the ack (docs/jobs.md, "A job's life"),
  * each a test named after it: activity updates, the steer and the status flip
  * after the wake turn, the wait behind an in-flight turn and behind an
  * unanswered client tool call, idempotent re-delivery, per-chat serialization,
@@ -51,7 +51,7 @@ describe("the wake pipeline", () => {
           job.reportActivity(`web_search: "${(job.input as { question: string }).question}"`).pipe(Effect.andThen(gated))
         )
         const jobId = yield* dispatch("activity")
-        const [job] = yield* eventually(jobsOf("activity"), (jobs) => jobs[0]?.activity !== "", "an activity line")
+        const [job] = yield* eventually(jobsOf("activity"), (jobs) => jobs[0]?.activity.startsWith("web_search") === true, "the tool's activity line")
         assert.strictEqual(job!.activity, "web_search: \"sigma.js v3\"")
         assert.strictEqual(job!.status, "running")
         yield* subagents.finish(jobId, researchResult("brief"))

@@ -1,5 +1,5 @@
 /**
- * The 409 retry (protocol §4): a client turn races in between the wake's look
+ * The 409 retry (docs/jobs.md, "A job's life", step 3): a client turn races in between the wake's look
  * at the chat and its taking the marker. The race is made to happen, not
  * simulated: the wake's turn composer is wrapped so that, on the wake's first
  * attempt, a real client turn takes the chat's marker first; the wake then

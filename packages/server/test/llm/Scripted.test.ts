@@ -5,8 +5,9 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { TranscribeVideo } from "@switchboard/domain"
+import { ProviderNotConfigured, TranscribeVideo } from "@switchboard/domain"
 import type { ProviderChatParams } from "@switchboard/domain"
+import { toWireError } from "../../src/chat/ChatHttp.ts"
 import { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
 import * as Scripted from "../../src/llm/Scripted.ts"
 import type { Script } from "../../src/llm/Scripted.ts"
@@ -149,6 +150,16 @@ describe("Scripted: a bad script file", () => {
     Effect.gen(function*() {
       const message = yield* failure(join(scratch, "nope.json"))
       assert.include(message, "cannot be read")
+    }))
+
+  it.effect("missing file → the chat route's 502 says the file cannot be read, not that LLM_SCRIPT is missing", () =>
+    Effect.gen(function*() {
+      const error = yield* chat(Scripted.layer(join(scratch, "nope.json")), params([user("hi")])).pipe(Effect.flip)
+      const wire = yield* toWireError(error).pipe(Effect.flip)
+      assert.instanceOf(wire, ProviderNotConfigured)
+      if (!(wire instanceof ProviderNotConfigured)) return
+      assert.match(wire.error, /^LLM provider not configured: the LLM_SCRIPT file .*nope\.json cannot be read: ENOENT/)
+      assert.deepStrictEqual(wire.missing, ["LLM_SCRIPT"])
     }))
 
   it.effect("invalid JSON → NotConfigured", () =>

@@ -1,5 +1,5 @@
 /**
- * The planner proxy end to end over HTTP (spec: cloud-planner-proxy), against
+ * The planner proxy end to end over HTTP (docs/planner.md), against
  * a local OpenAI-compatible server and a local Anthropic-compatible server:
  * each scenario of the spec is a test named after its title.
  */

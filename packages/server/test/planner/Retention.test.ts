@@ -1,6 +1,6 @@
 /**
- * Retention of persisted planner decisions (spec: "Persisted planner
- * decisions are retained within a bounded window"): the prune route and the
+ * Retention of persisted planner decisions (docs/planner.md:
+ * decisions are retained within a bounded window): the prune route and the
  * periodic sweep delete the decisions of tasks terminal for longer than
  * PLANNER_DECISION_RETENTION, keep the others, and replicas sweeping at once
  * delete each row once without waiting for each other.

@@ -1,9 +1,10 @@
-/** Liveness and readiness as an orchestrator probes them. */
+/** Liveness and readiness as an orchestrator probes them; `/` as a browser opens it. */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeFakeProvider } from "../support/FakeProvider.ts"
-import { layerTestServer, request } from "../support/TestServer.ts"
+import { rawRequest } from "../support/RawHttp.ts"
+import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
 import { migrationCount } from "../../src/db/Migrations.ts"
 
 describe("system routes", () => {
@@ -28,6 +29,24 @@ describe("system routes", () => {
 
         yield* sql`INSERT INTO effect_sql_migrations (migration_id, name) VALUES (${removed[0]!.migration_id}, ${removed[0]!.name})`
         assert.strictEqual((yield* request("/readyz")).status, 200)
+      }))
+
+    it.effect("GET and HEAD / redirect to /docs (302); any other unknown path stays a JSON 404", () =>
+      Effect.gen(function*() {
+        const base = yield* baseUrl
+        for (const method of ["GET", "HEAD"]) {
+          const root = yield* rawRequest(base + "/", { method })
+          assert.strictEqual(root.status, 302, method)
+          assert.strictEqual(root.headers.location, "/docs", method)
+        }
+        const post = yield* rawRequest(base + "/", { method: "POST" })
+        assert.strictEqual(post.status, 405)
+        assert.strictEqual(post.headers.allow, "GET, HEAD, OPTIONS")
+        for (const path of ["/index.html", "/docs/", "/favicon.ico", "/api"]) {
+          const unknown = yield* request(path)
+          assert.strictEqual(unknown.status, path === "/docs/" ? 200 : 404, path)
+          if (unknown.status === 404) assert.strictEqual(unknown.json.code, "not_found", path)
+        }
       }))
   })
 })

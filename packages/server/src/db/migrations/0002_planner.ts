@@ -1,5 +1,5 @@
 /**
- * The host control plane and the planner proxy (CONTRACT.md).
+ * The host control plane and the planner proxy (docs/planner.md).
  *
  * - `hosts`: a host's token is never stored, only its SHA-256 (the token is 32
  *   random bytes: a fast hash is enough, nothing to brute-force).

@@ -1,5 +1,5 @@
 /**
- * Sub-agent jobs (spec: subagent-jobs.contracts.ts). One row per job, from the
+ * Sub-agent jobs (docs/jobs.md). One row per job, from the
  * job tool call that created it to the wake turn that delivered its steer.
  *
  * `phase` is the pipeline's own state, `status` the public one:

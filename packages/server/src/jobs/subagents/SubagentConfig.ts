@@ -1,5 +1,5 @@
 /**
- * The sub-agents' configuration (CONTRACT.md, Environment (jobs)), read with
+ * The sub-agents' configuration (docs/configuration.md, Sub-agent jobs), read with
  * Effect Config so tests swap the ConfigProvider:
  *
  * | variable              | meaning                                                                    |
