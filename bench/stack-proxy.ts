@@ -15,6 +15,7 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as UndiciPool from "@switchboard/server/llm/UndiciPool"
+import { DEFAULT_MAX_RESPONSE_BYTES } from "@switchboard/server/llm/ResponseLimit"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
@@ -37,7 +38,7 @@ const Api = HttpApi.make("stack-floor").add(HttpApiGroup.make("proxy").add(
 
 const UPSTREAM = new URL(`http://127.0.0.1:${upstreamPort}/v1/chat/completions`)
 const Proxy = HttpApiBuilder.group(Api, "proxy", (handlers) =>
-  Effect.map(UndiciPool.make({ origin: UPSTREAM.origin, headers: { "content-type": "application/json" }, secrets: [] }), (pool) =>
+  Effect.map(UndiciPool.make({ origin: UPSTREAM.origin, headers: { "content-type": "application/json" }, secrets: [], maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES }), (pool) =>
     handlers.handle("completions", ({ payload }) => pool.post(UPSTREAM, {}, JSON.stringify(payload)).pipe(Effect.orDie))))
 
 const server = createServer()

@@ -43,7 +43,7 @@ export const describeChatError = (error: ChatError): string => {
     case "internal_error":
       return "server bug"
     case "provider_error":
-      return `the provider failed (${error.error})`
+      return `the provider failed (${error.reason ?? error.error})`
     case "provider_not_configured":
       return `the server lacks ${error.missing.join(", ")}`
     case "database_unavailable":

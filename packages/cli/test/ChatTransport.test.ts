@@ -72,6 +72,11 @@ for (const [implementation, layerFor] of implementations) {
         assert.strictEqual(provider.status, 502)
         assert.strictEqual(provider.code, "provider_error")
 
+        // The reason a provider failed, when the server names it (a newer server always does).
+        const rejected = yield* failureFor({ status: 502, json: { error: "LLM provider error", code: "provider_error", reason: "status_401" } })
+        assert.strictEqual(rejected.message, "LLM provider error (provider_error: status_401)")
+        assert.strictEqual(rejected.reason, "status_401")
+
         const notConfigured = yield* failureFor({
           status: 502,
           json: {

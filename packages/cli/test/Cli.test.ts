@@ -154,4 +154,16 @@ describe("switchboard CLI", () => {
       // the user's message is kept for the next attempt
       assert.deepStrictEqual(storedMessages(home).map((m) => m.content), ["hi"])
     }))
+
+  it.effect("a provider failure is printed with its reason", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer((request) =>
+        request.path === "/api/agent/chat"
+          ? { status: 502, json: { error: "LLM provider error", code: "provider_error", reason: "status_401" } }
+          : fakeApi(request)
+      )
+      const run = yield* runCli(["chat", "--server", server.url, "hi"], { home: tempDir() })
+      assert.strictEqual(run.code, 1)
+      assert.include(run.stderr, "LLM provider error (provider_error: status_401)")
+    }))
 })

@@ -28,3 +28,16 @@ export class Api extends HttpApi.make("switchboard")
 
 /** The largest request body the server reads (docs/errors.md: over it → 413). */
 export const maxRequestBodyBytes = 10 * 1024 * 1024
+
+/**
+ * The most one stored value may hold, in UTF-8 bytes of its JSON: a chat
+ * message (the client's, a provider's answer, a steer), a planner prompt, a
+ * decision's arguments. Over it, a request's own value is a 413 naming it and a
+ * provider's answer a 502 `provider_error` (`too_large`), so nothing that large
+ * is ever stored. Why 4 MiB: the database driver refuses to read a row over
+ * 16 MiB (its `maxMessageSize`), and the widest row, a planner decision, holds
+ * three such values — two prompts and the arguments, whose `jsonb` text comes
+ * back at most 1.5 × its JSON (a space after each `,` and `:`) — so at most
+ * 14 MiB.
+ */
+export const maxStoredValueBytes = 4 * 1024 * 1024

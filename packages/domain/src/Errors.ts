@@ -27,10 +27,27 @@ export class TurnInFlight extends Schema.Error<TurnInFlight>("TurnInFlight")({
   chatId: Schema.String
 }, { httpApiStatus: 409, description: "Another turn of this chat is in flight; retry once it has answered" }) {}
 
+/**
+ * Why a provider call failed, safe to show: a kind, never the provider's own
+ * text (which may quote the request or a key). `status_<code>` for an error
+ * status; the others are fixed words. Open-ended: a client must accept a
+ * reason it does not know.
+ */
+export const ProviderFailureReason = Schema.String.check(Schema.isPattern(/^[a-z][a-z0-9_]{0,39}$/, {
+  description: "`connection_refused`, `connection_reset`, `dns` (the provider's host name does not resolve), " +
+    "`unreachable` (another network failure), `timeout`, `status_<code>` (the provider answered that HTTP status, " +
+    "e.g. `status_401`, `status_429`, `status_500`), `invalid_response` (an answer that is not JSON or not the " +
+    "API's shape), `too_large` (an answer over `LLM_MAX_RESPONSE_BYTES`, or a message over what the server stores), " +
+    "`not_configured`; more may be added"
+}))
+export type ProviderFailureReason = typeof ProviderFailureReason.Type
+
 export class ProviderFailed extends Schema.Error<ProviderFailed>("ProviderFailed")({
   error: Schema.tag("LLM provider error"),
-  code: Schema.tag("provider_error")
-}, { httpApiStatus: 502, description: "The LLM provider failed or answered something unusable" }) {}
+  code: Schema.tag("provider_error"),
+  /** Always sent by this server; optional so that a client still reads an older server's answer. */
+  reason: Schema.optionalKey(ProviderFailureReason)
+}, { httpApiStatus: 502, description: "The LLM provider failed or answered something unusable; `reason` says how" }) {}
 
 export class ProviderNotConfigured extends Schema.Error<ProviderNotConfigured>("ProviderNotConfigured")({
   error: Schema.String,
@@ -78,7 +95,11 @@ export class MethodNotAllowed extends Schema.Error<MethodNotAllowed>("MethodNotA
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")({
   error: Schema.String,
   code: Schema.tag("payload_too_large")
-}, { httpApiStatus: 413, description: "The request body is larger than 10 MiB" }) {}
+}, {
+  httpApiStatus: 413,
+  description: "The request body is larger than 10 MiB, or one value in it larger than the server stores " +
+    "(4 MiB of JSON: a chat message, a planner prompt); `error` names it"
+}) {}
 
 export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")({
   error: Schema.String,
@@ -181,8 +202,10 @@ export class CredentialUnavailable extends Schema.Error<CredentialUnavailable>("
 /** The planner's provider call failed (unreachable, an error status, an unreadable answer). */
 export class PlannerProviderError extends Schema.Error<PlannerProviderError>("PlannerProviderError")({
   error: Schema.String,
-  code: Schema.tag("provider_error")
-}, { httpApiStatus: 502 }) {}
+  code: Schema.tag("provider_error"),
+  /** Always sent by this server; optional so that a client still reads an older server's answer. */
+  reason: Schema.optionalKey(ProviderFailureReason)
+}, { httpApiStatus: 502, description: "The provider call failed (unreachable, an error status, an unreadable or too large answer); `reason` says how" }) {}
 
 /** The provider answered without a tool call. */
 export class NoToolCall extends Schema.Error<NoToolCall>("NoToolCall")({

@@ -26,6 +26,8 @@ export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
   readonly status?: number
   /** The server's snake_case error code (`provider_error`, `turn_in_flight`, …). */
   readonly code?: string
+  /** Why, when the server says (a `provider_error`'s `status_401`, `timeout`, …). */
+  readonly reason?: string
   readonly cause?: unknown
 }> {}
 

@@ -14,9 +14,15 @@ export interface ApiFailure {
   readonly message: string
   readonly status?: number
   readonly code?: string
+  /** Why, when the server says (a `provider_error`'s `status_401`, `timeout`, …). */
+  readonly reason?: string
 }
 
-const ErrorBody = Schema.Struct({ error: Schema.String, code: Schema.optionalKey(Schema.String) })
+const ErrorBody = Schema.Struct({
+  error: Schema.String,
+  code: Schema.optionalKey(Schema.String),
+  reason: Schema.optionalKey(Schema.String)
+})
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
 const statusOfDeclared: Record<string, number> = {
@@ -51,17 +57,20 @@ const statusOfDeclared: Record<string, number> = {
   database_unavailable: 503
 }
 
-const withCode = (message: string, code: string | undefined): string =>
-  code === undefined || message.includes(code) ? message : `${message} (${code})`
+/** `LLM provider error (provider_error: status_401)`: the code, and the reason when there is one. */
+const withCode = (message: string, code: string | undefined, reason?: string): string => {
+  const unsaid = [code, reason].filter((s): s is string => s !== undefined && !message.includes(s))
+  return unsaid.length === 0 ? message : `${message} (${unsaid.join(": ")})`
+}
 
 /** An error answer (status, its decoded JSON body or `undefined` when it was not JSON) as an `ApiFailure`. */
 export const describeErrorResponse = (status: number, body: unknown): ApiFailure => {
   const decoded = decodeErrorBody(body)
   if (decoded._tag === "Some") {
-    const { error: sentence, code } = decoded.value
+    const { error: sentence, code, reason } = decoded.value
     return code === undefined
       ? { message: `${sentence} (HTTP ${status})`, status }
-      : { message: withCode(sentence, code), status, code }
+      : { message: withCode(sentence, code, reason), status, code, ...(reason === undefined ? {} : { reason }) }
   }
   return { message: `unexpected answer from the server: HTTP ${status}`, status }
 }
@@ -96,11 +105,13 @@ export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> =>
   // The domain's declared errors (InvalidRequest, TurnInFlight, ProviderFailed, …) carry `error` and `code`.
   if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") {
     const code = "code" in error && typeof error.code === "string" ? error.code : undefined
+    const reason = "reason" in error && typeof error.reason === "string" ? error.reason : undefined
     const status = code === undefined ? undefined : statusOfDeclared[code]
     return Effect.succeed({
-      message: withCode(error.error, code),
+      message: withCode(error.error, code, reason),
       ...(status === undefined ? {} : { status }),
-      ...(code === undefined ? {} : { code })
+      ...(code === undefined ? {} : { code }),
+      ...(reason === undefined ? {} : { reason })
     })
   }
   return Effect.succeed({ message: describeUnknown(error) })

@@ -3,14 +3,16 @@
  * wire errors of docs/errors.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
-import { Api, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
+import { Api, maxStoredValueBytes, PayloadTooLarge, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
+import type { ChatRequest } from "@switchboard/domain"
 import { Config, Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { NOT_CONFIGURED_PREFIX } from "../llm/NotConfigured.ts"
 import type { ProviderError } from "../llm/ProviderAdapter.ts"
-import { Transcriber } from "../llm/ProviderAdapter.ts"
+import { publicReason, Transcriber } from "../llm/ProviderAdapter.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
+import { firstOversized } from "./StoredSize.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
 
 /**
@@ -23,6 +25,7 @@ export const MaxMessagesConfig = Config.schema(Schema.Int.check(Schema.isGreater
   Config.withDefault(1_000)
 )
 
+/** The fixed 502 body carries the failure's `reason` (`publicReason`: its kind, never the provider's words). */
 export const toWireError = (error: ProviderError): Effect.Effect<never, ProviderFailed | ProviderNotConfigured> =>
   error.reason === "NotConfigured"
     ? Effect.logWarning("LLM provider not configured", error.message).pipe(
@@ -40,8 +43,24 @@ export const toWireError = (error: ProviderError): Effect.Effect<never, Provider
       ))
     )
     : Effect.logError("LLM provider error", { reason: error.reason, status: error.status, cause: error.message }).pipe(
-      Effect.andThen(Effect.fail(new ProviderFailed({})))
+      Effect.andThen(Effect.fail(new ProviderFailed({ reason: publicReason(error) })))
     )
+
+/**
+ * A persisted turn's message the transcript could not hold, as a 413 naming it. Only a body
+ * larger than one stored message can carry one, so smaller requests (almost all) skip the
+ * measuring; a body of unknown length (chunked) is measured.
+ */
+const oversizedMessage = (payload: ChatRequest, contentLength: string | undefined): PayloadTooLarge | undefined => {
+  if (payload.chatId === undefined) return undefined
+  const length = Number(contentLength ?? "")
+  if (contentLength !== undefined && Number.isFinite(length) && length <= maxStoredValueBytes) return undefined
+  const found = firstOversized(payload.messages)
+  return found === undefined ? undefined : new PayloadTooLarge({
+    error: `Request body too large at messages[${found.index}]: ${found.bytes} bytes of JSON; ` +
+      `a stored message holds at most ${maxStoredValueBytes}`
+  })
+}
 
 export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handlers) {
   const turns = yield* ChatTurns
@@ -50,14 +69,19 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const maxMessages = yield* MaxMessagesConfig
 
   return handlers.handleAll({
-    chat: ({ payload }) =>
-      payload.messages.length > maxMessages
-        ? Effect.fail(new TooManyMessages({
+    chat: ({ payload, request }) => {
+      if (payload.messages.length > maxMessages) {
+        return Effect.fail(new TooManyMessages({
           error: `Invalid request body: ${payload.messages.length} messages at messages; at most ${maxMessages} per request ` +
             "(CHAT_MAX_MESSAGES). With a chatId, send only the messages the server has not stored yet",
           limit: maxMessages
         }))
-        : turns.run(payload).pipe(Effect.catchTag("ProviderError", toWireError)),
+      }
+      const oversized = oversizedMessage(payload, request.headers["content-length"])
+      return oversized !== undefined
+        ? Effect.fail(oversized)
+        : turns.run(payload).pipe(Effect.catchTag("ProviderError", toWireError))
+    },
     messages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages }))),
     transcribe: Effect.fn(function*({ payload }) {
       const upload = yield* readUpload(payload)

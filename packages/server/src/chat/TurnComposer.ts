@@ -15,7 +15,8 @@
  *    and call the provider again, until an answer without job calls (or with
  *    client calls, which are the client's to execute) or `maxJobRounds`;
  * 6. store the final answer and release the marker (a wake's job settled by
- *    the same statement).
+ *    the same statement). An answer larger than a stored message may be
+ *    fails the turn as a provider failure (`TooLarge`), nothing of it stored.
  *
  * A chat the operator deletes while its turn runs stays deleted: each of the
  * turn's writes goes only to a chat that still exists. The first one that
@@ -37,6 +38,7 @@ import {
   jobAcknowledgement,
   jobInputSchemas,
   jobToolSchemas,
+  maxStoredValueBytes,
   TurnInFlight
 } from "@switchboard/domain"
 import { Clock, Config, Context, Duration, Effect, Layer, Schema } from "effect"
@@ -45,9 +47,9 @@ import { randomUUID } from "node:crypto"
 import { JobSignals } from "../jobs/JobSignals.ts"
 import type { NewJob, Settle } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
-import type { ProviderError } from "../llm/ProviderAdapter.ts"
-import { ProviderAdapter } from "../llm/ProviderAdapter.ts"
+import { ProviderAdapter, ProviderError } from "../llm/ProviderAdapter.ts"
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
+import { fitsStorage, storedBytes } from "./StoredSize.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "../system/Spans.ts"
 
@@ -267,6 +269,13 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           yield* Effect.logWarning(`chat ${chatId}: job calls past the round limit (${maxJobRounds}) were dropped`)
         }
         const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
+        // An answer the transcript could not hold is refused like one the provider could not send.
+        if (!fitsStorage(assistant)) {
+          return yield* new ProviderError({
+            reason: "TooLarge",
+            message: `the answer is ${storedBytes(assistant)} bytes of JSON, over the ${maxStoredValueBytes} a stored message holds`
+          })
+        }
         const { acks, created } = yield* dispatch(chatId, context, jobCalls)
         const last = jobCalls.length === 0 || clientCalls.length > 0
         if (last && created.length === 0 && acks.length === 0) {

@@ -73,11 +73,17 @@ const DEFAULTS: Record<number, readonly [string, string]> = {
 
 /**
  * A lost or refused connection, a lock or statement timeout, a deadlock: the
- * request was fine, the database was not.
+ * request was fine, the database was not, and a retry may succeed.
+ *
+ * Not an answer the driver could not parse (a row over its `maxMessageSize`):
+ * it ends the connection, so the driver reports a `ConnectionError`, but the
+ * data is the problem and every retry fails the same — a bug (500, logged),
+ * which the bounds on stored values exist to prevent.
  */
-const isDatabaseUnavailable = (failure: unknown) => {
+export const isDatabaseUnavailable = (failure: unknown) => {
   if (typeof failure !== "object" || failure === null || (failure as { _tag?: unknown })._tag !== "SqlError") return false
-  const reason = (failure as { reason?: { _tag?: string; isRetryable?: boolean; operation?: string } }).reason
+  const reason = (failure as { reason?: { _tag?: string; isRetryable?: boolean; operation?: string; cause?: unknown } }).reason
+  if ((reason?.cause as { _tag?: unknown } | undefined)?._tag === "PgProtocolParseError") return false
   return reason?._tag === "ConnectionError" || reason?.operation === "connect" || reason?.isRetryable === true
 }
 

@@ -26,6 +26,7 @@ import { forkClaimLoop } from "./ClaimLoop.ts"
 import { finalActivity, startActivity } from "./JobActivity.ts"
 import { Subagents } from "./Subagents.ts"
 import { JobSignals } from "./JobSignals.ts"
+import { storableResult } from "./StorableResult.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
@@ -108,7 +109,11 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
       if (Option.isNone(outcome)) {
         return yield* Effect.logWarning(`job ${job.id}: lease lost (another runner has it, or its chat was deleted)`)
       }
-      const result = outcome.value
+      const stored = storableResult(job, outcome.value)
+      if (stored.oversizedBytes !== undefined) {
+        yield* Effect.logError(`job ${job.id}: result too large to store (a steer of ${stored.oversizedBytes} bytes of JSON)`)
+      }
+      const result = stored.result
       // This process's wake loop takes the wake at once when it has room and the chat is free
       // (uninterruptibly: a wake claimed here is in the loop, whose fiber gives it back on shutdown).
       // A hand-off is a claim: not once this process is shutting down (the gate is closed), when

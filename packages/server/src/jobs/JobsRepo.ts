@@ -103,6 +103,11 @@ const toRecord = (row: JobRow): JobRecord => ({
   ...(row.status !== "running" && row.error !== null ? { error: row.error } : {})
 })
 
+/** One row of a statement returning wakes with their transcripts: a job, or one message of the job before it. */
+type WakeRow<Extra extends object = Record<never, never>> =
+  | { readonly job: JobRow & Extra; readonly message: null }
+  | { readonly job: null; readonly message: unknown }
+
 const toClaimed = (row: JobRow): ClaimedJob => ({
   id: row.id,
   chatId: row.chat_id,
@@ -167,7 +172,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   /**
    * Claims the heads of chats' wake queues: at most one job per chat, the earliest finished, of
    * chats no turn holds (the end of that turn makes them due and notifies), each with its chat's
-   * transcript, read by the same statement: the wake's look before it takes the marker.
+   * transcript, read by the same statement (one row per message): the wake's look before it takes
+   * the marker.
    */
   claimWake(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedWake>>
   /** Puts a wake back in its queue for `delayMs` (see `WakeDeferral`). */
@@ -198,6 +204,25 @@ export class JobsRepo extends Context.Service<JobsRepo, {
     // pg_notify; payloads are the topic of the loop that is to look.
     const shared = !(yield* EmbeddedDatabase)
     const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
+
+    /**
+     * Claimed wakes from rows of a statement that returns each job (`job`, its row as JSON) followed
+     * by its chat's messages, one per row: never a whole transcript in one row, which could outgrow
+     * what the driver reads in one (16 MiB) though every message fits in a row of its own.
+     */
+    const wakesOf = <Extra extends object>(rows: ReadonlyArray<WakeRow<Extra>>) =>
+      Effect.gen(function*() {
+        const groups: Array<{ job: JobRow & Extra; messages: Array<unknown> }> = []
+        for (const row of rows) {
+          if (row.job !== null) groups.push({ job: row.job, messages: [] })
+          else groups.at(-1)?.messages.push(row.message)
+        }
+        const wakes: Array<{ readonly job: JobRow & Extra; readonly wake: ClaimedWake }> = []
+        for (const { job, messages } of groups) {
+          wakes.push({ job, wake: { ...toClaimed(job), transcript: yield* decodeTranscript(messages) } })
+        }
+        return wakes
+      })
     const jobRows = (jobs: ReadonlyArray<NewJob>) =>
       JSON.stringify(jobs.map((j) => ({
         id: j.id,
@@ -287,28 +312,32 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           return { finished: rows.length === 1, wake: undefined }
         }
         // The job finishes now, so it heads its chat's queue unless a wake is queued there already.
-        const rows = yield* sql<JobRow & { readonly taken: boolean; readonly transcript: unknown }>`
+        const rows = yield* sql<WakeRow<{ readonly taken: boolean }>>`
           WITH free AS (
             SELECT NOT EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = j.chat_id AND t.expires_at >= now())
               AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.chat_id = j.chat_id AND o.phase = 'wake') AS taken
             FROM jobs j WHERE j.id = ${id}
+          ),
+          done AS (
+            UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
+              activity = ${activity}, finished_at = clock_timestamp(), wake_after = now(),
+              lease_owner = CASE WHEN free.taken THEN ${wake.owner} END,
+              lease_expires_at = CASE WHEN free.taken THEN now() + ${ms(wake.leaseMs)} END,
+              wake_attempts = wake_attempts + CASE WHEN free.taken THEN 1 ELSE 0 END,
+              updated_at = now()
+            FROM free
+            WHERE jobs.id = ${id} AND jobs.lease_owner = ${owner} AND jobs.phase = 'run'
+            RETURNING jobs.*, free.taken${
+          shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END AS notified` : sql``}
           )
-          UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, error = ${error ?? null},
-            activity = ${activity}, finished_at = clock_timestamp(), wake_after = now(),
-            lease_owner = CASE WHEN free.taken THEN ${wake.owner} END,
-            lease_expires_at = CASE WHEN free.taken THEN now() + ${ms(wake.leaseMs)} END,
-            wake_attempts = wake_attempts + CASE WHEN free.taken THEN 1 ELSE 0 END,
-            updated_at = now()
-          FROM free
-          WHERE jobs.id = ${id} AND jobs.lease_owner = ${owner} AND jobs.phase = 'run'
-          RETURNING jobs.*, free.taken, CASE WHEN free.taken THEN (
-            SELECT coalesce(jsonb_agg(m.message ORDER BY m.seq), '[]'::jsonb)
-            FROM chat_messages m WHERE m.chat_id = jobs.chat_id) END AS transcript${
-          shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END` : sql``}`
-        const row = rows[0]
-        if (row === undefined) return { finished: false, wake: undefined }
-        if (!row.taken) return { finished: true, wake: undefined }
-        return { finished: true, wake: { ...toClaimed(row), transcript: yield* decodeTranscript(row.transcript) } }
+          SELECT to_jsonb(d) AS job, NULL::jsonb AS message, 0::bigint AS seq FROM done d
+          UNION ALL
+          SELECT NULL, m.message, m.seq FROM done d JOIN chat_messages m ON d.taken AND m.chat_id = d.chat_id
+          ORDER BY seq`
+        const [claimed] = yield* wakesOf(rows)
+        if (claimed === undefined) return { finished: false, wake: undefined }
+        if (!claimed.job.taken) return { finished: true, wake: undefined }
+        return { finished: true, wake: claimed.wake }
       }, Effect.orDie, traced("JobsRepo.finishRun")),
 
       release: Effect.fnUntraced(function*(id, owner) {
@@ -325,8 +354,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         if (limit <= 0) return []
         // Only the head of each chat's queue is eligible, and only while no one holds it:
         // one wake per chat at a time, in completion order; chats never wait for each other.
-        const rows = yield* sql<JobRow & { readonly transcript: unknown }>`
-          UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
+        const rows = yield* sql<WakeRow>`
+          WITH claimed AS (
+            UPDATE jobs SET lease_owner = ${owner}, lease_expires_at = now() + ${ms(leaseMs)},
             wake_attempts = wake_attempts + 1, updated_at = now()
           WHERE id IN (
             SELECT j.id FROM jobs j
@@ -338,12 +368,13 @@ export class JobsRepo extends Context.Service<JobsRepo, {
                 WHERE o.chat_id = j.chat_id AND o.phase = 'wake' AND (o.finished_at, o.seq) < (j.finished_at, j.seq))
             ORDER BY j.finished_at, j.seq LIMIT ${limit}
             FOR UPDATE OF j SKIP LOCKED)
-          RETURNING *, (
-            SELECT coalesce(jsonb_agg(m.message ORDER BY m.seq), '[]'::jsonb)
-            FROM chat_messages m WHERE m.chat_id = jobs.chat_id) AS transcript`
-        const claimed: Array<ClaimedWake> = []
-        for (const row of rows) claimed.push({ ...toClaimed(row), transcript: yield* decodeTranscript(row.transcript) })
-        return claimed
+            RETURNING *
+          )
+          SELECT to_jsonb(c) AS job, NULL::jsonb AS message, c.finished_at, c.seq AS job_seq, 0::bigint AS seq FROM claimed c
+          UNION ALL
+          SELECT NULL, m.message, c.finished_at, c.seq, m.seq FROM claimed c JOIN chat_messages m ON m.chat_id = c.chat_id
+          ORDER BY finished_at, job_seq, seq`
+        return (yield* wakesOf(rows)).map((claimed) => claimed.wake)
       }, Effect.orDie, traced("JobsRepo.claimWake")),
 
       deferWake: Effect.fnUntraced(function*(id, owner, delayMs, reason) {

@@ -48,6 +48,7 @@ import { JobSignals } from "./JobSignals.ts"
 import type { ClaimedWake } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
+import { storableResult } from "./StorableResult.ts"
 
 /** Wakes fired at once by this server (each in its own chat). */
 export const wakeConcurrency = 8
@@ -72,7 +73,11 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
 
   const deliver = (job: ClaimedWake) =>
     Effect.gen(function*() {
-      const result = job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost")
+      const stored = storableResult(job, job.result ?? subagentFailure(job.kind, job.input as JobInput, "the result was lost"))
+      if (stored.oversizedBytes !== undefined) {
+        yield* Effect.logError(`job ${job.id}: result too large to store (a steer of ${stored.oversizedBytes} bytes of JSON)`)
+      }
+      const result = stored.result
       const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
       const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
       const guard = wakeGuard(steerMessageId(job.id))

@@ -16,7 +16,7 @@ import { Effect, Layer, Redacted } from "effect"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { buildMessagesRequest, parseMessage } from "./AnthropicWire.ts"
 import { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
-import { endpointUrl, secretsOf, withDeadline } from "./ProviderHttp.ts"
+import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "./ProviderHttp.ts"
 import * as UndiciPool from "./UndiciPool.ts"
 import { traced } from "../system/Spans.ts"
 
@@ -33,6 +33,8 @@ export interface AnthropicSettings {
   readonly timeoutMs: number
   /** `max_tokens` of every request (required by the API): `LLM_MAX_TOKENS`. */
   readonly maxTokens: number
+  /** `LLM_MAX_RESPONSE_BYTES` (default 4 MiB): the most read of one answer. */
+  readonly maxResponseBytes?: number
 }
 
 export const transcriptionNotSupported = (): ProviderError =>
@@ -71,7 +73,8 @@ const adapterLayer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter>
       const pool = yield* UndiciPool.make({
         origin: endpointUrl(settings.baseUrl, "/messages").origin,
         headers: {},
-        secrets: secretsOf(settings)
+        secrets: secretsOf(settings),
+        maxResponseBytes: maxResponseBytesOf(settings)
       })
       return ProviderAdapter.of({ chat: chatOver(pool, settings) })
     })

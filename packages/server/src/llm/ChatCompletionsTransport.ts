@@ -24,6 +24,8 @@ export interface TransportSettings {
   /** Includes the API version path, e.g. `https://api.openai.com/v1`; no trailing slash needed. */
   readonly baseUrl: string
   readonly apiKey: Redacted.Redacted<string>
+  /** `LLM_MAX_RESPONSE_BYTES` (default 4 MiB): the most read of one answer. */
+  readonly maxResponseBytes?: number
 }
 
 export interface TranscriptionRequest {

@@ -31,6 +31,8 @@ export interface OpenAiCompatibleSettings {
   readonly timeoutMs: number
   readonly transport: TransportKind
   readonly transcriptionModel: string
+  /** `LLM_MAX_RESPONSE_BYTES` (default 4 MiB): the most read of one answer. */
+  readonly maxResponseBytes?: number
 }
 
 /** `chat` over a transport's `send`: build the body, send it within the deadline, read the completion. */

@@ -6,23 +6,57 @@
  */
 import { Context, Data } from "effect"
 import type { Effect } from "effect"
-import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
+import type { ProviderChatParams, ProviderChatResponse, ProviderFailureReason } from "@switchboard/domain"
 
 /**
  * Why a provider call failed. `NotConfigured` is the operator's to fix (502
  * naming what is missing); every other reason is the provider's (502 "LLM
  * provider error", with the cause logged server-side, secrets redacted).
  */
-export type ProviderErrorReason = "NotConfigured" | "Network" | "Timeout" | "Status" | "InvalidResponse"
+export type ProviderErrorReason = "NotConfigured" | "Network" | "Timeout" | "Status" | "InvalidResponse" | "TooLarge"
 
 export class ProviderError extends Data.TaggedError("ProviderError")<{
   readonly reason: ProviderErrorReason
   /** For logs only: already free of secrets. */
   readonly message: string
   readonly status?: number
+  /** With `Network`: the system's error code found in the cause (`ECONNREFUSED`, `ENOTFOUND`, …). */
+  readonly code?: string
   /** With `NotConfigured`: the environment variables that are missing or invalid. */
   readonly missing?: ReadonlyArray<string>
 }> {}
+
+const networkReasons: Record<string, ProviderFailureReason> = {
+  ECONNREFUSED: "connection_refused",
+  ECONNRESET: "connection_reset",
+  EPIPE: "connection_reset",
+  UND_ERR_SOCKET: "connection_reset",
+  ENOTFOUND: "dns",
+  EAI_AGAIN: "dns",
+  EAI_NONAME: "dns"
+}
+
+/**
+ * The `reason` a client is shown (the 502 body's, a job's error): the kind of
+ * failure only. The message, which quotes the provider (redacted, but still
+ * its words), stays in the server's log.
+ */
+export const publicReason = (error: ProviderError): ProviderFailureReason => {
+  switch (error.reason) {
+    case "NotConfigured":
+      return "not_configured"
+    case "Network":
+      return (error.code !== undefined ? networkReasons[error.code] : undefined) ?? "unreachable"
+    case "Timeout":
+      return "timeout"
+    case "Status":
+      return error.status === undefined ? "invalid_response" : `status_${error.status}`
+    case "InvalidResponse":
+      return "invalid_response"
+    case "TooLarge":
+      return "too_large"
+  }
+}
 
 export class ProviderAdapter extends Context.Service<ProviderAdapter, {
   chat(params: ProviderChatParams): Effect.Effect<ProviderChatResponse, ProviderError>

@@ -12,6 +12,7 @@
  * | `LLM_TRANSPORT`           | openai-compatible only: `undici` (default, pooled) or `sdk` (`openai`)    |
  * | `LLM_TRANSCRIPTION_MODEL` | openai-compatible only, default `whisper-1` (anthropic: no transcription) |
  * | `LLM_MAX_TOKENS`          | anthropic only, default 4096: `max_tokens` of every request               |
+ * | `LLM_MAX_RESPONSE_BYTES`  | optional, default 4194304 (4 MiB): the most read of one answer            |
  * | `LLM_SCRIPT`              | the script file, required with `scripted` (format: `Scripted.ts`)         |
  *
  * Default `LLM_BASE_URL`: `https://api.openai.com/v1` for `openai-compatible`
@@ -30,6 +31,7 @@ import { transportKinds } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
 import * as NotConfigured from "./NotConfigured.ts"
 import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import { MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES, responseLimitFor } from "./ResponseLimit.ts"
 import type { OpenAiCompatibleSettings } from "./OpenAiCompatible.ts"
 import type { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
 import { displayUrl } from "./Redact.ts"
@@ -48,6 +50,7 @@ export interface ProviderEnv {
   readonly LLM_TRANSPORT?: string
   readonly LLM_TRANSCRIPTION_MODEL?: string
   readonly LLM_MAX_TOKENS?: string
+  readonly LLM_MAX_RESPONSE_BYTES?: string
   readonly LLM_SCRIPT?: string
 }
 
@@ -90,6 +93,13 @@ const parseMaxTokens = (raw: string | undefined): number | ProviderError => {
   return positiveInteger(raw) ?? invalid("LLM_MAX_TOKENS", raw, "a positive integer")
 }
 
+const parseMaxResponseBytes = (raw: string | undefined): number | ProviderError => {
+  const limit = responseLimitFor({ LLM_MAX_RESPONSE_BYTES: raw })
+  return limit._tag === "Bytes"
+    ? limit.bytes
+    : invalid("LLM_MAX_RESPONSE_BYTES", raw ?? "", `a whole number of bytes from ${MIN_MAX_RESPONSE_BYTES} to ${MAX_MAX_RESPONSE_BYTES}`)
+}
+
 const parseTransport = (raw: string | undefined): TransportKind | ProviderError => {
   if (raw === undefined) return "undici"
   const kind = transportKinds.find((k) => k === raw)
@@ -118,6 +128,8 @@ export const resolveProvider = (env: ProviderEnv): ResolvedProvider => {
       if (typeof timeoutMs !== "number") return notConfigured(timeoutMs)
       const transport = parseTransport(env.LLM_TRANSPORT)
       if (typeof transport !== "string") return notConfigured(transport)
+      const maxResponseBytes = parseMaxResponseBytes(env.LLM_MAX_RESPONSE_BYTES)
+      if (typeof maxResponseBytes !== "number") return notConfigured(maxResponseBytes)
       return {
         kind: "openai-compatible",
         settings: {
@@ -126,6 +138,7 @@ export const resolveProvider = (env: ProviderEnv): ResolvedProvider => {
           apiKey,
           timeoutMs,
           transport,
+          maxResponseBytes,
           transcriptionModel: env.LLM_TRANSCRIPTION_MODEL ?? OpenAiCompatible.DEFAULT_TRANSCRIPTION_MODEL
         }
       }
@@ -142,7 +155,9 @@ export const resolveProvider = (env: ProviderEnv): ResolvedProvider => {
       if (typeof timeoutMs !== "number") return notConfigured(timeoutMs)
       const maxTokens = parseMaxTokens(env.LLM_MAX_TOKENS)
       if (typeof maxTokens !== "number") return notConfigured(maxTokens)
-      return { kind: "anthropic", settings: { model, baseUrl, apiKey, timeoutMs, maxTokens } }
+      const maxResponseBytes = parseMaxResponseBytes(env.LLM_MAX_RESPONSE_BYTES)
+      if (typeof maxResponseBytes !== "number") return notConfigured(maxResponseBytes)
+      return { kind: "anthropic", settings: { model, baseUrl, apiKey, timeoutMs, maxTokens, maxResponseBytes } }
     }
     default:
       return notConfigured(invalid("LLM_PROVIDER", provider, providerNames.join(", ")))
@@ -176,6 +191,7 @@ const stringNames = [
   "LLM_TRANSPORT",
   "LLM_TRANSCRIPTION_MODEL",
   "LLM_MAX_TOKENS",
+  "LLM_MAX_RESPONSE_BYTES",
   "LLM_SCRIPT"
 ] as const
 

@@ -9,9 +9,15 @@
  * gracefully (its in-flight requests finish first). All pools are destroyed
  * when the layer's scope closes.
  */
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 import type { Pool } from "undici"
+import { responseLimitFor } from "./ResponseLimit.ts"
 import * as UndiciPool from "./UndiciPool.ts"
+
+/** `LLM_MAX_RESPONSE_BYTES` as the current ConfigProvider has it (tests swap it). */
+export const readMaxResponseBytes = Config.option(Config.String("LLM_MAX_RESPONSE_BYTES")).pipe(
+  Effect.orElseSucceed(() => Option.none<string>())
+)
 
 export const MAX_ORIGINS = 16
 
@@ -22,6 +28,9 @@ export class ProviderPools extends Context.Service<ProviderPools, {
   readonly size: Effect.Effect<number>
 }>()("switchboard/server/llm/ProviderPools") {
   static readonly layer = Layer.effect(ProviderPools, Effect.gen(function*() {
+    // The planner's answers are bounded like the chat route's (main.ts has refused an invalid value already).
+    const limit = responseLimitFor({ LLM_MAX_RESPONSE_BYTES: Option.getOrUndefined(yield* readMaxResponseBytes) })
+    if (limit._tag === "Invalid") return yield* Effect.die(new Error(limit.message))
     // A Map keeps insertion order: re-inserting on use makes its first entry the least recently used.
     const pools = new Map<string, { readonly pool: Pool; readonly client: UndiciPool.UndiciPool }>()
     yield* Effect.addFinalizer(() =>
@@ -37,7 +46,7 @@ export class ProviderPools extends Context.Service<ProviderPools, {
             return found.client
           }
           const pool = UndiciPool.newPool(origin)
-          const entry = { pool, client: UndiciPool.wrap(pool, { headers: {}, secrets: [] }) }
+          const entry = { pool, client: UndiciPool.wrap(pool, { headers: {}, secrets: [], maxResponseBytes: limit.bytes }) }
           pools.set(origin, entry)
           if (pools.size > MAX_ORIGINS) {
             const [oldest, evicted] = pools.entries().next().value!

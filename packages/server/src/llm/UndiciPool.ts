@@ -20,7 +20,16 @@ import type { Scope } from "effect"
 import { Pool } from "undici"
 import type { FormData } from "undici"
 import type { ProviderError } from "./ProviderAdapter.ts"
-import { invalidJsonError, networkError, statusError, timeoutError } from "./ProviderHttp.ts"
+import {
+  declaredTooLarge,
+  errorCodeOf,
+  invalidJsonError,
+  networkError,
+  readBounded,
+  statusError,
+  timeoutError,
+  tooLargeError
+} from "./ProviderHttp.ts"
 import { describeCause } from "./Redact.ts"
 
 /** Enough sockets for the benchmarked concurrency, with room to spare. */
@@ -30,10 +39,17 @@ const CONNECTIONS = 64
 const timeoutCodes = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"])
 
 const failureOf = (cause: unknown, secrets: ReadonlyArray<string>): ProviderError => {
-  const code = (cause as { code?: unknown } | null)?.code
+  const code = errorCodeOf(cause)
   const description = describeCause(cause, secrets)
-  return typeof code === "string" && timeoutCodes.has(code) ? timeoutError(description) : networkError(description)
+  return code !== undefined && timeoutCodes.has(code) ? timeoutError(description) : networkError(description, code)
 }
+
+/** Enough of an error answer to quote in the log: the rest is not read. */
+const ERROR_BODY_BYTES = 64 * 1024
+
+type Answer =
+  | { readonly _tag: "Body"; readonly status: number; readonly text: string }
+  | { readonly _tag: "TooLarge" }
 
 export interface UndiciPoolOptions {
   /** Scheme, host and port of every URL posted to, e.g. `https://api.anthropic.com`. */
@@ -42,13 +58,16 @@ export interface UndiciPoolOptions {
   readonly headers: Readonly<Record<string, string>>
   /** What no error message may contain (the API key). */
   readonly secrets: ReadonlyArray<string>
+  /** The most read of one answer (`LLM_MAX_RESPONSE_BYTES`): past it the request is aborted, `TooLarge`. */
+  readonly maxResponseBytes: number
 }
 
 export interface UndiciPool {
   /**
    * POST `body` to `url` (on the pool's origin). Succeeds with the decoded JSON
    * of a 2xx answer, not yet validated; fails with `Status` (non-2xx),
-   * `InvalidResponse` (not JSON) or `Network` / `Timeout` (the request itself).
+   * `InvalidResponse` (not JSON), `TooLarge` (over `maxResponseBytes`) or
+   * `Network` / `Timeout` (the request itself).
    * Interrupting the effect aborts the request.
    */
   post(
@@ -70,12 +89,16 @@ export const newPool = (origin: string): Pool =>
   })
 
 /** The request path over an existing pool. */
-export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "secrets">): UndiciPool => {
-  /** One POST; the whole body is read either way, so the socket goes back to the pool. */
+export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "secrets" | "maxResponseBytes">): UndiciPool => {
+  const max = options.maxResponseBytes
+  /**
+   * One POST. A body within its bound is read whole, so the socket goes back to the pool; one past
+   * it is cut off (the socket closed), so a flood costs the bound and no more.
+   */
   const post = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData, extra: ReadonlyArray<string> = []) => {
     const secrets = extra.length === 0 ? options.secrets : [...options.secrets, ...extra]
     return Effect.tryPromise({
-      try: async (signal) => {
+      try: async (signal): Promise<Answer> => {
         const response = await pool.request({
           method: "POST",
           path: `${url.pathname}${url.search}`,
@@ -83,11 +106,22 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
           body,
           signal
         })
-        return { status: response.statusCode, text: await response.body.text() }
+        const status = response.statusCode
+        const ok = status >= 200 && status <= 299
+        const contentLength = response.headers["content-length"]
+        if (ok && declaredTooLarge(typeof contentLength === "string" ? contentLength : undefined, max)) {
+          response.body.destroy()
+          return { _tag: "TooLarge" }
+        }
+        // An error answer is only quoted in the log: its head is enough.
+        const read = await readBounded(response.body, ok ? max : Math.min(max, ERROR_BODY_BYTES), () => response.body.destroy())
+        return ok && read.truncated ? { _tag: "TooLarge" } : { _tag: "Body", status, text: read.text }
       },
       catch: (cause) => failureOf(cause, secrets)
     }).pipe(
-      Effect.flatMap(({ status, text }) => {
+      Effect.flatMap((answer) => {
+        if (answer._tag === "TooLarge") return Effect.fail(tooLargeError(max))
+        const { status, text } = answer
         if (status < 200 || status > 299) return Effect.fail(statusError(status, text, secrets))
         try {
           return Effect.succeed(JSON.parse(text) as unknown)

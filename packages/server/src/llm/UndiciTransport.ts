@@ -15,7 +15,7 @@ import { FormData } from "undici"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
-import { endpointUrl, secretsOf } from "./ProviderHttp.ts"
+import { endpointUrl, maxResponseBytesOf, secretsOf } from "./ProviderHttp.ts"
 import * as UndiciPool from "./UndiciPool.ts"
 
 /**
@@ -42,7 +42,8 @@ export const make = (settings: TransportSettings): Effect.Effect<ChatCompletions
     const pool = yield* UndiciPool.make({
       origin: chatUrl.origin,
       headers: { authorization: `Bearer ${Redacted.value(settings.apiKey)}`, accept: "application/json" },
-      secrets: secretsOf(settings)
+      secrets: secretsOf(settings),
+      maxResponseBytes: maxResponseBytesOf(settings)
     })
 
     const send = chatSender(pool, settings)

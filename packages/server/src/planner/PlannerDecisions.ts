@@ -2,6 +2,9 @@
  * One planner decision, start to end (docs/planner.md,
  * "The decision"):
  *
+ * 0. each prompt must fit the decision log (`maxStoredValueBytes`, else 413
+ *    naming it): a row the database driver could not read back would make the
+ *    task's decision log unreadable for good;
  * 1. the host's attempt must hold a live lease on the task (403/404/409
  *    otherwise; 409 `task_cancelled` once the operator cancelled it) —
  *    decided before any provider is touched;
@@ -9,7 +12,8 @@
  *    its key, decrypted (503 `credential_unavailable`);
  * 3. one provider call, within the profile's timeout (504 `provider_timeout`;
  *    any other failure 502 `provider_error`), never retried here;
- * 4. exactly one usable tool call (`resolveDecision`, else 502);
+ * 4. exactly one usable tool call (`resolveDecision`, else 502), whose
+ *    arguments fit the decision log (else 502 `provider_error`, `too_large`);
  * 5. persisted with the next step index of the attempt, screenshot excluded,
  *    before answering; a lease lost meanwhile is a 409 and records nothing.
  *
@@ -28,10 +32,10 @@ import type {
   TaskCancelled,
   TaskNotFound
 } from "@switchboard/domain"
-import { LeaseLost, NoActiveProfile } from "@switchboard/domain"
+import { LeaseLost, maxStoredValueBytes, NoActiveProfile, PayloadTooLarge } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
-import type { ProviderError } from "../llm/ProviderAdapter.ts"
+import { ProviderError, publicReason } from "../llm/ProviderAdapter.ts"
 import { ProviderPools } from "../llm/ProviderPools.ts"
 import { CredentialKeys } from "./CredentialKeys.ts"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
@@ -52,21 +56,38 @@ export type DecisionError =
   | NoToolCall
   | MultipleToolCalls
   | InvalidToolCall
+  | PayloadTooLarge
 
 /** What the host sees of a provider failure: the kind, never the provider's own text (it may quote the request). */
 const toWireError = (error: ProviderError, timeoutMs: number): PlannerProviderError | ProviderTimeout => {
+  const reason = publicReason(error)
   switch (error.reason) {
     case "Timeout":
       return new ProviderTimeout({ error: `No answer from the LLM provider within the profile's timeout of ${timeoutMs} ms` })
     case "Status":
-      return new PlannerProviderError({ error: `LLM provider error: the provider answered HTTP ${error.status ?? "?"}` })
+      return new PlannerProviderError({ error: `LLM provider error: the provider answered HTTP ${error.status ?? "?"}`, reason })
     case "Network":
-      return new PlannerProviderError({ error: "LLM provider error: the provider could not be reached" })
+      return new PlannerProviderError({ error: "LLM provider error: the provider could not be reached", reason })
     case "InvalidResponse":
-      return new PlannerProviderError({ error: "LLM provider error: the provider's answer could not be read" })
+      return new PlannerProviderError({ error: "LLM provider error: the provider's answer could not be read", reason })
+    case "TooLarge":
+      return new PlannerProviderError({ error: "LLM provider error: the provider's answer is too large", reason })
     case "NotConfigured":
-      return new PlannerProviderError({ error: "LLM provider error: the provider is not configured" })
+      return new PlannerProviderError({ error: "LLM provider error: the provider is not configured", reason })
   }
+}
+
+/** A prompt the decision log could not hold: refused before anything else (a 413 naming it). */
+const oversizedPrompt = (request: DecisionRequest): PayloadTooLarge | undefined => {
+  for (const path of ["systemPrompt", "userPrompt"] as const) {
+    const bytes = Buffer.byteLength(request[path], "utf8")
+    if (bytes > maxStoredValueBytes) {
+      return new PayloadTooLarge({
+        error: `Request body too large at ${path}: ${bytes} bytes; the decision log stores at most ${maxStoredValueBytes} per prompt`
+      })
+    }
+  }
+  return undefined
 }
 
 export class PlannerDecisions extends Context.Service<PlannerDecisions, {
@@ -82,6 +103,8 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
     return PlannerDecisions.of({
       decide: Effect.fnUntraced(function*(request) {
         const { attempt, hostId, taskId } = request
+        const oversized = oversizedPrompt(request)
+        if (oversized !== undefined) return yield* oversized
         // The lease check and the active profile in one statement; the reason a
         // lease is not held (403/404/409) is looked up only when it is not.
         const { leaseHeld, profile } = yield* profiles.activeForLease(taskId, hostId, attempt)
@@ -108,6 +131,16 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
         const resolved = yield* Effect.fromResult(resolveDecision(response, request.tools)).pipe(
           Effect.tapError((failure) => Effect.logWarning(`planner decision refused (${failure.code}): ${failure.error}`))
         )
+        // Arguments the decision log could not hold (nor the host's task log read back): too large, recorded nowhere.
+        const argumentBytes = Buffer.byteLength(JSON.stringify(resolved.arguments), "utf8")
+        if (argumentBytes > maxStoredValueBytes) {
+          const error = new ProviderError({
+            reason: "TooLarge",
+            message: `the arguments of ${resolved.toolName} are ${argumentBytes} bytes of JSON, over the ${maxStoredValueBytes} a decision stores`
+          })
+          yield* Effect.logError("planner provider answer too large", { profile: profile.name, cause: error.message })
+          return yield* toWireError(error, profile.timeoutMs)
+        }
 
         const stepIndex = yield* decisions.record({
           taskId,

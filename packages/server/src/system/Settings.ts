@@ -17,6 +17,7 @@ import { accessSync, constants, statSync } from "node:fs"
 import { resolve } from "node:path"
 import { transportKinds } from "../llm/ChatCompletionsTransport.ts"
 import { providerNames } from "../llm/ProviderConfig.ts"
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES } from "../llm/ResponseLimit.ts"
 import { parseKey } from "../planner/CredentialKeys.ts"
 import { parseRetention } from "../planner/DecisionRetention.ts"
 import { invalidSetting } from "./InvalidSetting.ts"
@@ -125,6 +126,13 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "LLM_TRANSPORT", expected: transportKinds.join(" or "), accepts: oneOf(transportKinds), blankIsUnset: true },
   { name: "LLM_TRANSCRIPTION_MODEL", blankIsUnset: true },
   { name: "LLM_MAX_TOKENS", expected: POSITIVE, accepts: wholeNumber(1), blankIsUnset: true },
+  // Read by the planner's provider pools too: it bounds every provider answer the server reads.
+  {
+    name: "LLM_MAX_RESPONSE_BYTES",
+    expected: `a whole number of bytes from ${MIN_MAX_RESPONSE_BYTES} to ${MAX_MAX_RESPONSE_BYTES} (default ${DEFAULT_MAX_RESPONSE_BYTES}, 4 MiB)`,
+    accepts: wholeNumber(MIN_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES),
+    blankIsUnset: true
+  },
   { name: "LLM_SCRIPT", expected: "the path of a readable script file", accepts: scriptFile, blankIsUnset: true },
   // Observability and the runtime
   { name: "LOG_LEVEL", expected: LOG_LEVELS.join(", "), accepts: oneOf(LOG_LEVELS) },

@@ -118,24 +118,26 @@ for (const transport of ["undici", "sdk"] as const) {
           assert.isString(call.invalidArgs)
         }))
 
-      it.effect("provider failures are 502 provider_error, and the key is never logged", () =>
+      it.effect("provider failures are 502 provider_error with a reason, never the key nor the provider's words", () =>
         Effect.gen(function*() {
           const fake = yield* FakeOpenAiServer
           fake.reset()
           logs.length = 0
-          fake.enqueue(
-            reply.status(401, `Incorrect API key provided: ${API_KEY}`),
-            reply.status(500, "upstream exploded"),
-            reply.status(429, "slow down"),
-            reply.garbage(),
-            reply.hang(),
-            reply.destroy()
-          )
-          for (let i = 0; i < 6; i++) {
+          const cases = [
+            [reply.status(401, `Incorrect API key provided: ${API_KEY}`), "status_401", "Incorrect API key"],
+            [reply.status(500, "upstream exploded"), "status_500", "upstream exploded"],
+            [reply.status(429, "slow down"), "status_429", "slow down"],
+            [reply.garbage(), "invalid_response", "definitely not json"],
+            [reply.hang(), "timeout", undefined],
+            [reply.destroy(), "connection_reset", undefined]
+          ] as const
+          fake.enqueue(...cases.map(([answer]) => answer))
+          for (const [i, [, reason, providerText]] of cases.entries()) {
             const res = yield* postJson("/api/agent/chat", { messages: [user("u1", `attempt ${i}`)] })
             assert.strictEqual(res.status, 502, `attempt ${i}`)
-            assert.deepStrictEqual(res.json, { error: "LLM provider error", code: "provider_error" })
+            assert.deepStrictEqual(res.json, { error: "LLM provider error", code: "provider_error", reason })
             assert.notInclude(res.text, API_KEY)
+            if (providerText !== undefined) assert.notInclude(res.text, providerText)
           }
           assert.isAbove(logs.length, 0, "failures are logged server-side")
           for (const line of logs) assert.notInclude(line, API_KEY)

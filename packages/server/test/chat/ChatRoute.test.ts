@@ -132,7 +132,7 @@ describe("chat route", () => {
         fake.answerWith(() => Effect.fail(new ProviderError({ reason: "Status", status: 401, message: "401 invalid api key" })))
         const res = yield* postJson("/api/agent/chat", { messages: [user("u1", "hi")] })
         assert.strictEqual(res.status, 502)
-        assert.deepStrictEqual(res.json, { error: "LLM provider error", code: "provider_error" })
+        assert.deepStrictEqual(res.json, { error: "LLM provider error", code: "provider_error", reason: "status_401" })
       }))
 
     it.effect("a provider that is not configured answers 502 naming what is missing", () =>

@@ -9,7 +9,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, ProviderChatParams } from "@switchboard/domain"
-import { buildSubagentSteer, steerMessageId, subagentResultOf } from "@switchboard/domain"
+import { buildSubagentSteer, maxStoredValueBytes, steerMessageId, subagentResultOf } from "@switchboard/domain"
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
@@ -99,6 +99,35 @@ describe("the wake pipeline", () => {
         assert.deepStrictEqual(after.slice(-2).map((m) => m.role), ["user", "assistant"])
         assert.match(after.at(-1)!.content, /^wake answer: Research complete/)
         assert.strictEqual(steersIn(after).length, 1)
+      }))
+
+    it.effect("a result too large to store is steered as a failure saying so; the chat and its jobs stay readable", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        const jobId = yield* dispatch("huge-result")
+        yield* subagents.finish(jobId, researchResult("b".repeat(maxStoredValueBytes)))
+        const [job] = yield* settled("huge-result")
+        assert.strictEqual(job!.status, "error")
+        assert.deepStrictEqual(job!.result, { brief: "Research failed: the result was too large to store", sources: [] })
+        const steer = steersIn(yield* transcriptOf("huge-result"))[0]!
+        assert.match(steer.content, /^Research failed: the result was too large to store/)
+      }))
+
+    it.effect("a chat whose transcript outgrows what one row may hold still gets its steers", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        // Five messages of 3.5 MiB: each fits a row of its own, together they are over the driver's 16 MiB.
+        for (let i = 0; i < 5; i++) {
+          const res = yield* chat("long-chat", [user(`long-${i}`, `note ${i}: ${"l".repeat(3.5 * 1024 * 1024)}`)])
+          assert.strictEqual(res.status, 200, res.text)
+        }
+        const jobId = yield* dispatch("long-chat")
+        yield* subagents.finish(jobId, researchResult("a short brief"))
+        const [job] = yield* settled("long-chat")
+        assert.strictEqual(job!.status, "done")
+        const steers = steersIn(yield* transcriptOf("long-chat"))
+        assert.strictEqual(steers.length, 1)
+        assert.include(steers[0]!.content, "a short brief")
       }))
 
     it.effect("a steer waits while a turn is in flight, then fires right after it", () =>

@@ -17,7 +17,8 @@ import { Context, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TranscribeVideo } from "@switchboard/domain"
 import type { ProviderChatParams, ToolCall } from "@switchboard/domain"
-import { ProviderAdapter } from "../../src/llm/ProviderAdapter.ts"
+import { ProviderAdapter, publicReason } from "../../src/llm/ProviderAdapter.ts"
+import { DEFAULT_MAX_RESPONSE_BYTES } from "../../src/llm/ResponseLimit.ts"
 import type { ProviderError } from "../../src/llm/ProviderAdapter.ts"
 import { baseReply, closedPort } from "../support/FakeHttp.ts"
 import type { FakeHandler, FakeReply, RecordedRequest } from "../support/FakeHttp.ts"
@@ -42,6 +43,7 @@ export interface AdapterSettings {
   readonly baseUrl: string
   readonly apiKey: string
   readonly timeoutMs: number
+  readonly maxResponseBytes: number
 }
 
 /** A tool call in the provider's answer. */
@@ -148,6 +150,7 @@ export const adapterConformance = (name: string, harness: AdapterHarness): void 
     baseUrl,
     apiKey: harness.apiKey,
     timeoutMs: 5_000,
+    maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
     ...overrides
   })
 
@@ -304,6 +307,56 @@ export const adapterConformance = (name: string, harness: AdapterHarness): void 
         const port = yield* Effect.promise(() => closedPort())
         const error = yield* failureOf(settingsFor(`http://127.0.0.1:${port}/v1`))
         assert.strictEqual(error.reason, "Network")
+      }))
+
+    it.effect("an answer over maxResponseBytes → TooLarge: refused on its declared length, or cut off as it streams in", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings({ maxResponseBytes: 64 * 1024 })
+        fake.enqueue(harness.reply.text("x".repeat(100 * 1024)))
+        const declared = yield* failureOf(settings)
+        assert.strictEqual(declared.reason, "TooLarge")
+        assert.include(declared.message, "65536 bytes")
+
+        // No length: the read stops at the bound and the transfer is dropped, long before the flood ends.
+        const flood = baseReply.stream(64 * 1024 * 1024, { chunkBytes: 16 * 1024, intervalMs: 1 })
+        fake.enqueue(flood.reply)
+        const streamed = yield* failureOf(settings)
+        assert.strictEqual(streamed.reason, "TooLarge")
+        yield* Effect.promise(() => fake.waitFor((requests) => requests.at(-1)?.aborted === true))
+        assert.isFalse(flood.progress.finished)
+
+        // Within the bound: read whole.
+        fake.enqueue(harness.reply.text("y".repeat(32 * 1024)))
+        assert.strictEqual((yield* chatWith(settings, params([user("hi")]))).content.length, 32 * 1024)
+      }))
+
+    it.effect("an error answer over the bound is still its status", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings({ maxResponseBytes: 4 * 1024 })
+        fake.enqueue(harness.reply.status(500, "z".repeat(100 * 1024)))
+        const error = yield* failureOf(settings)
+        assert.strictEqual(error.reason, "Status")
+        assert.strictEqual(error.status, 500)
+      }))
+
+    it.effect("each failure has its public reason, a kind that quotes nothing the provider said", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings({ timeoutMs: 300, maxResponseBytes: 64 * 1024 })
+        const reasonOf = (s: AdapterSettings = settings) => Effect.map(failureOf(s), publicReason)
+        const wrongKey = `${harness.keyPrefix}wrong-0123456789abcdef`
+        assert.strictEqual(yield* reasonOf({ ...settings, apiKey: wrongKey }), "status_401")
+        fake.enqueue(harness.reply.status(429, "slow down"))
+        assert.strictEqual(yield* reasonOf(), "status_429")
+        fake.enqueue(baseReply.hang())
+        assert.strictEqual(yield* reasonOf(), "timeout")
+        fake.enqueue(baseReply.garbage())
+        assert.strictEqual(yield* reasonOf(), "invalid_response")
+        fake.enqueue(baseReply.destroy())
+        assert.strictEqual(yield* reasonOf(), "connection_reset")
+        fake.enqueue(baseReply.stream(16 * 1024 * 1024).reply)
+        assert.strictEqual(yield* reasonOf(), "too_large")
+        const port = yield* Effect.promise(() => closedPort())
+        assert.strictEqual(yield* reasonOf(settingsFor(`http://127.0.0.1:${port}/v1`)), "connection_refused")
       }))
 
     it.effect("one adapter serves concurrent calls, with a trailing slash on the base URL", () =>

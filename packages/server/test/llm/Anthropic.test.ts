@@ -37,7 +37,8 @@ adapterConformance("Anthropic over HTTP", {
   apiKey: API_KEY,
   keyPrefix: "sk-ant-",
   startFake: Effect.map(FakeAnthropic.scoped({ apiKey: API_KEY }), (fake) => ({ ...fake, chatRequests: fake.messageRequests })),
-  adapter: ({ apiKey, baseUrl, timeoutMs }) => Anthropic.layer(settingsFor(baseUrl, { apiKey: Redacted.make(apiKey), timeoutMs })),
+  adapter: ({ apiKey, baseUrl, maxResponseBytes, timeoutMs }) =>
+    Anthropic.layer(settingsFor(baseUrl, { apiKey: Redacted.make(apiKey), timeoutMs, maxResponseBytes })),
   // `input` is a parsed JSON value: text that does not parse cannot reach the adapter.
   toolArguments: "json",
   reply: {

@@ -43,8 +43,8 @@ const transcribeWith = (settings: OpenAiCompatibleSettings, input: Transcription
 const harnessFor = (transport: TransportKind): AdapterHarness => ({
   ...KEY,
   startFake: FakeOpenAi.scoped({ apiKey: API_KEY }),
-  adapter: ({ apiKey, baseUrl, timeoutMs }) =>
-    OpenAiCompatible.layer(settingsFor(baseUrl, transport, { apiKey: Redacted.make(apiKey), timeoutMs })),
+  adapter: ({ apiKey, baseUrl, maxResponseBytes, timeoutMs }) =>
+    OpenAiCompatible.layer(settingsFor(baseUrl, transport, { apiKey: Redacted.make(apiKey), timeoutMs, maxResponseBytes })),
   toolArguments: "text",
   reply: {
     text: FakeOpenAi.reply.text,

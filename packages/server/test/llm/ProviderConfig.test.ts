@@ -41,6 +41,7 @@ describe("ProviderConfig: selection", () => {
         apiKey: "sk-config-test",
         timeoutMs: 60_000,
         transport: "undici",
+        maxResponseBytes: 4 * 1024 * 1024,
         transcriptionModel: "whisper-1"
       })
     }))
@@ -82,7 +83,8 @@ describe("ProviderConfig: selection", () => {
         baseUrl: "https://api.anthropic.com/v1",
         apiKey: "sk-ant-config-test",
         timeoutMs: 60_000,
-        maxTokens: 4096
+        maxTokens: 4096,
+        maxResponseBytes: 4 * 1024 * 1024
       })
     }))
 
@@ -193,6 +195,7 @@ describe("ProviderConfig: missing or invalid configuration", () => {
       [{ LLM_MAX_TOKENS: "4k" }, "LLM_MAX_TOKENS"],
       [{ LLM_MAX_TOKENS: "-5" }, "LLM_MAX_TOKENS"],
       [{ LLM_MAX_TOKENS: "1.5" }, "LLM_MAX_TOKENS"],
+      [{ LLM_MAX_RESPONSE_BYTES: "4MiB" }, "LLM_MAX_RESPONSE_BYTES"],
       [{ LLM_TIMEOUT_MS: "soon" }, "LLM_TIMEOUT_MS"],
       [{ LLM_BASE_URL: "api.anthropic.com" }, "LLM_BASE_URL"]
     ]
@@ -211,6 +214,8 @@ describe("ProviderConfig: missing or invalid configuration", () => {
   it("invalid values are NotConfigured, naming the variable, never echoing the key", () => {
     const cases: Array<[Record<string, string>, string]> = [
       [{ LLM_PROVIDER: "gemini" }, "LLM_PROVIDER"],
+      [{ LLM_MAX_RESPONSE_BYTES: "12" }, "LLM_MAX_RESPONSE_BYTES"],
+      [{ LLM_MAX_RESPONSE_BYTES: "-1" }, "LLM_MAX_RESPONSE_BYTES"],
       [{ LLM_BASE_URL: "ftp://example.com" }, "LLM_BASE_URL"],
       [{ LLM_BASE_URL: "not a url" }, "LLM_BASE_URL"],
       [{ LLM_TIMEOUT_MS: "0" }, "LLM_TIMEOUT_MS"],

@@ -175,7 +175,9 @@ describe("cloud planner proxy", () => {
         assert.strictEqual(badKey.status, 502)
         assert.strictEqual(badKey.json.code, "provider_error")
         assert.include(badKey.json.error, "401")
+        assert.strictEqual(badKey.json.reason, "status_401")
         assert.notInclude(badKey.text, OPENAI_KEY)
+        assert.notInclude(badKey.text, "Incorrect API key")
 
         // A provider error: answered as it is, with no retry (retrying is the host agent's business).
         yield* activeProfile(c, openAiProfile(guarded, { apiKey: "sk-the-right-key" }))
@@ -184,6 +186,8 @@ describe("cloud planner proxy", () => {
         const failed = yield* c.decision(host.token, decisionBody(host, task))
         assert.strictEqual(failed.status, 502)
         assert.strictEqual(failed.json.code, "provider_error")
+        assert.strictEqual(failed.json.reason, "status_500")
+        assert.notInclude(failed.text, "upstream exploded")
         assert.strictEqual(guarded.chatRequests().length, before + 1, "one provider call, not retried")
 
         // Unreachable.
@@ -191,6 +195,7 @@ describe("cloud planner proxy", () => {
         const unreachable = yield* c.decision(host.token, decisionBody(host, task))
         assert.strictEqual(unreachable.status, 502)
         assert.strictEqual(unreachable.json.code, "provider_error")
+        assert.strictEqual(unreachable.json.reason, "connection_refused")
 
         // No answer within the profile's timeout.
         yield* activeProfile(c, openAiProfile(guarded, { apiKey: "sk-the-right-key", timeoutMs: 200 }))

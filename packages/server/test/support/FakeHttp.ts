@@ -49,10 +49,28 @@ export type FakeReply =
   }
   /** A body sent in chunks without `content-length` (chunked encoding): for readers that must count bytes. */
   | { readonly type: "chunked"; readonly status: number; readonly contentType: string; readonly chunks: ReadonlyArray<string> }
+  /**
+   * A 200 JSON-labelled body of `totalBytes`, no `content-length`, written `chunkBytes` at a time with
+   * `intervalMs` between writes, as a flooding provider would: `progress` says how far it got and
+   * whether it finished (a client that stops reading ends it early).
+   */
+  | {
+    readonly type: "stream"
+    readonly totalBytes: number
+    readonly chunkBytes: number
+    readonly intervalMs: number
+    readonly progress: StreamProgress
+  }
   /** Never answer (until the client aborts or the server closes): for timeouts. */
   | { readonly type: "hang" }
   /** Destroy the socket without answering: for connection resets. */
   | { readonly type: "destroy" }
+
+/** How far a `stream` reply got: bytes written, and whether all of them were. */
+export interface StreamProgress {
+  sentBytes: number
+  finished: boolean
+}
 
 export type FakeHandler = (request: RecordedRequest) => FakeReply
 
@@ -64,6 +82,18 @@ export const baseReply = {
   garbage: (body = "<html>definitely not json", contentType = "application/json"): FakeReply =>
     ({ type: "text", status: 200, body, contentType }),
   hang: (): FakeReply => ({ type: "hang" }),
+  /** A flood of `totalBytes` (see `FakeReply`'s `stream`); the returned `progress` is live. */
+  stream: (totalBytes: number, options: { chunkBytes?: number; intervalMs?: number } = {}) => {
+    const progress: StreamProgress = { sentBytes: 0, finished: false }
+    const reply: FakeReply = {
+      type: "stream",
+      totalBytes,
+      chunkBytes: options.chunkBytes ?? 256 * 1024,
+      intervalMs: options.intervalMs ?? 0,
+      progress
+    }
+    return { reply, progress }
+  },
   destroy: (): FakeReply => ({ type: "destroy" })
 }
 
@@ -155,6 +185,28 @@ const play = (res: ServerResponse, answer: FakeReply) => {
         res.write(chunk)
       }
       res.end()
+      return
+    }
+    case "stream": {
+      const { chunkBytes, intervalMs, progress, totalBytes } = answer
+      res.writeHead(200, { "content-type": "application/json" })
+      // The start of a plausible completion, then padding inside its content string: never valid JSON whole.
+      const head = Buffer.from(`{"id":"chatcmpl-flood","choices":[{"index":0,"message":{"role":"assistant","content":"`)
+      const padding = Buffer.alloc(chunkBytes, "a")
+      const writeNext = () => {
+        if (res.destroyed) return
+        if (progress.sentBytes >= totalBytes) {
+          progress.finished = true
+          res.end()
+          return
+        }
+        const chunk = progress.sentBytes === 0 ? Buffer.concat([head, padding]).subarray(0, chunkBytes) : padding
+        const part = chunk.subarray(0, Math.min(chunk.length, totalBytes - progress.sentBytes))
+        progress.sentBytes += part.length
+        // Paced by the client's reading (the write callback) and the interval.
+        res.write(part, () => setTimeout(writeNext, intervalMs).unref())
+      }
+      writeNext()
       return
     }
     case "hang":

@@ -14,7 +14,7 @@
  */
 import { Data, Effect, Schema } from "effect"
 import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
-import { ProviderAdapter } from "../../llm/ProviderAdapter.ts"
+import { ProviderAdapter, publicReason } from "../../llm/ProviderAdapter.ts"
 import type { ProviderError } from "../../llm/ProviderAdapter.ts"
 
 /** A tool's failure: its message is what the model reads as the call's error. */
@@ -114,6 +114,16 @@ const runCall = (
     if (executed._tag === "Failure") return { outcome: { error: executed.failure.message } }
     return { outcome: { result: executed.success.result }, output: executed.success }
   })
+
+/**
+ * A failed provider call as a sub-agent's result says it: the kind of failure
+ * (`status_401`, `timeout`, …), which the user and the chat's model see; the
+ * provider's own words stay in the server's log.
+ */
+export const providerFailureNote = (error: ProviderError): Effect.Effect<string> =>
+  Effect.logWarning("sub-agent provider call failed", { reason: error.reason, status: error.status, cause: error.message }).pipe(
+    Effect.as(`the model provider failed (${publicReason(error)})`)
+  )
 
 export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOutcome, ProviderError, ProviderAdapter> =>
   Effect.gen(function*() {

@@ -170,7 +170,7 @@ layer(FakeOpenAiServer.layer(), { excludeTestServices: true })("visual sub-agent
       const fake = yield* fresh
       fake.enqueue(FakeOpenAi.reply.status(503, "overloaded"))
       const { result } = yield* visual().pipe(withSettings(fake))
-      assert.deepStrictEqual(result, { svg: "", notes: "the model provider failed (Provider answered HTTP 503: overloaded)" })
+      assert.deepStrictEqual(result, { svg: "", notes: "the model provider failed (status_503)" })
     }))
 })
 

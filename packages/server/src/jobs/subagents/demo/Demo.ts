@@ -13,7 +13,7 @@
 import { Effect, Schema } from "effect"
 import type { DemoResult, DemoToolInput } from "@switchboard/domain"
 import type { ProviderAdapter } from "../../../llm/ProviderAdapter.ts"
-import { runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
+import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import type { HeadlessBrowser } from "./HeadlessBrowser.ts"
 
 /** Fixes after the first failing test. */
@@ -116,7 +116,7 @@ export const runDemo = (
     if (passed !== undefined) {
       return { title: input.title, html: passed.html, tested: true, ...(passed.notes !== undefined ? { notes: passed.notes } : {}) }
     }
-    if (outcome._tag === "Failure") return failure(input, `the model provider failed (${outcome.failure.message})`)
+    if (outcome._tag === "Failure") return failure(input, yield* providerFailureNote(outcome.failure))
     if (stopped !== undefined) return failure(input, stopped)
     return failure(
       input,

@@ -14,7 +14,7 @@
 import { Effect, Schema } from "effect"
 import type { ResearchResult, ResearchSource, ResearchToolInput } from "@switchboard/domain"
 import type { ProviderAdapter } from "../../../llm/ProviderAdapter.ts"
-import { runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
+import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import type { SubagentTool } from "../ToolLoop.ts"
 import type { PageFetcher } from "./PageFetcher.ts"
 import type { WebSearch } from "./WebSearch.ts"
@@ -205,7 +205,7 @@ export const runResearch = (
       reportActivity
     }).pipe(Effect.result)
 
-    if (outcome._tag === "Failure") return failed(`the model provider failed (${outcome.failure.message})`)
+    if (outcome._tag === "Failure") return failed(yield* providerFailureNote(outcome.failure))
     const result = outcome.success
     if (submitted !== undefined) return { brief: withNote(submitted.brief), sources: verified(submitted.sources) }
     if (result._tag === "Answered" && result.content.trim() !== "") {

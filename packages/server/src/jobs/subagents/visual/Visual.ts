@@ -14,7 +14,7 @@
 import { Effect, Schema } from "effect"
 import type { VisualResult, VisualToolInput } from "@switchboard/domain"
 import type { ProviderAdapter } from "../../../llm/ProviderAdapter.ts"
-import { runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
+import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import { svgSafetyProblems } from "./SvgSafety.ts"
 import { renderSvg } from "./SvgRender.ts"
 
@@ -116,7 +116,7 @@ export const runVisual = (
 
     if (outcome._tag === "Failure") {
       // A figure that rendered before the provider failed (during the look) is still a checked figure.
-      return good !== undefined ? { ...good } : failure(`the model provider failed (${outcome.failure.message})`)
+      return good !== undefined ? { ...good } : failure(yield* providerFailureNote(outcome.failure))
     }
     if (good !== undefined) {
       const answer = outcome.success._tag === "Answered" ? outcome.success.content.trim() : ""
