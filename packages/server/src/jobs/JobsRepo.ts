@@ -15,12 +15,8 @@ import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "../system/Spans.ts"
-<<<<<<< HEAD
-import { insertMessages } from "../chat/TranscriptSql.ts"
-import { startActivity } from "./JobActivity.ts"
-=======
 import { insertMessages, liveChat } from "../chat/TranscriptSql.ts"
->>>>>>> lifecycle
+import { startActivity } from "./JobActivity.ts"
 
 export interface NewJob {
   readonly id: string
