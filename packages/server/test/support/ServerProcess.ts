@@ -36,14 +36,14 @@ export const freePort = Effect.promise(() =>
 )
 
 /**
- * Spawns the server with exactly `env` (and PATH); resolves once it listens (its log line names the
+ * Spawns the server (`argv`: the built main, or another entry such as the CLI's `serve`) with exactly `env` (and PATH); resolves once it listens (its log line names the
  * address, so LOG_LEVEL must be info or lower), fails with its output if it exits first. SIGKILLed
  * with the scope if still running.
  */
-export const startServerProcess = (env: Record<string, string>) =>
+export const startServerProcess = (env: Record<string, string>, argv: ReadonlyArray<string> = [BUILT_SERVER_MAIN]) =>
   Effect.acquireRelease(
     Effect.callback<ServerProcess, Error>((resume) => {
-      const child = spawn(node, [BUILT_SERVER_MAIN], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] })
+      const child = spawn(node, argv, { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] })
       const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
       let output = ""
       let done = false

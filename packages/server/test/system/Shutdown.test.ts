@@ -174,4 +174,20 @@ describe(`shutdown of the server process (${backend})`, () => {
       assert.isNotNull(code, output)
       assert.notStrictEqual(code, 0, output)
     }).pipe(Effect.scoped), { timeout: 120_000 })
+
+  // `switchboard serve` is `npm start` run by the CLI's own runtime: its clean stop must exit 0 too.
+  it.live("switchboard serve: SIGTERM and SIGINT each stop it with exit code 0", () =>
+    Effect.gen(function*() {
+      for (const signal of ["SIGTERM", "SIGINT"] as const) {
+        const db = yield* databaseFor
+        const server = yield* startServerProcess(
+          { ...db.env, PORT: String(yield* freePort), LOG_LEVEL: "info" },
+          [join(import.meta.dirname, "../../../cli/bin/switchboard.js"), "serve"]
+        )
+        yield* eventually(requestAt(server.url, "/readyz"), (r) => r.status === 200, "the server ready", 120_000)
+        server.child.kill(signal)
+        const code = yield* Effect.promise(() => server.exited)
+        assert.strictEqual(code, 0, `${signal}: ${server.output()}`)
+      }
+    }).pipe(Effect.scoped), { timeout: 240_000 })
 })
