@@ -74,6 +74,9 @@ export const errorCodeOf = (cause: unknown): string | undefined => {
   return undefined
 }
 
+/** Enough of an error answer (4xx, 5xx) to quote in the log: the rest is not read. */
+export const ERROR_BODY_BYTES = 64 * 1024
+
 /** What a bounded read got: the text, and whether more was there than it read. */
 export interface BoundedText {
   readonly text: string

@@ -16,6 +16,7 @@ import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsT
 import type { ProviderError } from "./ProviderAdapter.ts"
 import {
   declaredTooLarge,
+  ERROR_BODY_BYTES,
   errorCodeOf,
   invalidJsonError,
   maxResponseBytesOf,
@@ -45,8 +46,6 @@ const tooLargeIn = (cause: unknown): AnswerTooLarge | undefined => {
   return undefined
 }
 
-/** An error answer is only quoted in the log: its head is enough. */
-const ERROR_BODY_BYTES = 64 * 1024
 
 /**
  * `fetch`, with each answer's body bounded as it streams: a 2xx body past

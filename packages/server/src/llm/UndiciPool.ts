@@ -22,6 +22,7 @@ import type { FormData } from "undici"
 import type { ProviderError } from "./ProviderAdapter.ts"
 import {
   declaredTooLarge,
+  ERROR_BODY_BYTES,
   errorCodeOf,
   invalidJsonError,
   networkError,
@@ -44,8 +45,6 @@ const failureOf = (cause: unknown, secrets: ReadonlyArray<string>): ProviderErro
   return code !== undefined && timeoutCodes.has(code) ? timeoutError(description) : networkError(description, code)
 }
 
-/** Enough of an error answer to quote in the log: the rest is not read. */
-const ERROR_BODY_BYTES = 64 * 1024
 
 type Answer =
   | { readonly _tag: "Body"; readonly status: number; readonly text: string }
