@@ -15,7 +15,7 @@
  *    and call the provider again, until an answer without job calls (or with
  *    client calls, which are the client's to execute) or `maxJobRounds`;
  * 6. store the final answer and release the marker (a wake's job settled by
- *    the same statement). An answer larger than a stored message may be
+ *    the same statement). An answer larger than a stored message can hold
  *    fails the turn as a provider failure (`TooLarge`), nothing of it stored.
  *
  * A chat the operator deletes while its turn runs stays deleted: each of the

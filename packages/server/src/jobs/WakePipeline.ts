@@ -126,7 +126,6 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, "pending-call")
         case "LeaseLost":
           return yield* Effect.logWarning(`job ${job.id}: wake lease lost`)
-
         case "Failed": {
           const failures = job.wakeFailures + 1
           const stored = yield* chats.transcript(job.chatId).pipe(
