@@ -94,6 +94,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           context: job.context,
           guard,
           known,
+          generation: job.generation,
           settles: { jobId: job.id, status }
         })
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
