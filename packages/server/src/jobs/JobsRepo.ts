@@ -224,6 +224,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         }
         const wakes: Array<{ readonly job: JobRow & Extra; readonly wake: ClaimedWake }> = []
         for (const { job, messages } of groups) {
+          // Always read: the claiming statement takes it from the job's chat row, which the job references.
           const wake = { ...toClaimed(job), generation: job.chat_generation ?? "", transcript: yield* decodeTranscript(messages) }
           wakes.push({ job, wake })
         }
