@@ -103,10 +103,11 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("createTask", "/admin/tasks", {
       payload: CreateTaskRequest,
       success: CreatedTask.pipe(HttpApiSchema.status(201)),
-      error: [...anyRouteErrors, ...bodyErrors, HostNotFound, DatabaseUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, HostNotFound, HostRevoked, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Queue a task",
-      "With `hostId` only that host may claim it; without, any host may, oldest first."
+      "With `hostId` only that host may claim it; without, any host may, oldest first. 404 `host_not_found` " +
+        "for an unknown `hostId`, 409 `host_revoked` for a revoked one."
     )),
     HttpApiEndpoint.get("listTasks", "/admin/tasks", {
       query: TaskListQuery,

@@ -164,11 +164,11 @@ export const TaskView = Schema.Struct({
 export type TaskView = typeof TaskView.Type
 
 export const TaskList = Schema.Struct({ tasks: Schema.Array(TaskView) })
+export type TaskList = typeof TaskList.Type
 
 /** A rotated host token: shown in this answer only, stored as a hash. */
 export const RotatedHostToken = Schema.Struct({ hostId: HostId, token: Schema.String })
 export type RotatedHostToken = typeof RotatedHostToken.Type
-export type TaskList = typeof TaskList.Type
 
 export const TaskListQuery = {
   status: Schema.optionalKey(TaskStatus),

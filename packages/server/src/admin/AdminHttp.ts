@@ -56,9 +56,10 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
     }),
     createTask: Effect.fn(function*({ payload }) {
       const taskId = yield* tasks.create(payload.goal, payload.hostId)
-      if (taskId === undefined) {
-        const hostId = payload.hostId ?? ""
-        return yield* new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
+      const hostId = payload.hostId ?? ""
+      if (taskId === undefined) return yield* hostNotFound(hostId)
+      if (taskId === "revoked") {
+        return yield* new HostRevoked({ error: `Host ${hostId} is revoked: no task can be reserved for it`, hostId })
       }
       return { taskId }
     }),

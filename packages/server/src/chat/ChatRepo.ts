@@ -51,7 +51,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
   /**
    * `beginTurn`, and the transcript, read by the same statement: `undefined` when another live
-   * turn holds the chat. A turn's opening round trip. The transcript may or may not include
+   * turn holds the chat. A turn's opening round trip. `generation`: the life of the chat the turn
+   * was accepted in, to condition its later writes on (see `liveChat`). The transcript may or may not include
    * `messages` (ids already stored are left as they were): the caller adds those it lacks.
    *
    * A statement reads from the snapshot it started with. When a marker row existed at that
@@ -65,7 +66,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     turnId: string,
     ttl: Duration.Input,
     messages?: ReadonlyArray<ChatMessage>
-  ): Effect.Effect<ReadonlyArray<ChatMessage> | undefined>
+  ): Effect.Effect<{ readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined>
   /**
    * Takes the marker, as `beginTurn`, for a turn whose caller read the transcript just before:
    * `messages` are appended only if the chat still has exactly `known` messages (messages are
@@ -73,21 +74,24 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * when the statement began (its holder may have stored its answer after this statement's
    * snapshot, while the statement waited for the row: see `beginTurnReading`). True: taken,
    * nothing new, appended; false: taken, perhaps something new, nothing appended; `undefined`:
-   * another live turn holds the chat. The chat must exist.
+   * another live turn holds the chat; "gone": the chat (that `generation` of it, when given) no
+   * longer exists, nothing taken or stored.
    */
   beginTurnUnchanged(
     chatId: string,
     turnId: string,
     ttl: Duration.Input,
     known: number,
-    messages: ReadonlyArray<ChatMessage>
-  ): Effect.Effect<boolean | undefined>
+    messages: ReadonlyArray<ChatMessage>,
+    generation?: string
+  ): Effect.Effect<boolean | "gone" | undefined>
   /**
    * Releases the marker, only if this turn still holds it. With `messages`,
    * they are appended in the same statement (the turn's answer and its end:
-   * one round trip). False when the chat was deleted (nothing stored).
+   * one round trip). False when the chat was deleted (nothing stored). With `generation`, only that
+   * life of the chat counts as existing (see `liveChat`); likewise for `append` and `holdChat`.
    */
-  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>, generation?: string): Effect.Effect<boolean>
   /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
   renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /**
@@ -96,12 +100,12 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * short leaves a prefix stored, which a re-sent history completes in order. False when the chat
    * does not exist (deleted by the operator): nothing is stored, the chat is not created.
    */
-  append(chatId: string, messages: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  append(chatId: string, messages: ReadonlyArray<ChatMessage>, generation?: string): Effect.Effect<boolean>
   /**
    * In a transaction: locks the chat's row against deletion until it ends; false when the chat
    * does not exist (any more).
    */
-  holdChat(chatId: string): Effect.Effect<boolean>
+  holdChat(chatId: string, generation?: string): Effect.Effect<boolean>
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
   /**
    * Deletes the chat: its transcript, its marker and its jobs go with it (foreign keys, ON DELETE
@@ -129,9 +133,9 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     // statement's `INSERT INTO chats … ON CONFLICT` wait for that transaction — and the marker
     // upsert, which by then held the marker row the transaction was about to release, deadlocked
     // with it.
-    const appendBatch = (chatId: string, batch: string) =>
+    const appendBatch = (chatId: string, batch: string, generation: string | undefined) =>
       sql<{ live: boolean }>`
-        WITH live AS (${liveChat(sql, chatId)}),
+        WITH live AS (${liveChat(sql, chatId, generation)}),
         appended AS (
           ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
         )
@@ -144,9 +148,10 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
         // The statement's snapshot predates its own inserts, so the rows read are the transcript
-        // before this turn; one row with a null message stands for "taken, nothing stored yet".
-        const rows = yield* retryDeadlock(sql<{ message: unknown; held: boolean }>`
-          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+        // before this turn; one row with a null message stands for "taken, nothing stored yet". The
+        // generation is the new row's, or the one the snapshot saw.
+        const rows = yield* retryDeadlock(sql<{ message: unknown; held: boolean; generation: string | null }>`
+          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING RETURNING generation),
           seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
           marker AS (
             ${takeMarker(sql, chatId, turnId, ttlMs)}
@@ -154,19 +159,29 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           appended AS (
             ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker)`)}
           )
-          SELECT m.message, (SELECT held FROM seen) AS held FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
+          SELECT m.message, (SELECT held FROM seen) AS held,
+            coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
+          FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
           ORDER BY m.seq`)
         if (rows.length === 0) return undefined
-        for (const batch of rest) yield* appendBatch(chatId, batch)
-        if (rows[0]!.held) return (yield* findMessages(chatId)).map((r) => r.message)
-        return yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message]))
+        // Neither: another statement created the chat after this one's snapshot (both new, at once).
+        // Rare, so read apart; the marker taken holds the chat's row.
+        const generation = rows[0]!.generation ??
+          (yield* sql<{ generation: string }>`SELECT generation::text AS generation FROM chats WHERE id = ${chatId}`)[0]?.generation
+        if (generation === undefined) return yield* Effect.die(new Error(`chat ${chatId}: marker taken but no chat row`))
+        for (const batch of rest) yield* appendBatch(chatId, batch, generation)
+        if (rows[0]!.held) return { transcript: (yield* findMessages(chatId)).map((r) => r.message), generation }
+        return { transcript: yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message])), generation }
       }, Effect.orDie, traced("ChatRepo.beginTurnReading")),
-      beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages) {
+      beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages, generation) {
         const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
-        const rows = yield* retryDeadlock(sql<{ n: number | string }>`
-          WITH marker AS (
-            ${takeMarker(sql, chatId, turnId, ttlMs)}
+        // The marker only on a live chat: the chat (its row) may have gone since the caller's look
+        // (the operator deleted it), and a marker on no chat is a foreign key violation.
+        const rows = yield* retryDeadlock(sql<{ n: number | string; live: boolean; taken: boolean }>`
+          WITH live AS (${liveChat(sql, chatId, generation)}),
+          marker AS (
+            ${takeMarker(sql, chatId, turnId, ttlMs, sql`EXISTS (SELECT 1 FROM live)`)}
           ),
           stored AS (
             SELECT CASE WHEN EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) THEN -1 ELSE count(*) END AS n
@@ -175,10 +190,12 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           appended AS (
             ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}`)}
           )
-          SELECT (SELECT n FROM stored) AS n FROM marker`)
-        if (rows.length === 0) return undefined
-        if (Number(rows[0]!.n) !== known) return false
-        for (const batch of rest) yield* appendBatch(chatId, batch)
+          SELECT (SELECT n FROM stored) AS n, EXISTS (SELECT 1 FROM live) AS live, EXISTS (SELECT 1 FROM marker) AS taken`)
+        const row = rows[0]!
+        if (!row.live) return "gone" as const
+        if (!row.taken) return undefined
+        if (Number(row.n) !== known) return false
+        for (const batch of rest) yield* appendBatch(chatId, batch, generation)
         return true
       }, Effect.orDie, traced("ChatRepo.beginTurnUnchanged")),
       beginTurn: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
@@ -203,17 +220,17 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           )
           SELECT turn_id FROM marker`)
         if (rows.length !== 1) return false
-        for (const batch of rest) yield* appendBatch(chatId, batch)
+        for (const batch of rest) yield* appendBatch(chatId, batch, undefined)
         return true
       }, Effect.orDie, traced("ChatRepo.beginTurn")),
-      endTurn: Effect.fnUntraced(function*(chatId, turnId, messages = []) {
+      endTurn: Effect.fnUntraced(function*(chatId, turnId, messages = [], generation) {
         if (messages.length === 0) {
           yield* sql`DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}`
           return true
         }
         // Append (to a chat that still exists, as `append`) and release, in one statement.
         const rows = yield* sql<{ live: boolean }>`
-          WITH live AS (${liveChat(sql, chatId)}),
+          WITH live AS (${liveChat(sql, chatId, generation)}),
           appended AS (
             ${insertMessages(sql, chatId, JSON.stringify(messages), sql`EXISTS (SELECT 1 FROM live)`)}
           ),
@@ -231,14 +248,14 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           RETURNING turn_id`
         return rows.length === 1
       }, Effect.orDie, traced("ChatRepo.renewTurn")),
-      append: Effect.fnUntraced(function*(chatId, messages) {
+      append: Effect.fnUntraced(function*(chatId, messages, generation) {
         for (const batch of inBatches(messages)) {
-          if (!(yield* appendBatch(chatId, batch))) return false
+          if (!(yield* appendBatch(chatId, batch, generation))) return false
         }
         return true
       }, Effect.orDie, traced("ChatRepo.append")),
-      holdChat: Effect.fnUntraced(function*(chatId) {
-        const rows = yield* liveChat(sql, chatId)
+      holdChat: Effect.fnUntraced(function*(chatId, generation) {
+        const rows = yield* liveChat(sql, chatId, generation)
         return rows.length > 0
       }, Effect.orDie, traced("ChatRepo.holdChat")),
       remove: Effect.fnUntraced(function*(chatId) {

@@ -9,10 +9,14 @@ import type { SqlClient, Statement } from "effect/sql"
 
 type Sql = SqlClient.SqlClient
 
-/** Takes the chat's marker for `ttlMs` unless a live one exists; `RETURNING turn_id` when taken. */
-export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: number) =>
+/**
+ * Takes the chat's marker for `ttlMs` unless a live one exists; `RETURNING turn_id` when taken.
+ * `when`: a condition on the statement's other parts (e.g. that the chat is live), else nothing is taken.
+ */
+export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: number, when?: Statement.Fragment) =>
   sql`INSERT INTO chat_turns (chat_id, turn_id, expires_at)
-    VALUES (${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond')
+    SELECT ${chatId}, ${turnId}, now() + ${ttlMs} * interval '1 millisecond'
+    ${when === undefined ? sql`` : sql`WHERE ${when}`}
     ON CONFLICT (chat_id) DO UPDATE
       SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
       WHERE chat_turns.expires_at < now()
@@ -21,9 +25,14 @@ export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: numb
 /**
  * The chat's row, locked against its deletion until the transaction ends (`FOR KEY SHARE`: it
  * blocks nothing else); no row when the operator deleted it. A turn's writes are conditioned on it,
- * so a turn that outlived its chat stores nothing rather than bring the chat back.
+ * so a turn that outlived its chat stores nothing rather than bring the chat back. With
+ * `generation` (captured when the turn was accepted), only that life of the chat: a chat deleted
+ * and created again under the same id by a newer turn is not the old turn's to write into.
  */
-export const liveChat = (sql: Sql, chatId: string) => sql`SELECT 1 FROM chats WHERE id = ${chatId} FOR KEY SHARE`
+export const liveChat = (sql: Sql, chatId: string, generation?: string) =>
+  sql`SELECT 1 FROM chats WHERE id = ${chatId}${
+    generation === undefined ? sql`` : sql` AND generation = ${generation}::uuid`
+  } FOR KEY SHARE`
 
 /**
  * Appends one batch (a JSON array, see `inBatches`); WITH ORDINALITY keeps the client's order in

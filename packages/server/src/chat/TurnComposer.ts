@@ -15,7 +15,7 @@
  *    and call the provider again, until an answer without job calls (or with
  *    client calls, which are the client's to execute) or `maxJobRounds`;
  * 6. store the final answer and release the marker (a wake's job settled by
- *    the same statement). An answer larger than a stored message may be
+ *    the same statement). An answer larger than a stored message can hold
  *    fails the turn as a provider failure (`TooLarge`), nothing of it stored.
  *
  * A chat the operator deletes while its turn runs stays deleted: each of the
@@ -74,6 +74,11 @@ export interface TurnInput {
   readonly known?: ReadonlyArray<ChatMessage>
   /** The job settled, with its public status, by the statement that stores the turn's last message (a wake's). */
   readonly settles?: Settle
+  /**
+   * With `known`: the life of the chat the caller looked at (`chats.generation`, a wake's job's
+   * chat). The turn is accepted only by that chat, not by one created again under the same id.
+   */
+  readonly generation?: string
 }
 
 /** Set once the turn's own last statement released the marker and made the chat's wakes due. */
@@ -206,35 +211,43 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // A client turn: the marker, the stored transcript and the write-ahead append (ids already
           // stored are left as they were) in one statement (a large request's further batches right
           // after); the conversation is the transcript and then what was new in the request.
-          const stored = yield* repo.beginTurnReading(chatId, turnId, markerTtl, input.messages)
-          if (stored === undefined) return undefined
-          return { decision: "proceed" as TurnGuard, conversation: [...stored, ...unstored(stored, input.messages)] }
+          const opened = yield* repo.beginTurnReading(chatId, turnId, markerTtl, input.messages)
+          if (opened === undefined) return undefined
+          const stored = opened.transcript
+          return {
+            decision: "proceed" as TurnGuard,
+            conversation: [...stored, ...unstored(stored, input.messages)],
+            generation: opened.generation
+          }
         }
         // A guarded turn (a wake) looks at the transcript before anything is written.
-        const guarded = (transcript: ReadonlyArray<ChatMessage>) =>
+        const guarded = (transcript: ReadonlyArray<ChatMessage>, generation: string | undefined) =>
           Effect.gen(function*() {
             const decision = guard(transcript)
             const fresh = decision !== "proceed" ? [] : unstored(transcript, input.messages)
-            if (!(yield* repo.append(chatId, fresh))) return yield* chatGone(chatId)
-            return { decision, conversation: [...transcript, ...fresh] }
+            if (!(yield* repo.append(chatId, fresh, generation))) return yield* chatGone(chatId)
+            return { decision, conversation: [...transcript, ...fresh], generation }
           })
         const known = input.known
         if (known === undefined) {
-          const transcript = yield* repo.beginTurnReading(chatId, turnId, markerTtl)
-          if (transcript === undefined) return undefined
-          return yield* guarded(transcript).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
+          const opened = yield* repo.beginTurnReading(chatId, turnId, markerTtl)
+          if (opened === undefined) return undefined
+          return yield* guarded(opened.transcript, opened.generation).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
         }
         // The caller looked already: the guard decides on that look, and the marker, the check that
         // nothing was stored since and the write-ahead append are one statement.
         const decision = guard(known)
         const fresh = decision !== "proceed" ? [] : unstored(known, input.messages)
-        const unchanged = yield* repo.beginTurnUnchanged(chatId, turnId, markerTtl, known.length, fresh)
+        const { generation } = input
+        const unchanged = yield* repo.beginTurnUnchanged(chatId, turnId, markerTtl, known.length, fresh, generation)
         if (unchanged === undefined) return undefined
-        if (unchanged) return { decision, conversation: [...known, ...fresh] }
+        // Deleted since the look (a wake racing the operator): nothing taken, nothing stored.
+        if (unchanged === "gone") return yield* chatGone(chatId)
+        if (unchanged) return { decision, conversation: [...known, ...fresh], generation }
         // Something was stored since the look (and nothing of this turn's): look again, under the marker.
         return yield* repo.transcript(chatId).pipe(
           Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []),
-          Effect.flatMap(guarded),
+          Effect.flatMap((transcript) => guarded(transcript, generation)),
           Effect.onError(() => repo.endTurn(chatId, turnId))
         )
       })
@@ -244,6 +257,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       input: TurnInput,
       turnId: string,
       transcript: ReadonlyArray<ChatMessage>,
+      generation: string | undefined,
       end: TurnEnd
     ) {
       const { chatId, context } = input
@@ -282,10 +296,10 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // The common end: the answer stored, a wake's job settled, the marker released and the wakes
           // this turn held back made due, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
-          if (more.length > 0 && !(yield* repo.append(chatId, [assistant]))) {
+          if (more.length > 0 && !(yield* repo.append(chatId, [assistant], generation))) {
             return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
           }
-          const ended = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles)
+          const ended = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles, generation)
           end.ended = true
           if (ended.pending) yield* signals.wake.local
           if (ended.chatGone) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
@@ -301,17 +315,17 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // The calls, their jobs and their acks together: no job call is ever stored unanswered.
           // The chat's row held first: a chat deleted meanwhile gets nothing (no orphan job either).
           const alive = yield* sql.withTransaction(Effect.gen(function*() {
-            if (!(yield* repo.holdChat(chatId))) return false
+            if (!(yield* repo.holdChat(chatId, generation))) return false
             if (last) {
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
               if (input.settles) yield* jobs.settle(input.settles.jobId, input.settles.status)
               // The chat is free the moment the turn's end is visible (a wake's job settled with it):
               // a client that sees either may go on at once. The release below is then a no-op.
-              if (batches.length > 1) yield* repo.append(chatId, [assistant, ...acks])
-              yield* repo.endTurn(chatId, turnId, batches.length > 1 ? [] : [assistant, ...acks])
+              if (batches.length > 1) yield* repo.append(chatId, [assistant, ...acks], generation)
+              yield* repo.endTurn(chatId, turnId, batches.length > 1 ? [] : [assistant, ...acks], generation)
             } else {
-              yield* repo.append(chatId, [assistant, ...acks])
+              yield* repo.append(chatId, [assistant, ...acks], generation)
               yield* jobs.create(created)
               if (created.length > 0) yield* signals.notify("run")
             }
@@ -352,7 +366,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
                 Effect.as({ _tag: "Skipped" } as const)
               )
             case "proceed":
-              return rounds(input, turnId, accepted.conversation, end)
+              return rounds(input, turnId, accepted.conversation, accepted.generation, end)
           }
         },
         (accepted) =>

@@ -11,13 +11,15 @@ import planner from "./migrations/0002_planner.ts"
 import jobs from "./migrations/0003_jobs.ts"
 import retentionKeyset from "./migrations/0004_retention_keyset.ts"
 import hostRevocationTaskCancel from "./migrations/0005_host_revocation_task_cancel.ts"
+import chatGeneration from "./migrations/0006_chat_generation.ts"
 
 export const migrations = {
   "0001_chats": chats,
   "0002_planner": planner,
   "0003_jobs": jobs,
   "0004_retention_keyset": retentionKeyset,
-  "0005_host_revocation_task_cancel": hostRevocationTaskCancel
+  "0005_host_revocation_task_cancel": hostRevocationTaskCancel,
+  "0006_chat_generation": chatGeneration
 }
 
 export const migrationCount = Object.keys(migrations).length

@@ -103,9 +103,10 @@ export class HostsRepo extends Context.Service<HostsRepo, {
           if (row === undefined) return undefined
           if (!row.was_active) return { host: toView(row), requeued: [] }
           // As a claim would take it after its lease: attempt + 1, so the host's next call for the
-          // old attempt is refused; the reservation dropped, or no host could ever claim it.
+          // old attempt is refused; the reservation dropped, or no host could ever claim it; no holder
+          // (the claim sets it), or the task view would name the revoked host as the task's host.
           const requeued = yield* sql<{ id: string }>`
-            UPDATE tasks SET status = 'queued', attempt = attempt + 1, lease_expires_at = NULL,
+            UPDATE tasks SET status = 'queued', attempt = attempt + 1, lease_expires_at = NULL, host_id = NULL,
               reserved_host_id = CASE WHEN reserved_host_id = ${hostId} THEN NULL ELSE reserved_host_id END
             WHERE host_id = ${hostId} AND status = 'running'
             RETURNING id`

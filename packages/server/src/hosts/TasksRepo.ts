@@ -60,7 +60,8 @@ export interface TaskFilter {
 
 export class TasksRepo extends Context.Service<TasksRepo, {
   /** Queues a task; `undefined` when `reservedFor` names no host (or a revoked one). */
-  create(goal: string, reservedFor: string | undefined): Effect.Effect<string | undefined>
+  /** The new task's id; `undefined` when `reservedFor` names no host, "revoked" when it names a revoked one. */
+  create(goal: string, reservedFor: string | undefined): Effect.Effect<string | "revoked" | undefined>
   get(taskId: string): Effect.Effect<TaskView, TaskNotFound>
   /** Newest first. */
   list(filter: TaskFilter): Effect.Effect<ReadonlyArray<TaskView>>
@@ -111,13 +112,18 @@ export class TasksRepo extends Context.Service<TasksRepo, {
     return TasksRepo.of({
       create: Effect.fnUntraced(function*(goal, reservedFor) {
         const taskId = newId("task")
-        const rows = yield* sql<{ id: string }>`
-          INSERT INTO tasks (id, goal, reserved_host_id)
-          SELECT ${taskId}, ${goal}, ${reservedFor ?? null}
-          WHERE ${reservedFor ?? null}::text IS NULL
-            OR EXISTS (SELECT 1 FROM hosts WHERE id = ${reservedFor ?? null} AND revoked_at IS NULL)
-          RETURNING id`
-        return rows[0]?.id
+        const rows = yield* sql<{ id: string | null; revoked: boolean | null }>`
+          WITH host AS (SELECT revoked_at IS NOT NULL AS revoked FROM hosts WHERE id = ${reservedFor ?? null}),
+          created AS (
+            INSERT INTO tasks (id, goal, reserved_host_id)
+            SELECT ${taskId}, ${goal}, ${reservedFor ?? null}
+            WHERE ${reservedFor ?? null}::text IS NULL OR (SELECT NOT revoked FROM host)
+            RETURNING id
+          )
+          SELECT (SELECT id FROM created) AS id, (SELECT revoked FROM host) AS revoked`
+        const row = rows[0]
+        if (row?.id) return row.id
+        return row?.revoked === true ? "revoked" as const : undefined
       }, Effect.orDie, traced("TasksRepo.create")),
 
       get: Effect.fnUntraced(function*(taskId) {

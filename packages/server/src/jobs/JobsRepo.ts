@@ -46,6 +46,11 @@ export interface ClaimedJob {
 /** A wake as claimed: the job, and its chat's transcript as the claiming statement read it. */
 export interface ClaimedWake extends ClaimedJob {
   readonly transcript: ReadonlyArray<ChatMessage>
+  /**
+   * The life of the chat the job belongs to (`chats.generation`): the wake turn writes only to it,
+   * never to a chat created again under the same id after the operator deleted this one.
+   */
+  readonly generation: string
 }
 
 /** A wake's job, to settle with its public status in the statement that ends the wake turn. */
@@ -80,6 +85,8 @@ interface JobRow {
   readonly created_at: Date | string
   readonly updated_at: Date | string
   readonly finished_at: Date | string | null
+  /** Its chat's generation: only in the rows of the statements that claim wakes. */
+  readonly chat_generation?: string
 }
 
 const iso = (t: Date | string) => new Date(t).toISOString()
@@ -181,14 +188,16 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * deferred wakes are due now. True when the chat has some (every replica is notified). With
    * `batch` (the turn's answer, one `inBatches` batch) it is appended by the same statement: a
    * turn's answer, its end and the wakes it held back, in one round trip. With `settle`, a wake
-   * turn's job is settled by that statement too (see `settle`). `chatGone`: the chat was deleted
-   * meanwhile, so `batch` was not stored (nor the chat brought back).
+   * turn's job is settled by that statement too (see `settle`). `chatGone`: the chat (that
+   * `generation` of it, when given: see `liveChat`) was deleted meanwhile, so `batch` was not stored
+   * (nor the chat brought back, nor a newer chat of the same id written into).
    */
   chatTurnEnded(
     chatId: string,
     turnId: string,
     batch?: string,
-    settle?: Settle
+    settle?: Settle,
+    generation?: string
   ): Effect.Effect<{ readonly pending: boolean; readonly chatGone: boolean }>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
   notify(topic: "run" | "wake"): Effect.Effect<void>
@@ -215,7 +224,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         }
         const wakes: Array<{ readonly job: JobRow & Extra; readonly wake: ClaimedWake }> = []
         for (const { job, messages } of groups) {
-          wakes.push({ job, wake: { ...toClaimed(job), transcript: yield* decodeTranscript(messages) } })
+          // Always read: the claiming statement takes it from the job's chat row, which the job references.
+          const wake = { ...toClaimed(job), generation: job.chat_generation ?? "", transcript: yield* decodeTranscript(messages) }
+          wakes.push({ job, wake })
         }
         return wakes
       })
@@ -326,7 +337,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             RETURNING jobs.*, free.taken${
           shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END AS notified` : sql``}
           )
-          SELECT to_jsonb(d) AS job, NULL::jsonb AS message, 0::bigint AS seq FROM done d
+          SELECT to_jsonb(d) || jsonb_build_object('chat_generation', (SELECT generation FROM chats WHERE id = d.chat_id)) AS job,
+            NULL::jsonb AS message, 0::bigint AS seq
+          FROM done d
           UNION ALL
           SELECT NULL, m.message, m.seq FROM done d JOIN chat_messages m ON d.taken AND m.chat_id = d.chat_id
           ORDER BY seq`
@@ -366,7 +379,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             FOR UPDATE OF j SKIP LOCKED)
             RETURNING *
           )
-          SELECT to_jsonb(c) AS job, NULL::jsonb AS message, c.finished_at, c.seq AS job_seq, 0::bigint AS seq FROM claimed c
+          SELECT to_jsonb(c) || jsonb_build_object('chat_generation', (SELECT generation FROM chats WHERE id = c.chat_id)) AS job,
+            NULL::jsonb AS message, c.finished_at, c.seq AS job_seq, 0::bigint AS seq
+          FROM claimed c
           UNION ALL
           SELECT NULL, m.message, c.finished_at, c.seq, m.seq FROM claimed c JOIN chat_messages m ON m.chat_id = c.chat_id
           ORDER BY finished_at, job_seq, seq`
@@ -393,12 +408,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id = ${id} AND phase = 'wake'`
       }, Effect.orDie, traced("JobsRepo.settle")),
 
-      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch, settle) {
+      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch, settle, generation) {
         // The marker's release (a no-op when the turn's last statement released it already) and the
         // chat's deferred wakes made due, in one statement. The answer goes only to a chat that still
         // exists (the operator may have deleted it during the turn).
         const appended = batch === undefined ? sql`` : sql`
-          live AS (${liveChat(sql, chatId)}),
+          live AS (${liveChat(sql, chatId, generation)}),
           appended AS (
             ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
           ),`

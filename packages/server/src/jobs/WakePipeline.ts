@@ -94,6 +94,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           context: job.context,
           guard,
           known,
+          generation: job.generation,
           settles: { jobId: job.id, status }
         })
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
@@ -126,7 +127,6 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           return yield* repo.deferWake(job.id, owner, config.sweepMs * 10, "pending-call")
         case "LeaseLost":
           return yield* Effect.logWarning(`job ${job.id}: wake lease lost`)
-
         case "Failed": {
           const failures = job.wakeFailures + 1
           const stored = yield* chats.transcript(job.chatId).pipe(

@@ -146,7 +146,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
         const repo = yield* ChatRepo
         const stored = yield* openingAsLastEnds("c-race", repo.beginTurnReading("c-race", "t2", "1 minute", [user("q2", "again")]))
         assert.isDefined(stored, "the marker is free once the last turn committed")
-        assert.includeMembers(stored!.map((m) => m.id), ["q1", "a1"], "the provider's conversation has the last answer")
+        assert.includeMembers(stored!.transcript.map((m) => m.id), ["q1", "a1"], "the provider's conversation has the last answer")
       }))
 
     it.effect.skipIf(backend !== "postgres")("a look-then-take does not trust its look across the release it waited for (PostgreSQL only)", () =>

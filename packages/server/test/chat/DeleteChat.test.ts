@@ -149,6 +149,41 @@ describe(`DELETE /admin/chats/{chatId}, two replicas on one ${backend} database`
         assert.deepStrictEqual(transcript.map((m) => m.id), ["n1", fresh.json.messageId])
       }), slow)
 
+    it.effect("a turn that outlives its deleted chat writes nothing into a new chat of the same id", () =>
+      Effect.gen(function*() {
+        const { fake, remove, turn, urls } = yield* Setup
+        let release = yield* Deferred.make<void>()
+        fake.answerWith((params) => {
+          const text = lastText(params)
+          if (text === "old life hello") return Deferred.await(release).pipe(Effect.as({ content: "the old life's answer" }))
+          if (text === "old life research") {
+            return Deferred.await(release).pipe(Effect.as({
+              content: "",
+              toolCalls: [{ id: "call_old", name: "research", args: { question: "old life" } }]
+            }))
+          }
+          return Effect.succeed(teacher(params))
+        })
+        // The answer (one statement with the turn's end), then a job and its ack (the fallback
+        // transaction: the new life's turn took and released the marker meanwhile).
+        for (const [chatId, text] of [["reborn-answer", "old life hello"], ["reborn-dispatch", "old life research"]] as const) {
+          release = yield* Deferred.make<void>()
+          const calls = fake.calls.length
+          const oldLife = yield* Effect.forkChild(turn(urls[0], chatId, "u1", text))
+          yield* eventually(Effect.sync(() => fake.calls.length), (n) => n > calls, "the old life's turn called the provider")
+          assert.strictEqual((yield* remove(urls[1], chatId)).status, 204)
+          const fresh = yield* turn(urls[1], chatId, "n1", "new life")
+          assert.strictEqual(fresh.status, 200, fresh.text)
+          yield* Deferred.succeed(release, undefined)
+          const late = yield* Fiber.join(oldLife)
+          assert.strictEqual(late.status, 200, late.text)
+          assert.isUndefined(late.json.jobs, "no job was dispatched for the deleted chat")
+          const transcript = (yield* requestAt(urls[0], `/api/chats/${chatId}/messages`)).json.messages as Array<{ id: string }>
+          assert.deepStrictEqual(transcript.map((m) => m.id), ["n1", fresh.json.messageId], "the new chat holds its own turn only")
+          assert.deepStrictEqual((yield* requestAt(urls[0], `/api/jobs?chatId=${chatId}`)).json.jobs, [])
+        }
+      }), slow)
+
     it.effect("a wake turn in flight when its chat is deleted stores nothing: the steer's answer does not bring it back", () =>
       Effect.gen(function*() {
         const { fake, gone, remove, subagents, turn, urls } = yield* Setup

@@ -9,7 +9,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { steerMessageId, subagentResultOf } from "@switchboard/domain"
-import { Context, Deferred, Effect, Exit, Fiber, Layer } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { TurnComposer } from "../../src/chat/TurnComposer.ts"
 import { JobRunnerLive } from "../../src/jobs/JobRunner.ts"
@@ -99,4 +99,74 @@ describe("the wake pipeline under a race", () => {
       )
       assert.match(after.at(-1)!.content, /^wake answer: Research complete/)
     }).pipe(Effect.scoped))
+
+  /**
+   * The chat is deleted between the wake's claim (its look) and its taking the marker — and, with
+   * `recreate`, a client turn creates a new chat under the same id meanwhile. The wake ends on
+   * `ChatNotFound` (not a defect: the marker is not taken on a chat that is gone), and never
+   * writes into the new chat (its generation is not the job's).
+   */
+  const deletedUnderTheWake = (recreate: boolean) =>
+    Effect.gen(function*() {
+      const fake = makeFakeProvider()
+      const subagents = makeFakeSubagents()
+      subagents.instant()
+      fake.answerWith((params) => Effect.succeed(teacher(params)))
+      const wakeAttempts: Array<Exit.Exit<unknown, unknown>> = []
+      const chatId = recreate ? "reborn" : "deleted"
+      const DeletingComposer = Layer.effect(TurnComposer, Effect.gen(function*() {
+        const real = yield* TurnComposer
+        const chats = yield* ChatRepo
+        return TurnComposer.of({
+          ...real,
+          persisted: (input) =>
+            Effect.gen(function*() {
+              const isWake = input.messages.some((m) => subagentResultOf(m) !== undefined)
+              if (!isWake) return yield* real.persisted(input)
+              assert.isTrue(yield* chats.remove(input.chatId), "the operator deleted the chat after the wake's claim")
+              if (recreate) {
+                const fresh = yield* real.persisted({ chatId: input.chatId, messages: [user("n1", "new life")], context: undefined })
+                assert.strictEqual(fresh._tag, "Answered")
+              }
+              const exit = yield* Effect.exit(real.persisted(input))
+              wakeAttempts.push(exit)
+              return yield* exit
+            })
+        })
+      })).pipe(Layer.provide(TurnComposer.layerNoDeps))
+      const core = Layer.mergeAll(JobSignals.layer, ChatRepo.layer).pipe(
+        Layer.provideMerge(JobsRepo.layer),
+        Layer.provideMerge(fake.layer),
+        Layer.provideMerge(TestDatabase)
+      )
+      const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
+        Layer.provide(DeletingComposer),
+        Layer.provide(subagents.layer),
+        Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
+      )
+      const services = yield* Layer.build(Layer.mergeAll(pipeline, TurnComposer.layerNoDeps).pipe(Layer.provideMerge(core)))
+      const composer = Context.get(services, TurnComposer)
+      const chats = Context.get(services, ChatRepo)
+      const jobs = Context.get(services, JobsRepo)
+
+      const first = yield* composer.persisted({ chatId, messages: [user("u1", "research graphs")], context: undefined })
+      assert.strictEqual(first._tag, "Answered")
+      yield* eventually(Effect.sync(() => wakeAttempts.length), (n) => n >= 1, "the wake's attempt")
+      const attempt = wakeAttempts[0]!
+      assert.isTrue(Exit.isFailure(attempt), "the wake's turn did not go on")
+      assert.include(JSON.stringify(attempt), "chat_not_found", "the chat's absence, not a database defect")
+      assert.isFalse(fake.calls.some((p) => p.messages.some((m) => subagentResultOf(m) !== undefined)), "no steer was delivered")
+      const transcript = yield* Effect.option(chats.transcript(chatId))
+      if (recreate) {
+        const messages = Option.getOrThrow(transcript)
+        assert.deepStrictEqual(messages.map((m) => `${m.role}:${m.content}`), ["user:new life", "assistant:you said: new life"])
+      } else {
+        assert.isTrue(Option.isNone(transcript), "the deleted chat was not brought back")
+      }
+      assert.deepStrictEqual(yield* jobs.list(chatId), [])
+      assert.strictEqual(wakeAttempts.length, 1, "the wake ended there: not retried")
+    }).pipe(Effect.scoped)
+
+  it.live("a wake whose chat was deleted after its claim ends on the chat's absence, nothing stored", () => deletedUnderTheWake(false))
+  it.live("a wake whose chat was deleted and created again after its claim writes nothing into the new chat", () => deletedUnderTheWake(true))
 })
