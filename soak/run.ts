@@ -106,6 +106,8 @@ const KILL_EVERY_MS = 10_000
 const DB_DOWN_MS = 5_000
 const SIGTERM_GRACE_MS = 30_000
 const SETTLE_MS = 120_000
+/** How long after the load a request started before it is still sent again (a dead turn's marker lives 10 s). */
+const GIVE_UP_MS = 30_000
 /** Think times: a chat's pause between turns and a host's between decisions (mean, ms). */
 const CHAT_THINK_MS = 1_000
 const HOST_THINK_MS = 500
@@ -239,7 +241,10 @@ const runPhase = async (
 ): Promise<PhaseResult> => {
   const result: PhaseResult = { name, recoveries: [], unrecovered: 0, fdsBefore: [], fdsAfter: [], replaced: [], exits: [], events: [] }
   const seconds = options.seconds(name)
-  say(`phase ${name}: starting ${options.replicas} replicas`)
+  // A database of its own: what one phase leaves behind (a flooded transcript, a job still to wake) never weighs on the next.
+  scratchName = `switchboard_soak_${runId}_${name}`
+  await admin((sql) => sql`CREATE DATABASE ${sql(scratchName!)}`)
+  say(`phase ${name}: scratch database ${scratchName}; starting ${options.replicas} replicas`)
   const scratchUrl = (() => {
     const u = new URL(databaseUrl)
     u.pathname = `/${scratchName}`
@@ -256,7 +261,7 @@ const runPhase = async (
     say(`phase ${name}: ${seconds} s of load, ${options.chats} chats, ${options.hosts} hosts`)
     const began = performance.now()
     const stopAt = began + seconds * 1000
-    const deadlines = { stopAt, giveUpAt: stopAt + 60_000 }
+    const deadlines = { stopAt, giveUpAt: stopAt + GIVE_UP_MS }
     const clients = Promise.all([
       ...Array.from({ length: options.chats }, (_, c) => runChat(cluster, ledger, `soak-${runId}-${name}-${c}`, c + 1, CHAT_THINK_MS, deadlines)),
       ...Array.from({ length: options.hosts }, (_, h) =>
@@ -274,6 +279,7 @@ const runPhase = async (
   } finally {
     await cluster.stopAll(SIGTERM_GRACE_MS)
     result.exits = cluster.exits
+    await dropScratch()
   }
   say(`phase ${name}: done`)
   return result
@@ -410,9 +416,6 @@ const main = async () => {
   const started = performance.now()
   say(`building dist/ (the production build)`)
   build()
-  scratchName = `switchboard_soak_${randomBytes(4).toString("hex")}`
-  await admin((sql) => sql`CREATE DATABASE ${sql(scratchName!)}`)
-  say(`scratch database ${scratchName} on ${new URL(databaseUrl).host}`)
   const provider = await startHelper("fake provider", fileURLToPath(new URL("./fake-provider.ts", import.meta.url)), [])
   const setFaults = (rate: number) => ask(provider.child, { type: "faults", rate } as { readonly type: string }, "faults-set")
   const commit = (() => {
@@ -433,13 +436,12 @@ const main = async () => {
     JOB_LEASE_MS: "10000",
     LLM_TIMEOUT_MS: "5000",
     TURN_MARKER_GRACE_MS: "5000",
-    LOG_LEVEL: "Warning"
+    LOG_LEVEL: "warn"
   }
   const scriptedEnv = { ...baseEnv, LLM_PROVIDER: "scripted", LLM_MODEL: "soak", LLM_SCRIPT: fileURLToPath(new URL("./chat-script.json", import.meta.url)) }
   const httpEnv = { ...baseEnv, LLM_PROVIDER: "openai-compatible", LLM_MODEL: "soak", LLM_API_KEY: "soak" }
-  let profileReady = false
+  // The planner's provider profile, made in each phase's database before its hosts ask.
   const ensureProfile = async (origin: string) => {
-    if (profileReady) return
     const call = async (path: string, body?: unknown) => {
       const response = await fetch(`${origin}${path}`, {
         method: "POST",
@@ -459,7 +461,6 @@ const main = async () => {
       apiKey: "soak-key"
     })
     await call(`/admin/provider-profiles/${String(profile["profileId"])}/activate`)
-    profileReady = true
   }
 
   const results: Array<PhaseResult> = []
@@ -491,7 +492,6 @@ const main = async () => {
         result.faultsServed = served.served
       }
     }[name]
-    // The planner's profile (in the database, shared by the phases) is made once, before the first hosts ask.
     const result = await runPhase(name, spec, during, ensureProfile)
     results.push(result)
     for (const event of result.events) say(`  ${event}`)

@@ -83,7 +83,8 @@ export const settleJobs = async (cluster: Cluster, ledger: Ledger, timeoutMs: nu
     let running = 0
     for (const chat of ledger.chats) {
       const answer = await getJson<{ jobs: ReadonlyArray<Job> }>(cluster, `/api/jobs?chatId=${chat.chatId}`)
-      running += answer === undefined ? 1 : answer.jobs.filter((j) => j.status === "running").length
+      // A list that does not answer is counted unreadable later; it cannot settle.
+      running += answer === undefined ? 0 : answer.jobs.filter((j) => j.status === "running").length
       if (running > 0) break
     }
     if (running === 0) return true
