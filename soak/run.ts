@@ -196,6 +196,8 @@ interface PhaseResult {
   /** Graceful stops: the rolling ones (sigterm phase) and the end of every phase. */
   exits: Array<Exit>
   faultsServed?: Record<string, number>
+  /** The db phase: from the stop command to the start command's return. */
+  dbDownMs?: number
   events: Array<string>
 }
 
@@ -221,11 +223,8 @@ const dbRestartRefusal = async (): Promise<string | undefined> => {
   const url = new URL(databaseUrl)
   if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return `DATABASE_URL is not this machine's (${url.hostname})`
   if (cluster === undefined || !existsSync(`/etc/postgresql/${cluster}/main`)) return "no cluster under /etc/postgresql on this machine"
-  try {
-    execFileSync("pg_ctlcluster", ["--help"], { stdio: "ignore" })
-  } catch {
-    return "pg_ctlcluster is not installed"
-  }
+  const paths = (process.env["PATH"] ?? "").split(":")
+  if (!paths.some((dir) => dir !== "" && existsSync(`${dir}/pg_ctlcluster`))) return "pg_ctlcluster is not installed"
   if (options.dbRestart !== "force") {
     const others = await foreignSessions()
     if (others !== "") return `other clients are connected to the cluster (${others}): stopping it would break them (--db-restart=force to do it anyway)`
@@ -322,12 +321,14 @@ const databaseRestart = async (cluster: Cluster, stopAt: number, result: PhaseRe
   const pids = cluster.pids()
   say(`phase db: stopping PostgreSQL for ${DB_DOWN_MS / 1000} s`)
   databaseStopped = true
+  const stopping = performance.now()
   pgCtl("stop")
   await sleep(DB_DOWN_MS)
   pgCtl("start")
   databaseStopped = false
   const since = performance.now()
-  say("phase db: PostgreSQL started again")
+  result.dbDownMs = since - stopping
+  say(`phase db: PostgreSQL started again (${fmtMs(result.dbDownMs)} after the stop command)`)
   const took = await recovered(cluster, since, probeChat)
   if (took === undefined) result.unrecovered++
   else result.recoveries.push(took)
@@ -395,7 +396,7 @@ const table = (results: ReadonlyArray<PhaseResult>) => {
     }],
     ["recovery: all /readyz 200 + a turn on each (median / max, n)", (r) =>
       r.recoveries.length === 0 ? (r.unrecovered > 0 ? `none (${r.unrecovered} missed)` : "–")
-        : `${fmtMs(median(r.recoveries))} / ${fmtMs(Math.max(...r.recoveries))}, ${r.recoveries.length}${r.unrecovered > 0 ? `, ${r.unrecovered} missed` : ""}${r.sameProcesses === undefined ? "" : r.sameProcesses ? ", no restart" : ", **restarted**"}`],
+        : `${fmtMs(median(r.recoveries))} / ${fmtMs(Math.max(...r.recoveries))}, ${r.recoveries.length}${r.unrecovered > 0 ? `, ${r.unrecovered} missed` : ""}${r.sameProcesses === undefined ? "" : r.sameProcesses ? ", no restart" : ", **restarted**"}${r.dbDownMs === undefined ? "" : ` (from the start command; down ${fmtMs(r.dbDownMs)})`}`],
     ["fds per replica, start → end (* = new process)", (r) =>
       r.fdsBefore.map((b, i) => `${b ?? "?"}→${r.fdsAfter[i] ?? "?"}${r.replaced[i] === true ? "*" : ""}`).join(", ")],
     ["exit codes after SIGTERM; slowest", (r) => exitSummary(r.exits)],
