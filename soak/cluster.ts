@@ -66,11 +66,11 @@ export class Cluster {
   #start = (slot: number) =>
     startServer({ name: `${this.name} replica ${slot + 1}`, upstreamPort: this.spec.upstreamPort, databaseUrl: this.spec.databaseUrl, env: this.spec.env })
 
-  /** Starts the replicas one after another (the first runs the migrations alone). */
+  /** Starts the first replica (it runs the migrations alone), then the others together. */
   async start(count: number) {
-    for (let slot = 0; slot < count; slot++) {
-      this.replicas.push({ slot, server: await this.#start(slot), up: true, generation: 1 })
-    }
+    this.replicas.push({ slot: 0, server: await this.#start(0), up: true, generation: 1 })
+    const others = await Promise.all(Array.from({ length: count - 1 }, (_, i) => this.#start(i + 1)))
+    for (const [i, server] of others.entries()) this.replicas.push({ slot: i + 1, server, up: true, generation: 1 })
   }
 
   /** Round robin over the replicas that are up (undefined while none is). */

@@ -168,11 +168,14 @@ process.on("SIGINT", () => {
   void leave(130)
 })
 process.on("SIGTERM", () => void leave(143))
+// Once on the way out, what fails (a replica stopped under a restart) is the stop itself: not worth a word.
 process.on("uncaughtException", (error) => {
+  if (leaving) return
   console.error(`soak: ${error.stack ?? String(error)}`)
   void leave(1)
 })
 process.on("unhandledRejection", (error) => {
+  if (leaving) return
   console.error(`soak: ${error instanceof Error ? error.stack : String(error)}`)
   void leave(1)
 })
@@ -435,6 +438,8 @@ const main = async () => {
     // A dead replica's job is taken over after 10 s, its turn's marker expires after 10 s (5 s provider
     // timeout + 5 s grace): the defaults (30 s, 90 s) would make the run long, not different.
     JOB_LEASE_MS: "10000",
+    // The sub-agents only wait (1.5 s): more of them at once per replica, so that the jobs keep up with 50 chats.
+    JOB_CONCURRENCY: "8",
     LLM_TIMEOUT_MS: "5000",
     TURN_MARKER_GRACE_MS: "5000",
     LOG_LEVEL: "warn"

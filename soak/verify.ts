@@ -106,7 +106,13 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Pr
     duplicateMessageIds: 0, duplicateSteers: 0, duplicateSteps: 0, skippedSteps: 0,
     storedNotAcked: 0, unreadable: 0, longest409: 0, longest409Ms: 0, samples: []
   }
-  const sample = (text: string) => f.samples.length < 12 && f.samples.push(text)
+  // A few of each kind of finding, so that a flood of one kind does not hide another.
+  const perKind = new Map<string, number>()
+  const sample = (text: string, kind = text.replace(/^\S+: /, "").replace(/[a-z]+_[0-9a-f-]{8,}|\bu\d+\b|\d+/g, "#")) => {
+    const n = perKind.get(kind) ?? 0
+    perKind.set(kind, n + 1)
+    if (n < 3) f.samples.push(text)
+  }
 
   await inBatches(ledger.chats, 8, async (chat) => {
     f.longest409 = Math.max(f.longest409, chat.longest409)
@@ -114,8 +120,9 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Pr
     f.turnsAcked += chat.acked.length
     const ackedJobs = chat.acked.flatMap((a) => a.jobIds)
     f.jobsAcked += ackedJobs.length
-    const transcript = await getJson<{ messages: ReadonlyArray<Message> }>(cluster, `/api/chats/${chat.chatId}/messages`)
+    // The job list first: a job it shows settled must then have its steer in the transcript read after it.
     const jobList = await getJson<{ jobs: ReadonlyArray<Job> }>(cluster, `/api/jobs?chatId=${chat.chatId}`)
+    const transcript = await getJson<{ messages: ReadonlyArray<Message> }>(cluster, `/api/chats/${chat.chatId}/messages`)
     if (transcript === undefined || jobList === undefined) {
       f.unreadable++
       sample(`${chat.chatId}: ${transcript === undefined ? "transcript" : "job list"} does not answer 200`)
@@ -162,7 +169,7 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Pr
       if (job.status === "done") f.jobsDone++
       else {
         f.jobsError++
-        const reason = (job.error ?? "?").replace(/job_[A-Za-z0-9_-]+/g, "…").slice(0, 80)
+        const reason = (job.error ?? "?").replace(/^Research failed: the model provider failed \(/, "").slice(0, 48)
         f.jobErrors.set(reason, (f.jobErrors.get(reason) ?? 0) + 1)
       }
       if (n === 0) {

@@ -14,6 +14,9 @@
 import { sleep } from "../bench/processes.ts"
 import type { Cluster } from "./cluster.ts"
 
+/** Every JOB_EVERY-th turn of a chat (its first included) asks for research. */
+export const JOB_EVERY = 3
+
 export interface ChatLedger {
   readonly chatId: string
   /** User message ids answered 200, with the assistant message id and the jobs of that answer. */
@@ -98,7 +101,8 @@ export interface Deadlines {
 }
 
 /**
- * One chat: a turn (`Research topic i of …`), a think time of about
+ * One chat: a turn (every third `Research topic i of …`, which dispatches a
+ * job; the others `Hello i …`, answered at once), a think time of about
  * `thinkMs`, the next, until `stopAt`. A turn answered 409 `turn_in_flight`
  * (a wake turn, or a dead replica's turn whose marker has not expired) is
  * sent again after 100 ms: the streak is measured.
@@ -110,7 +114,9 @@ export const runChat = async (cluster: Cluster, ledger: Ledger, chatId: string, 
   await sleep(next() * thinkMs)
   for (let i = 0; performance.now() < deadlines.stopAt; i++) {
     const userId = `u${i}`
-    const message = { id: userId, role: "user", content: `Research topic ${i} of ${chatId}`, timestamp: Date.now() }
+    // One turn in JOB_EVERY dispatches a job (the scripts dispatch on "topic"): jobs a few replicas can keep up with.
+    const content = i % JOB_EVERY === 0 ? `Research topic ${i} of ${chatId}` : `Hello ${i} from ${chatId}`
+    const message = { id: userId, role: "user", content, timestamp: Date.now() }
     chat.sent.add(userId)
     let streak = 0
     let streakSince = 0
