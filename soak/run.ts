@@ -43,24 +43,29 @@ import type { Findings } from "./verify.ts"
 import { newLedger, runChat, runHost } from "./workload.ts"
 import type { Ledger } from "./workload.ts"
 
-const { values: flags } = parseArgs({
-  options: {
-    phases: { type: "string" },
-    duration: { type: "string" },
-    chats: { type: "string" },
-    hosts: { type: "string" },
-    replicas: { type: "string" },
-    "db-restart": { type: "string" },
-    "no-db-restart": { type: "boolean" },
-    logs: { type: "string" },
-    quick: { type: "boolean" },
-    help: { type: "boolean" }
-  },
-  allowNegative: false
-})
-
 // `--db-restart` alone (no value) is how most will write it: parseArgs wants a value for a string option.
-const argv = process.argv.slice(2)
+const argv = process.argv.slice(2).map((arg) => arg === "--db-restart" ? "--db-restart=on" : arg)
+const OPTIONS = {
+  phases: { type: "string" },
+  duration: { type: "string" },
+  chats: { type: "string" },
+  hosts: { type: "string" },
+  replicas: { type: "string" },
+  "db-restart": { type: "string" },
+  "no-db-restart": { type: "boolean" },
+  logs: { type: "string" },
+  quick: { type: "boolean" },
+  help: { type: "boolean" }
+} as const
+const flags = (() => {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS }).values
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)} (npm run soak -- --help)`)
+    process.exit(2)
+  }
+})()
+
 if (flags.help === true) {
   console.log(
     "usage: npm run soak -- [--phases=kills,db,faults,sigterm] [--duration=S] [--chats=50] [--hosts=30] [--replicas=3]\n" +
@@ -99,7 +104,7 @@ const options = {
   hosts: positive(flags.hosts, "hosts", quick ? 6 : 30),
   replicas: positive(flags.replicas, "replicas", 3),
   seconds: (p: PhaseName) => durationOverride ?? DEFAULT_SECONDS[p],
-  dbRestart: argv.includes("--no-db-restart") ? "off" : flags["db-restart"] === "force" ? "force" : "auto",
+  dbRestart: flags["no-db-restart"] === true ? "off" : flags["db-restart"] === "force" ? "force" : "auto",
   logs: flags.logs
 }
 const KILL_EVERY_MS = 10_000
