@@ -441,9 +441,7 @@ const main = async () => {
     // Host leases outlive the run: the hosts here never renew, and a lease lost is not what is measured.
     TASK_LEASE_SECONDS: "3600",
     // A dead replica's turn holds its chat 10 s (5 s provider timeout + 5 s grace) instead of 90 s: the
-    // default would make the run long, not different. The job lease stays the default (30 s): a 10 s
-    // lease lined up with the 10 s kills, and jobs re-claimed just before the next kill ended in
-    // "runner stopped 3 times" — the soak's doing, not the servers'.
+    // default would make the run long, not different. The job lease stays the default (30 s), as deployed.
     // The sub-agents only wait (1.5 s): more of them at once per replica, so that the jobs keep up with 50 chats.
     JOB_CONCURRENCY: "8",
     LLM_TIMEOUT_MS: "5000",
