@@ -292,10 +292,21 @@ const runPhase = async (
   return result
 }
 
-/** Every KILL_EVERY_MS, the next replica is killed with SIGKILL and restarted; the recovery is timed. */
+/**
+ * The pause before the next kill or restart: KILL_EVERY_MS ± 30 %, from a seeded sequence. A fixed
+ * 10 s divides the job lease (30 s): a job stranded by one kill would be re-claimed just as the
+ * next kill of the same slot comes, again and again, and end in "runner stopped 3 times".
+ */
+let jitterSeed = 7
+const nextPause = () => {
+  jitterSeed = (Math.imul(jitterSeed, 1103515245) + 12345) >>> 0
+  return KILL_EVERY_MS * (0.7 + 0.6 * (jitterSeed / 4294967296))
+}
+
+/** About every KILL_EVERY_MS, the next replica is killed with SIGKILL and restarted; the recovery is timed. */
 const replicaKills = async (cluster: Cluster, stopAt: number, result: PhaseResult) => {
   for (let i = 0; performance.now() + KILL_EVERY_MS / 2 < stopAt; i++) {
-    const next = performance.now() + KILL_EVERY_MS
+    const next = performance.now() + nextPause()
     const slot = i % cluster.replicas.length
     const since = await cluster.kill(slot)
     const took = await recovered(cluster, since, probeChat)
@@ -307,11 +318,11 @@ const replicaKills = async (cluster: Cluster, stopAt: number, result: PhaseResul
   }
 }
 
-/** A rolling restart: every KILL_EVERY_MS the next replica gets SIGTERM, then a new process. */
+/** A rolling restart: about every KILL_EVERY_MS the next replica gets SIGTERM, then a new process. */
 const rollingRestarts = async (cluster: Cluster, stopAt: number, result: PhaseResult) => {
   await sleep(KILL_EVERY_MS / 2)
   for (let i = 0; performance.now() + KILL_EVERY_MS / 2 < stopAt; i++) {
-    const next = performance.now() + KILL_EVERY_MS
+    const next = performance.now() + nextPause()
     const slot = i % cluster.replicas.length
     const since = performance.now()
     const exit = await cluster.restart(slot, SIGTERM_GRACE_MS)
