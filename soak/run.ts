@@ -1,0 +1,539 @@
+/**
+ * `npm run soak`: three replicas of the production build on one PostgreSQL,
+ * under chats that dispatch jobs and hosts that ask the planner, through four
+ * phases — replica kills (SIGKILL every 10 s), a database restart (stopped
+ * for 5 s), provider faults (resets, stalls, trickles, lies, floods) and
+ * rolling SIGTERMs — then a Markdown table of what the clients were told
+ * against what the servers stored (see docs/reliability.md for how to read
+ * it). Exits 1 when anything acknowledged was lost or duplicated, a replica
+ * did not recover, a chat or a decision log became unreadable, or a graceful
+ * stop did not exit 0; 0 (green) otherwise.
+ *
+ * Bounded (about ten minutes by default), loopback only, on a scratch
+ * database it creates and drops; every process it started is stopped on the
+ * way out, Ctrl-C and errors included (and a database it stopped is started
+ * again).
+ *
+ * Options:
+ *   --phases=kills,db,faults,sigterm   the phases to run, in this order
+ *   --duration=S             seconds of load in each phase (default: kills 150, db 60, faults 90, sigterm 90)
+ *   --chats=50 --hosts=30    clients during each phase
+ *   --replicas=3
+ *   --db-restart[=force]     allow the db phase to stop the local cluster: on by default when root on this
+ *                            machine's cluster and nobody else is connected to it; =force even then
+ *   --no-db-restart          never stop the database (the phase is skipped, said why)
+ *   --logs=DIR               keep the servers' logs in DIR
+ *   --quick                  CI: the kills phase only, 40 s, 10 chats, 6 hosts (about a minute)
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { cpSync, existsSync, readdirSync } from "node:fs"
+import { loadavg } from "node:os"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { ask, sleep, startHelper, stopAll, workDir } from "../bench/processes.ts"
+import { build } from "../scripts/build.ts"
+import { Cluster, recovered } from "./cluster.ts"
+import type { Exit } from "./cluster.ts"
+import { duplicatedOf, lostOf, settleJobs, verify } from "./verify.ts"
+import type { Findings } from "./verify.ts"
+import { newLedger, runChat, runHost } from "./workload.ts"
+import type { Ledger } from "./workload.ts"
+
+// `--db-restart` alone (no value) is how most will write it: parseArgs wants a value for a string option.
+const argv = process.argv.slice(2).map((arg) => arg === "--db-restart" ? "--db-restart=on" : arg)
+const OPTIONS = {
+  phases: { type: "string" },
+  duration: { type: "string" },
+  chats: { type: "string" },
+  hosts: { type: "string" },
+  replicas: { type: "string" },
+  "db-restart": { type: "string" },
+  "no-db-restart": { type: "boolean" },
+  logs: { type: "string" },
+  quick: { type: "boolean" },
+  help: { type: "boolean" }
+} as const
+const flags = (() => {
+  try {
+    return parseArgs({ args: argv, options: OPTIONS }).values
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : String(error)} (npm run soak -- --help)`)
+    process.exit(2)
+  }
+})()
+
+if (flags.help === true) {
+  console.log(
+    "usage: npm run soak -- [--phases=kills,db,faults,sigterm] [--duration=S] [--chats=50] [--hosts=30] [--replicas=3]\n" +
+      "       [--db-restart[=force] | --no-db-restart] [--logs=DIR] [--quick]"
+  )
+  process.exit(0)
+}
+
+const PHASES = ["kills", "db", "faults", "sigterm"] as const
+type PhaseName = (typeof PHASES)[number]
+
+const positive = (raw: string | undefined, name: string, fallback: number) => {
+  if (raw === undefined) return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n <= 0) {
+    console.error(`invalid --${name}=${JSON.stringify(raw)}: expected a positive integer`)
+    process.exit(2)
+  }
+  return n
+}
+
+const quick = flags.quick === true
+const phases = (flags.phases ?? (quick ? "kills" : PHASES.join(","))).split(",").map((s) => s.trim()) as Array<PhaseName>
+for (const p of phases) {
+  if (!PHASES.includes(p)) {
+    console.error(`unknown phase ${JSON.stringify(p)} in --phases (known: ${PHASES.join(", ")})`)
+    process.exit(2)
+  }
+}
+const DEFAULT_SECONDS: Record<PhaseName, number> = quick
+  ? { kills: 40, db: 30, faults: 30, sigterm: 30 }
+  : { kills: 150, db: 60, faults: 90, sigterm: 90 }
+const durationOverride = flags.duration === undefined ? undefined : positive(flags.duration, "duration", 0)
+const options = {
+  chats: positive(flags.chats, "chats", quick ? 10 : 50),
+  hosts: positive(flags.hosts, "hosts", quick ? 6 : 30),
+  replicas: positive(flags.replicas, "replicas", 3),
+  seconds: (p: PhaseName) => durationOverride ?? DEFAULT_SECONDS[p],
+  dbRestart: flags["no-db-restart"] === true ? "off" : flags["db-restart"] === "force" ? "force" : "auto",
+  logs: flags.logs
+}
+const KILL_EVERY_MS = 10_000
+const DB_DOWN_MS = 5_000
+const SIGTERM_GRACE_MS = 30_000
+const SETTLE_MS = 120_000
+/** How long after the load a request started before it is still sent again (a dead turn's marker lives 10 s). */
+const GIVE_UP_MS = 30_000
+/** Think times: a chat's pause between turns and a host's between decisions (mean, ms). */
+const CHAT_THINK_MS = 1_000
+const HOST_THINK_MS = 500
+const STEPS_PER_TASK = 3
+const FAULT_RATE = 0.3
+
+const databaseUrl = process.env["DATABASE_URL"] || "postgres://postgres@127.0.0.1:5432/postgres"
+const runId = Date.now().toString(36)
+const adminToken = randomBytes(16).toString("hex")
+
+// ---------------------------------------------------------------------------
+// The way out: every child stopped, a stopped database started, the scratch database dropped
+
+let scratchName: string | undefined
+let databaseStopped = false
+const cluster = (() => {
+  try {
+    return readdirSync("/etc/postgresql").sort((a, b) => Number(a) - Number(b)).at(-1)
+  } catch {
+    return undefined
+  }
+})()
+const pgCtl = (action: "stop" | "start") =>
+  execFileSync("pg_ctlcluster", ["--skip-systemctl-redirect", cluster!, "main", action], { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 })
+
+const admin = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>, url = databaseUrl) =>
+  Effect.runPromise(
+    SqlClient.SqlClient.use(statement).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })))
+  )
+
+const dropScratch = async () => {
+  if (scratchName === undefined) return
+  const name = scratchName
+  scratchName = undefined
+  await admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).catch((error: unknown) =>
+    console.error(`could not drop the scratch database ${name}: ${String(error)}`)
+  )
+}
+
+let leaving = false
+const leave = async (code: number) => {
+  if (leaving) return
+  leaving = true
+  if (databaseStopped) {
+    try {
+      pgCtl("start")
+      databaseStopped = false
+    } catch (error) {
+      console.error(`could not start PostgreSQL again (${String(error)}): run pg_ctlcluster --skip-systemctl-redirect ${cluster} main start`)
+    }
+  }
+  await stopAll()
+  await dropScratch()
+  process.exit(code)
+}
+process.on("SIGINT", () => {
+  console.error("\ninterrupted: stopping every process the soak started")
+  void leave(130)
+})
+process.on("SIGTERM", () => void leave(143))
+// Once on the way out, what fails (a replica stopped under a restart) is the stop itself: not worth a word.
+process.on("uncaughtException", (error) => {
+  if (leaving) return
+  console.error(`soak: ${error.stack ?? String(error)}`)
+  void leave(1)
+})
+process.on("unhandledRejection", (error) => {
+  if (leaving) return
+  console.error(`soak: ${error instanceof Error ? error.stack : String(error)}`)
+  void leave(1)
+})
+
+// ---------------------------------------------------------------------------
+// One phase
+
+interface PhaseResult {
+  readonly name: PhaseName
+  readonly skipped?: string
+  seconds?: number
+  findings?: Findings
+  ledger?: Ledger
+  recoveries: Array<number>
+  unrecovered: number
+  /** The db phase: did the same processes live through it. */
+  sameProcesses?: boolean
+  fdsBefore: Array<number | undefined>
+  fdsAfter: Array<number | undefined>
+  replaced: Array<boolean>
+  /** Graceful stops: the rolling ones (sigterm phase) and the end of every phase. */
+  exits: Array<Exit>
+  faultsServed?: Record<string, number>
+  /** The db phase: from the stop command to the start command's return. */
+  dbDownMs?: number
+  events: Array<string>
+}
+
+const say = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`)
+
+let probeSeq = 0
+const probeChat = () => `soak-${runId}-probe-${++probeSeq}`
+
+const foreignSessions = async (): Promise<string> => {
+  const rows = await admin((sql) =>
+    sql<{ datname: string; n: number }>`
+      SELECT datname, count(*)::int AS n FROM pg_stat_activity
+      WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND datname IS DISTINCT FROM ${scratchName ?? ""}
+      GROUP BY datname`
+  ) as ReadonlyArray<{ datname: string; n: number }>
+  return rows.map((r) => `${r.datname ?? "?"} (${r.n})`).join(", ")
+}
+
+/** Why the db phase may not stop this PostgreSQL, or undefined when it may. */
+const dbRestartRefusal = async (): Promise<string | undefined> => {
+  if (options.dbRestart === "off") return "--no-db-restart"
+  if (process.getuid?.() !== 0) return "not running as root (pg_ctlcluster needs it)"
+  const url = new URL(databaseUrl)
+  if (!["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return `DATABASE_URL is not this machine's (${url.hostname})`
+  if (cluster === undefined || !existsSync(`/etc/postgresql/${cluster}/main`)) return "no cluster under /etc/postgresql on this machine"
+  const paths = (process.env["PATH"] ?? "").split(":")
+  if (!paths.some((dir) => dir !== "" && existsSync(`${dir}/pg_ctlcluster`))) return "pg_ctlcluster is not installed"
+  if (options.dbRestart !== "force") {
+    const others = await foreignSessions()
+    if (others !== "") return `other clients are connected to the cluster (${others}): stopping it would break them (--db-restart=force to do it anyway)`
+  }
+  return undefined
+}
+
+const runPhase = async (
+  name: PhaseName,
+  spec: { readonly upstreamPort: number; readonly env: Record<string, string> },
+  during: (cluster: Cluster, stopAt: number, result: PhaseResult) => Promise<void>,
+  beforeLoad: (origin: string) => Promise<void>
+): Promise<PhaseResult> => {
+  const result: PhaseResult = { name, recoveries: [], unrecovered: 0, fdsBefore: [], fdsAfter: [], replaced: [], exits: [], events: [] }
+  const seconds = options.seconds(name)
+  // A database of its own: what one phase leaves behind (a flooded transcript, a job still to wake) never weighs on the next.
+  scratchName = `switchboard_soak_${runId}_${name}`
+  await admin((sql) => sql`CREATE DATABASE ${sql(scratchName!)}`)
+  say(`phase ${name}: scratch database ${scratchName}; starting ${options.replicas} replicas`)
+  const scratchUrl = (() => {
+    const u = new URL(databaseUrl)
+    u.pathname = `/${scratchName}`
+    return u.toString()
+  })()
+  const cluster = new Cluster(name, { upstreamPort: spec.upstreamPort, databaseUrl: scratchUrl, env: spec.env })
+  try {
+    await cluster.start(options.replicas)
+    await beforeLoad(cluster.origins()[0]!)
+    result.fdsBefore = cluster.fds()
+    const pidsBefore = cluster.pids()
+    const ledger = newLedger()
+    result.ledger = ledger
+    say(`phase ${name}: ${seconds} s of load, ${options.chats} chats, ${options.hosts} hosts`)
+    const began = performance.now()
+    const stopAt = began + seconds * 1000
+    const deadlines = { stopAt, giveUpAt: stopAt + GIVE_UP_MS }
+    const clients = Promise.all([
+      ...Array.from({ length: options.chats }, (_, c) => runChat(cluster, ledger, `soak-${runId}-${name}-${c}`, c + 1, CHAT_THINK_MS, deadlines)),
+      ...Array.from({ length: options.hosts }, (_, h) =>
+        runHost(cluster, { token: adminToken }, ledger, `soak-${runId}-${name}-host-${h}`, 1000 + h, HOST_THINK_MS, STEPS_PER_TASK, deadlines))
+    ])
+    await Promise.all([clients, during(cluster, stopAt, result)])
+    result.seconds = (performance.now() - began) / 1000
+    say(`phase ${name}: load over (${result.seconds.toFixed(0)} s); waiting for the jobs to settle`)
+    if (!(await settleJobs(cluster, ledger, SETTLE_MS))) result.events.push(`jobs still running ${SETTLE_MS / 1000} s after the load`)
+    say(`phase ${name}: reading back what was stored`)
+    result.findings = await verify(cluster, { token: adminToken }, ledger)
+    result.fdsAfter = cluster.fds()
+    result.replaced = cluster.pids().map((pid, i) => pid !== pidsBefore[i])
+    result.exits = cluster.exits
+  } finally {
+    await cluster.stopAll(SIGTERM_GRACE_MS)
+    result.exits = cluster.exits
+    await dropScratch()
+  }
+  say(`phase ${name}: done`)
+  return result
+}
+
+/**
+ * The pause before the next kill or restart: KILL_EVERY_MS ± 30 %, from a seeded sequence. A fixed
+ * 10 s divides the job lease (30 s): a job stranded by one kill would be re-claimed just as the
+ * next kill of the same slot comes, again and again, and end in "runner stopped 3 times".
+ */
+let jitterSeed = 7
+const nextPause = () => {
+  jitterSeed = (Math.imul(jitterSeed, 1103515245) + 12345) >>> 0
+  return KILL_EVERY_MS * (0.7 + 0.6 * (jitterSeed / 4294967296))
+}
+
+/** About every KILL_EVERY_MS, the next replica is killed with SIGKILL and restarted; the recovery is timed. */
+const replicaKills = async (cluster: Cluster, stopAt: number, result: PhaseResult) => {
+  for (let i = 0; performance.now() + KILL_EVERY_MS / 2 < stopAt; i++) {
+    const next = performance.now() + nextPause()
+    const slot = i % cluster.replicas.length
+    const since = await cluster.kill(slot)
+    const took = await recovered(cluster, since, probeChat)
+    if (took === undefined) {
+      result.unrecovered++
+      result.events.push(`kill ${i + 1} (replica ${slot + 1}): no recovery within 120 s`)
+    } else result.recoveries.push(took)
+    await sleep(Math.max(0, next - performance.now()))
+  }
+}
+
+/** A rolling restart: about every KILL_EVERY_MS the next replica gets SIGTERM, then a new process. */
+const rollingRestarts = async (cluster: Cluster, stopAt: number, result: PhaseResult) => {
+  await sleep(KILL_EVERY_MS / 2)
+  for (let i = 0; performance.now() + KILL_EVERY_MS / 2 < stopAt; i++) {
+    const next = performance.now() + nextPause()
+    const slot = i % cluster.replicas.length
+    const since = performance.now()
+    const exit = await cluster.restart(slot, SIGTERM_GRACE_MS)
+    result.events.push(`SIGTERM replica ${slot + 1} (pid ${exit.pid}): exit ${exit.status} after ${(exit.stopMs / 1000).toFixed(1)} s${exit.forced ? " (forced with SIGKILL)" : ""}`)
+    const took = await recovered(cluster, since, probeChat)
+    if (took === undefined) result.unrecovered++
+    else result.recoveries.push(took)
+    await sleep(Math.max(0, next - performance.now()))
+  }
+}
+
+/** PostgreSQL stopped for DB_DOWN_MS a third of the way in; the replicas must come back by themselves. */
+const databaseRestart = async (cluster: Cluster, stopAt: number, result: PhaseResult) => {
+  await sleep(Math.max(0, (stopAt - performance.now()) / 3))
+  const pids = cluster.pids()
+  say(`phase db: stopping PostgreSQL for ${DB_DOWN_MS / 1000} s`)
+  databaseStopped = true
+  const stopping = performance.now()
+  pgCtl("stop")
+  await sleep(DB_DOWN_MS)
+  pgCtl("start")
+  databaseStopped = false
+  const since = performance.now()
+  result.dbDownMs = since - stopping
+  say(`phase db: PostgreSQL started again (${fmtMs(result.dbDownMs)} after the stop command)`)
+  const took = await recovered(cluster, since, probeChat)
+  if (took === undefined) result.unrecovered++
+  else result.recoveries.push(took)
+  result.sameProcesses = cluster.pids().every((pid, i) => pid === pids[i]) && cluster.replicas.every((r) => r.server.child.exitCode === null)
+}
+
+// ---------------------------------------------------------------------------
+// The table
+
+const fmtMs = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+
+interface Verdict {
+  readonly ok: boolean
+  readonly why: Array<string>
+}
+
+const verdictOf = (r: PhaseResult): Verdict => {
+  if (r.skipped !== undefined) return { ok: true, why: [] }
+  const f = r.findings
+  const why: Array<string> = []
+  if (f === undefined) return { ok: false, why: ["no findings (the phase failed)"] }
+  if (lostOf(f) > 0) why.push(`${lostOf(f)} lost`)
+  if (duplicatedOf(f) > 0) why.push(`${duplicatedOf(f)} duplicated`)
+  if (f.skippedSteps > 0) why.push(`${f.skippedSteps} step indexes skipped`)
+  if (f.unreadable > 0) why.push(`${f.unreadable} chats or decision logs unreadable`)
+  if (r.unrecovered > 0) why.push(`${r.unrecovered} recoveries missed`)
+  if (r.sameProcesses === false) why.push(r.name === "db" ? "a replica restarted during the database outage" : "a replica died under the faults")
+  const badExits = r.exits.filter((e) => e.status !== "0")
+  if (badExits.length > 0) why.push(`${badExits.length} graceful stops did not exit 0`)
+  // Without faults, a job ends in error only because restarts stopped it.
+  if (r.name !== "faults" && f.jobsError > 0) why.push(`${f.jobsError} jobs ended in error`)
+  const unexplained = f.storedNotAcked - (r.ledger?.unknownOutcomes ?? 0) - (r.ledger?.abandoned ?? 0)
+  if (r.name === "faults" && unexplained > 0) why.push(`${unexplained} half-stored (stored, no client told, no answer lost)`)
+  return { ok: why.length === 0, why }
+}
+
+const exitSummary = (exits: ReadonlyArray<Exit>) => {
+  if (exits.length === 0) return "–"
+  const byStatus = new Map<string, number>()
+  for (const e of exits) {
+    const key = `${e.status}${e.forced ? " (forced)" : ""}`
+    byStatus.set(key, (byStatus.get(key) ?? 0) + 1)
+  }
+  const slowest = Math.max(...exits.map((e) => e.stopMs))
+  return `${[...byStatus].map(([status, n]) => `${status} ×${n}`).join(", ")}; slowest stop ${fmtMs(slowest)}`
+}
+
+const table = (results: ReadonlyArray<PhaseResult>) => {
+  const rows: Array<[string, (r: PhaseResult, f: Findings) => string]> = [
+    ["load (s) / replicas / chats / hosts", (r) => `${r.seconds?.toFixed(0)} / ${options.replicas} / ${options.chats} / ${options.hosts}`],
+    ["turns acked / stored", (_, f) => `${f.turnsAcked} / ${f.turnsStored}`],
+    ["jobs acked / stored (done, error)", (_, f) => `${f.jobsAcked} / ${f.jobsStored} (${f.jobsDone}, ${f.jobsError})`],
+    ["decisions acked / stored", (_, f) => `${f.decisionsAcked} / ${f.decisionsStored}`],
+    ["lost (turns, jobs, steers, decisions, unsettled)", (_, f) =>
+      `**${lostOf(f)}** (${f.lostTurns}, ${f.lostJobs}, ${f.lostSteers}, ${f.lostDecisions}, ${f.unsettledJobs})`],
+    ["duplicated (message ids, steers, stepIndex)", (_, f) => `**${duplicatedOf(f)}** (${f.duplicateMessageIds}, ${f.duplicateSteers}, ${f.duplicateSteps})`],
+    ["stepIndex skipped", (_, f) => String(f.skippedSteps)],
+    ["unreadable chats / decision logs", (_, f) => String(f.unreadable)],
+    ["stored, no 200 seen / answers lost in transit / given up", (r, f) => `${f.storedNotAcked} / ${r.ledger?.unknownOutcomes ?? 0} / ${r.ledger?.abandoned ?? 0}`],
+    ["longest 409 turn_in_flight streak (tries, time)", (_, f) => `${f.longest409}, ${fmtMs(f.longest409Ms)}`],
+    ["failed answers, retried", (r) => {
+      const entries = [...(r.ledger?.failures ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
+      return entries.length === 0 ? "0" : entries.slice(0, 4).map(([k, n]) => `${k}: ${n}`).join("; ")
+    }],
+    ["recovery: all /readyz 200 + a turn on each (median / max, n)", (r) =>
+      r.recoveries.length === 0 ? (r.unrecovered > 0 ? `none (${r.unrecovered} missed)` : "–")
+        : `${fmtMs(median(r.recoveries))} / ${fmtMs(Math.max(...r.recoveries))}, ${r.recoveries.length}${r.unrecovered > 0 ? `, ${r.unrecovered} missed` : ""}${r.sameProcesses === undefined ? "" : r.sameProcesses ? ", no restart" : ", **restarted**"}${r.dbDownMs === undefined ? "" : ` (from the start command; down ${fmtMs(r.dbDownMs)})`}`],
+    ["fds per replica, start → end (* = new process)", (r) =>
+      r.fdsBefore.map((b, i) => `${b ?? "?"}→${r.fdsAfter[i] ?? "?"}${r.replaced[i] === true ? "*" : ""}`).join(", ")],
+    ["exit codes after SIGTERM; slowest", (r) => exitSummary(r.exits)],
+    ["job errors", (_, f) => f.jobErrors.size === 0 ? "–" : [...f.jobErrors].map(([k, n]) => `${n}× ${k}`).join("; ").replaceAll("|", "/")],
+    ["provider faults served", (r) => r.faultsServed === undefined ? "–" : Object.entries(r.faultsServed).map(([k, n]) => `${k} ${n}`).join(", ")],
+    ["verdict", (r) => { const v = verdictOf(r); return v.ok ? "green" : `**red**: ${v.why.join("; ")}` }]
+  ]
+  const header = `| figure | ${results.map((r) => r.name).join(" | ")} |\n| --- | ${results.map(() => "---").join(" | ")} |`
+  const lines = rows.map(([label, cell]) =>
+    `| ${label} | ${results.map((r) => r.skipped !== undefined ? (label === "verdict" ? `skipped: ${r.skipped}` : "–") : r.findings === undefined ? "?" : cell(r, r.findings)).join(" | ")} |`
+  )
+  return [header, ...lines].join("\n")
+}
+
+// ---------------------------------------------------------------------------
+
+const main = async () => {
+  const started = performance.now()
+  say(`building dist/ (the production build)`)
+  build()
+  const provider = await startHelper("fake provider", fileURLToPath(new URL("./fake-provider.ts", import.meta.url)), [])
+  const setFaults = (rate: number) => ask(provider.child, { type: "faults", rate } as { readonly type: string }, "faults-set")
+  const commit = (() => {
+    try {
+      return execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim()
+    } catch {
+      return "?"
+    }
+  })()
+
+  const baseEnv = {
+    ADMIN_TOKEN: adminToken,
+    CREDENTIAL_KEY: randomBytes(32).toString("base64"),
+    // Host leases outlive the run: the hosts here never renew, and a lease lost is not what is measured.
+    TASK_LEASE_SECONDS: "3600",
+    // A dead replica's turn holds its chat 10 s (5 s provider timeout + 5 s grace) instead of 90 s: the
+    // default would make the run long, not different. The job lease stays the default (30 s), as deployed.
+    // The sub-agents only wait (1.5 s): more of them at once per replica, so that the jobs keep up with 50 chats.
+    JOB_CONCURRENCY: "8",
+    LLM_TIMEOUT_MS: "5000",
+    TURN_MARKER_GRACE_MS: "5000",
+    LOG_LEVEL: "warn"
+  }
+  const scriptedEnv = { ...baseEnv, LLM_PROVIDER: "scripted", LLM_MODEL: "soak", LLM_SCRIPT: fileURLToPath(new URL("./chat-script.json", import.meta.url)) }
+  const httpEnv = { ...baseEnv, LLM_PROVIDER: "openai-compatible", LLM_MODEL: "soak", LLM_API_KEY: "soak" }
+  // The planner's provider profile, made in each phase's database before its hosts ask.
+  const ensureProfile = async (origin: string) => {
+    const call = async (path: string, body?: unknown) => {
+      const response = await fetch(`${origin}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      const text = await response.text()
+      if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${text.slice(0, 200)}`)
+      return JSON.parse(text || "{}") as Record<string, unknown>
+    }
+    const profile = await call("/admin/provider-profiles", {
+      name: "soak-planner",
+      provider: "openai-compatible",
+      model: "soak-planner",
+      timeoutMs: 5_000,
+      baseUrl: `http://127.0.0.1:${provider.port}/v1`,
+      apiKey: "soak-key"
+    })
+    await call(`/admin/provider-profiles/${String(profile["profileId"])}/activate`)
+  }
+
+  const results: Array<PhaseResult> = []
+  for (const name of phases) {
+    const spec = { upstreamPort: provider.port, env: name === "faults" ? httpEnv : scriptedEnv }
+    if (name === "db") {
+      const refusal = await dbRestartRefusal()
+      if (refusal !== undefined) {
+        say(`phase db: skipped — ${refusal}`)
+        results.push({ name, skipped: refusal, recoveries: [], unrecovered: 0, fdsBefore: [], fdsAfter: [], replaced: [], exits: [], events: [] })
+        continue
+      }
+    }
+    const during = {
+      kills: replicaKills,
+      db: databaseRestart,
+      sigterm: rollingRestarts,
+      faults: async (cluster: Cluster, stopAt: number, result: PhaseResult) => {
+        const pids = cluster.pids()
+        await setFaults(FAULT_RATE)
+        await sleep(Math.max(0, stopAt - performance.now()))
+        await setFaults(0)
+        // Keep serving: once the provider behaves, a fresh turn works on every replica, in the same processes.
+        const took = await recovered(cluster, performance.now(), probeChat)
+        if (took === undefined) result.unrecovered++
+        else result.recoveries.push(took)
+        result.sameProcesses = cluster.pids().every((pid, i) => pid === pids[i]) && cluster.replicas.every((r) => r.server.child.exitCode === null)
+        const served = await ask<{ served: Record<string, number> }>(provider.child, { type: "count" }, "count")
+        result.faultsServed = served.served
+      }
+    }[name]
+    const result = await runPhase(name, spec, during, ensureProfile)
+    results.push(result)
+    for (const event of result.events) say(`  ${event}`)
+    const f = result.findings
+    if (f !== undefined && f.samples.length > 0) for (const s of f.samples) say(`  finding: ${s}`)
+  }
+
+  if (options.logs !== undefined) {
+    cpSync(workDir, options.logs, { recursive: true, filter: (src) => !src.includes("/data-") })
+    say(`server logs copied to ${options.logs}`)
+  }
+  const minutes = (performance.now() - started) / 60_000
+  const verdicts = results.map(verdictOf)
+  const green = verdicts.every((v) => v.ok)
+  console.log(
+    `\n## Soak: ${green ? "green" : "RED"} — commit ${commit}, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ` +
+      `${minutes.toFixed(1)} min, load average ${loadavg()[0]!.toFixed(1)} at the end\n`
+  )
+  console.log(table(results))
+  console.log()
+  await leave(green ? 0 : 1)
+}
+
+void main()
