@@ -12,7 +12,7 @@ import type { ProviderError } from "../llm/ProviderAdapter.ts"
 import { publicReason, Transcriber } from "../llm/ProviderAdapter.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
-import { firstOversized } from "./StoredSize.ts"
+import { firstOversized } from "../db/StoredSize.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
 
 /**

@@ -49,7 +49,7 @@ import type { NewJob, Settle } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
 import { ProviderAdapter, ProviderError } from "../llm/ProviderAdapter.ts"
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
-import { fitsStorage, storedBytes } from "./StoredSize.ts"
+import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "../system/Spans.ts"
 

@@ -9,7 +9,7 @@
  */
 import type { JobInput, JobRecord, SubagentResult } from "@switchboard/domain"
 import { buildSubagentSteer, subagentFailure } from "@switchboard/domain"
-import { fitsStorage, storedBytes } from "../chat/StoredSize.ts"
+import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
 
 export const TOO_LARGE_NOTE = "the result was too large to store"
 

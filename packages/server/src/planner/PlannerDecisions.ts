@@ -34,6 +34,7 @@ import type {
 } from "@switchboard/domain"
 import { LeaseLost, maxStoredValueBytes, NoActiveProfile, PayloadTooLarge } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
+import { storedBytes } from "../db/StoredSize.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
 import { ProviderError, publicReason } from "../llm/ProviderAdapter.ts"
 import { ProviderPools } from "../llm/ProviderPools.ts"
@@ -132,7 +133,7 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
           Effect.tapError((failure) => Effect.logWarning(`planner decision refused (${failure.code}): ${failure.error}`))
         )
         // Arguments the decision log could not hold (nor the host's task log read back): too large, recorded nowhere.
-        const argumentBytes = Buffer.byteLength(JSON.stringify(resolved.arguments), "utf8")
+        const argumentBytes = storedBytes(resolved.arguments)
         if (argumentBytes > maxStoredValueBytes) {
           const error = new ProviderError({
             reason: "TooLarge",
