@@ -18,66 +18,13 @@ import { subagentResultOf } from "@switchboard/domain"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-import { spawn } from "node:child_process"
-import type { ChildProcess } from "node:child_process"
-import { createServer } from "node:net"
-import type { AddressInfo } from "node:net"
-import * as path from "node:path"
-import { BUILT_SERVER_MAIN } from "../../../../scripts/build.ts"
 import type { RecordedRequest } from "../support/FakeHttp.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 import { eventually } from "../support/JobsHelpers.ts"
+import { freePort, startServerProcess as startReplica } from "../support/ServerProcess.ts"
+import type { ServerProcess } from "../support/ServerProcess.ts"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
 import { postJsonAt, requestAt } from "../support/TestServer.ts"
-
-const root = path.resolve(import.meta.dirname, "../../../..")
-const node = path.join(root, "node_modules/.bin/node")
-const main = BUILT_SERVER_MAIN
-
-interface Replica {
-  readonly child: ChildProcess
-  readonly url: string
-  readonly output: () => string
-}
-
-/** One server process; resolves once it listens (its log line names the port). */
-const startReplica = (env: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.callback<Replica, Error>((resume) => {
-      const child = spawn(node, [main], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] })
-      let output = ""
-      let done = false
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString("utf8")
-        const match = /Listening on (http:\/\/[^\s"]+)/.exec(output)
-        if (match && !done) {
-          done = true
-          resume(Effect.succeed({ child, url: match[1]!.replace(/\/$/, ""), output: () => output }))
-        }
-      }
-      child.stdout.on("data", onData)
-      child.stderr.on("data", onData)
-      child.on("exit", (code) => {
-        if (!done) {
-          done = true
-          resume(Effect.fail(new Error(`server exited (${code}) before listening:\n${output}`)))
-        }
-      })
-    }),
-    (replica) => Effect.sync(() => void replica.child.kill("SIGKILL"))
-  )
-
-/** A port nothing listens on right now (PORT must be 1..65535). */
-const freePort = Effect.promise(() =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as AddressInfo).port
-      server.close(() => resolve(port))
-    })
-  })
-)
 
 const pidOf = (owner: string | null) => owner === null ? undefined : Number(owner.split(":")[2])
 
@@ -153,7 +100,7 @@ const scenario = (hang: "research" | "wake", extraEnv: Record<string, string> = 
       })
 
     /** What must hold once the survivor finished: one job done, one steer answered once, the chat free. */
-    const finishedBy = (survivor: Replica) =>
+    const finishedBy = (survivor: ServerProcess) =>
       Effect.gen(function*() {
         const jobs = yield* eventually(
           requestAt(survivor.url, "/api/jobs?chatId=kill-1").pipe(Effect.map((r) => r.json.jobs as Array<JobRecord>)),
