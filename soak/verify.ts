@@ -169,7 +169,9 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Pr
       if (job.status === "done") f.jobsDone++
       else {
         f.jobsError++
-        const reason = (job.error ?? "?").replace(/^Research failed: the model provider failed \(/, "").slice(0, 48)
+        // A provider failure names only its reason ("… the model provider failed (timeout)"): count by it.
+        const error = job.error ?? "?"
+        const reason = /the model provider failed \(([a-z0-9_]+)\)/.exec(error)?.[1] ?? error.slice(0, 48)
         f.jobErrors.set(reason, (f.jobErrors.get(reason) ?? 0) + 1)
       }
       if (n === 0) {
