@@ -79,6 +79,14 @@ export class TasksRepo extends Context.Service<TasksRepo, {
   static readonly layer = Layer.effect(TasksRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    /**
+     * Stamps a task's decisions with its terminal time, for the retention sweep. Its own statement
+     * after the task's update, so it sees every decision committed while that waited for the row lock.
+     */
+    const stampDecisions = (taskId: string) => sql`
+      UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
+      FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
+
     // The task as a claim would see it (see the module comment).
     const view = sql`
       SELECT id, goal, created_at, terminal_at, output, seq,
@@ -203,10 +211,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
               AND status = 'running' AND lease_expires_at > now()
             RETURNING id`
           if (rows.length === 0) return false
-          // A separate statement, so it sees every decision committed while it waited for the task's row lock.
-          yield* sql`
-            UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
-            FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
+          yield* stampDecisions(taskId)
           return true
         })).pipe(Effect.orDie)
         if (!ended) return yield* Effect.flip(refusal(taskId, hostId, attempt))
@@ -221,10 +226,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
             WHERE id = ${taskId} AND status IN ('queued', 'running')
             RETURNING id`
           if (rows.length === 0) return false
-          // As `complete`: the decisions committed meanwhile are stamped too.
-          yield* sql`
-            UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
-            FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
+          yield* stampDecisions(taskId)
           return true
         })).pipe(Effect.orDie)
         const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
