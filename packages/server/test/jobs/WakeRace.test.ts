@@ -22,6 +22,34 @@ import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { eventually, teacher, user } from "../support/JobsHelpers.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 
+/**
+ * The chat and job services on a test database, the wake pipeline and job runner given `wakeComposer`
+ * (the real composer, wrapped to make a race happen); the tests' own turns use the real one.
+ */
+const buildPipeline = <E, R>(
+  fake: ReturnType<typeof makeFakeProvider>,
+  subagents: ReturnType<typeof makeFakeSubagents>,
+  wakeComposer: Layer.Layer<TurnComposer, E, R>
+) =>
+  Effect.gen(function*() {
+    const core = Layer.mergeAll(JobSignals.layer, ChatRepo.layer).pipe(
+      Layer.provideMerge(JobsRepo.layer),
+      Layer.provideMerge(fake.layer),
+      Layer.provideMerge(TestDatabase)
+    )
+    const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
+      Layer.provide(wakeComposer),
+      Layer.provide(subagents.layer),
+      Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
+    )
+    const services = yield* Layer.build(Layer.mergeAll(pipeline, TurnComposer.layerNoDeps).pipe(Layer.provideMerge(core)))
+    return {
+      composer: Context.get(services, TurnComposer),
+      chats: Context.get(services, ChatRepo),
+      jobs: Context.get(services, JobsRepo)
+    }
+  })
+
 describe("the wake pipeline under a race", () => {
   it.live("a 409 (a client turn raced in) makes the wake retry; it fires once that turn ended", () =>
     Effect.gen(function*() {
@@ -59,20 +87,7 @@ describe("the wake pipeline under a race", () => {
         })
       })).pipe(Layer.provide(TurnComposer.layerNoDeps))
 
-      const core = Layer.mergeAll(JobSignals.layer, ChatRepo.layer).pipe(
-        Layer.provideMerge(JobsRepo.layer),
-        Layer.provideMerge(fake.layer),
-        Layer.provideMerge(TestDatabase)
-      )
-      const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
-        Layer.provide(RacingComposer),
-        Layer.provide(subagents.layer),
-        Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
-      )
-      const services = yield* Layer.build(Layer.mergeAll(pipeline, TurnComposer.layerNoDeps).pipe(Layer.provideMerge(core)))
-      const composer = Context.get(services, TurnComposer)
-      const chats = Context.get(services, ChatRepo)
-      const jobs = Context.get(services, JobsRepo)
+      const { composer, chats, jobs } = yield* buildPipeline(fake, subagents, RacingComposer)
 
       const first = yield* composer.persisted({ chatId: "race", messages: [user("u1", "research graphs")], context: undefined })
       assert.strictEqual(first._tag, "Answered")
@@ -134,20 +149,7 @@ describe("the wake pipeline under a race", () => {
             })
         })
       })).pipe(Layer.provide(TurnComposer.layerNoDeps))
-      const core = Layer.mergeAll(JobSignals.layer, ChatRepo.layer).pipe(
-        Layer.provideMerge(JobsRepo.layer),
-        Layer.provideMerge(fake.layer),
-        Layer.provideMerge(TestDatabase)
-      )
-      const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
-        Layer.provide(DeletingComposer),
-        Layer.provide(subagents.layer),
-        Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
-      )
-      const services = yield* Layer.build(Layer.mergeAll(pipeline, TurnComposer.layerNoDeps).pipe(Layer.provideMerge(core)))
-      const composer = Context.get(services, TurnComposer)
-      const chats = Context.get(services, ChatRepo)
-      const jobs = Context.get(services, JobsRepo)
+      const { composer, chats, jobs } = yield* buildPipeline(fake, subagents, DeletingComposer)
 
       const first = yield* composer.persisted({ chatId, messages: [user("u1", "research graphs")], context: undefined })
       assert.strictEqual(first._tag, "Answered")
