@@ -14,8 +14,8 @@
  * and exits when the parent goes away.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as UndiciPool from "@switchboard/server/llm/UndiciPool"
-import { DEFAULT_MAX_RESPONSE_BYTES } from "@switchboard/server/llm/ResponseLimit"
+import * as UndiciPool from "../packages/providers/src/openai/UndiciPool.ts"
+import { DEFAULT_MAX_RESPONSE_BYTES } from "../packages/providers/src/ResponseLimit.ts"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"

@@ -19,7 +19,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
-const PACKAGES = ["domain", "server"] as const
+const PACKAGES = ["domain", "providers", "server"] as const
 
 /** Compiles into `dist/`; throws with the compiler's output when it fails. */
 export const build = () => {

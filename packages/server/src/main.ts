@@ -31,7 +31,7 @@ if (invalid.length > 0) {
 }
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { runServer } = await import("./Server.ts")
-const { shutdownTeardown, watchShutdownSignals } = await import("./system/ShutdownExit.ts")
+const { shutdownTeardown, watchShutdownSignals } = await import("@switchboard/providers/ShutdownExit")
 
 // A clean SIGTERM/SIGINT shutdown exits 0, not runMain's 130 (see ShutdownExit.ts).
 NodeRuntime.runMain(runServer, { teardown: shutdownTeardown(watchShutdownSignals()) })

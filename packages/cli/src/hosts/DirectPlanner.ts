@@ -15,10 +15,10 @@
  */
 import type { ChatMessage, ToolSchema } from "@switchboard/domain"
 import { Clock, Effect, Layer } from "effect"
-import { ProviderAdapter } from "@switchboard/server/llm/ProviderAdapter"
-import type { ProviderError } from "@switchboard/server/llm/ProviderAdapter"
-import { layerFor, loadProvider } from "@switchboard/server/llm/ProviderConfig"
-import { resolveDecision } from "@switchboard/server/planner/ResolveDecision"
+import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { layerFor, loadProvider } from "@switchboard/providers/ProviderConfig"
+import { resolveDecision } from "@switchboard/providers/planner/ResolveDecision"
 import { Planner, PlannerError } from "./Planner.ts"
 import type { DecisionRequest } from "./Planner.ts"
 

@@ -12,7 +12,7 @@
  */
 import type { ToolSchema } from "@switchboard/domain"
 import { Data } from "effect"
-import { toolInputSchema } from "@switchboard/server/llm/OpenAiWire"
+import { toolInputSchema } from "@switchboard/providers/openai/OpenAiWire"
 import type { ToolRegistry } from "../tools/ToolRegistry.ts"
 
 export class HostToolError extends Data.TaggedError("HostToolError")<{

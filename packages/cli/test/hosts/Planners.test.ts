@@ -10,8 +10,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import * as FakeAnthropic from "../../../server/test/support/FakeAnthropic.ts"
-import * as FakeOpenAi from "../../../server/test/support/FakeOpenAi.ts"
+import * as FakeAnthropic from "@switchboard/providers/testing/FakeAnthropic"
+import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import { ApiClient } from "../../src/api/ApiClient.ts"
 import * as CloudProxyPlanner from "../../src/hosts/CloudProxyPlanner.ts"
 import { ControlPlane, isFatal } from "../../src/hosts/ControlPlane.ts"

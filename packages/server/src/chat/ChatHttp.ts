@@ -3,13 +3,12 @@
  * wire errors of docs/errors.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
-import { Api, maxStoredValueBytes, PayloadTooLarge, ProviderFailed, ProviderNotConfigured, TooManyMessages } from "@switchboard/domain"
+import { Api, maxStoredValueBytes, PayloadTooLarge, TooManyMessages } from "@switchboard/domain"
 import type { ChatRequest } from "@switchboard/domain"
 import { Config, Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { NOT_CONFIGURED_PREFIX } from "../llm/NotConfigured.ts"
-import type { ProviderError } from "../llm/ProviderAdapter.ts"
-import { publicReason, Transcriber } from "../llm/ProviderAdapter.ts"
+import { Transcriber } from "@switchboard/providers/ProviderAdapter"
+import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
 import { firstOversized } from "../db/StoredSize.ts"
@@ -24,27 +23,6 @@ import { readUpload } from "./TranscriptionUpload.ts"
 export const MaxMessagesConfig = Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "CHAT_MAX_MESSAGES").pipe(
   Config.withDefault(1_000)
 )
-
-/** The fixed 502 body carries the failure's `reason` (`publicReason`: its kind, never the provider's words). */
-export const toWireError = (error: ProviderError): Effect.Effect<never, ProviderFailed | ProviderNotConfigured> =>
-  error.reason === "NotConfigured"
-    ? Effect.logWarning("LLM provider not configured", error.message).pipe(
-      Effect.andThen(Effect.fail(
-        new ProviderNotConfigured({
-          // The configuration's own sentence (`NotConfigured.ts`): "missing LLM_API_KEY", or what is wrong with
-          // a variable that is set ("the LLM_SCRIPT file … cannot be read"), which "missing LLM_SCRIPT" misreported.
-          error: error.message.startsWith(NOT_CONFIGURED_PREFIX)
-            ? error.message
-            : `${NOT_CONFIGURED_PREFIX}${
-              error.missing && error.missing.length > 0 ? `missing ${error.missing.join(", ")}` : error.message
-            }`,
-          missing: error.missing ?? []
-        })
-      ))
-    )
-    : Effect.logError("LLM provider error", { reason: error.reason, status: error.status, cause: error.message }).pipe(
-      Effect.andThen(Effect.fail(new ProviderFailed({ reason: publicReason(error) })))
-    )
 
 /**
  * A persisted turn's message the transcript could not hold, as a 413 naming it. Only a body

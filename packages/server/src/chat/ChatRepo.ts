@@ -11,7 +11,7 @@ import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
-import { traced } from "../system/Spans.ts"
+import { traced } from "@switchboard/providers/Spans"
 import { insertMessages, liveChat, takeMarker } from "./TranscriptSql.ts"
 
 /** Bounds of one INSERT statement of messages. */

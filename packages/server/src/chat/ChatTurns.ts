@@ -12,7 +12,7 @@
 import type { ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
 import { ChatNotFound } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
-import type { ProviderError } from "../llm/ProviderAdapter.ts"
+import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { TurnComposer } from "./TurnComposer.ts"
 
 export class ChatTurns extends Context.Service<ChatTurns, {

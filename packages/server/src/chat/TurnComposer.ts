@@ -47,11 +47,11 @@ import { randomUUID } from "node:crypto"
 import { JobSignals } from "../jobs/JobSignals.ts"
 import type { NewJob, Settle } from "../jobs/JobsRepo.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
-import { ProviderAdapter, ProviderError } from "../llm/ProviderAdapter.ts"
+import { ProviderAdapter, ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
-import { traced } from "../system/Spans.ts"
+import { traced } from "@switchboard/providers/Spans"
 
 /** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
 export const maxJobRounds = 8

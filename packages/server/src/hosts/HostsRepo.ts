@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { iso, isoOrNull } from "../db/SqlTime.ts"
-import { traced } from "../system/Spans.ts"
+import { traced } from "@switchboard/providers/Spans"
 
 /** `sbh_` + 32 random bytes, base64url: recognisable in a config file, 256 bits of secret. */
 export const newHostToken = () => `sbh_${randomBytes(32).toString("base64url")}`

@@ -14,7 +14,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
-import { traced } from "../system/Spans.ts"
+import { traced } from "@switchboard/providers/Spans"
 import { insertMessages, liveChat } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
 

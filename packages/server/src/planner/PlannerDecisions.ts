@@ -36,14 +36,14 @@ import { LeaseLost, maxStoredValueBytes, NoActiveProfile, PayloadTooLarge } from
 import { Context, Effect, Layer } from "effect"
 import { storedBytes } from "../db/StoredSize.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
-import { ProviderError, publicReason } from "../llm/ProviderAdapter.ts"
-import { ProviderPools } from "../llm/ProviderPools.ts"
+import { ProviderError, publicReason } from "@switchboard/providers/ProviderAdapter"
+import { ProviderPools } from "@switchboard/providers/ProviderPools"
 import { CredentialKeys } from "./CredentialKeys.ts"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
-import { callProvider, decisionParams } from "./PlannerProvider.ts"
+import { callProvider, decisionParams } from "@switchboard/providers/planner/PlannerProvider"
 import { ProfilesRepo } from "./ProfilesRepo.ts"
-import { resolveDecision } from "./ResolveDecision.ts"
-import { traced } from "../system/Spans.ts"
+import { resolveDecision } from "@switchboard/providers/planner/ResolveDecision"
+import { traced } from "@switchboard/providers/Spans"
 
 export type DecisionError =
   | Forbidden

@@ -15,9 +15,9 @@
  */
 import { accessSync, constants, statSync } from "node:fs"
 import { resolve } from "node:path"
-import { transportKinds } from "../llm/ChatCompletionsTransport.ts"
-import { providerNames } from "../llm/ProviderConfig.ts"
-import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES } from "../llm/ResponseLimit.ts"
+import { transportKinds } from "@switchboard/providers/openai/ChatCompletionsTransport"
+import { providerNames } from "@switchboard/providers/ProviderConfig"
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES } from "@switchboard/providers/ResponseLimit"
 import { parseKey } from "../planner/CredentialKeys.ts"
 import { parseRetention } from "../planner/DecisionRetention.ts"
 import { invalidSetting } from "./InvalidSetting.ts"

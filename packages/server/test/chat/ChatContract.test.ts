@@ -6,9 +6,9 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Cause, Effect, Layer, Logger } from "effect"
-import { ProviderLayer } from "../../src/llm/ProviderConfig.ts"
-import { FakeAnthropicServer, reply as anthropicReply } from "../support/FakeAnthropic.ts"
-import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
+import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import { FakeAnthropicServer, reply as anthropicReply } from "@switchboard/providers/testing/FakeAnthropic"
+import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const API_KEY = "sk-live-secret-4f1c9a"

@@ -6,8 +6,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { clientToolSchemas } from "@switchboard/domain"
 import { Deferred, Effect, Fiber } from "effect"
-import { ProviderError } from "../../src/llm/ProviderAdapter.ts"
-import { makeFakeProvider } from "../support/FakeProvider.ts"
+import { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1_700_000_000_000 })

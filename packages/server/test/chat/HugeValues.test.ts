@@ -12,8 +12,8 @@ import type { ChatMessage } from "@switchboard/domain"
 import { maxStoredValueBytes } from "@switchboard/domain"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
-import { ProviderLayer } from "../../src/llm/ProviderConfig.ts"
-import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
+import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const MiB = 1024 * 1024

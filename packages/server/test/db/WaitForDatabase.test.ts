@@ -9,7 +9,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
 import { waitForDatabase } from "../../src/db/Database.ts"
-import { closedPort } from "../support/FakeHttp.ts"
+import { closedPort } from "@switchboard/providers/testing/FakeHttp"
 
 const urlOf = (port: number) => Redacted.make(`postgres://postgres@127.0.0.1:${port}/postgres`)
 

@@ -16,7 +16,7 @@ import { DecisionRetention, nextBatchSize, parseRetention } from "../../src/plan
 import { DecisionsRepo, PRUNE_LOCK } from "../../src/planner/DecisionsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
-import { FakeOpenAiServer, reply } from "../support/FakeOpenAi.ts"
+import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
 import { backend } from "../support/TestDatabase.ts"
 import { baseUrl } from "../support/TestServer.ts"
 

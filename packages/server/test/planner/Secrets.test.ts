@@ -8,10 +8,10 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { ProviderLayer } from "../../src/llm/ProviderConfig.ts"
+import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
 import { ADMIN_TOKEN, CREDENTIAL_KEY, client, databaseText, decisionBody, layerPlannerServer, logLines, plannerEnv } from "../support/ControlPlane.ts"
-import * as FakeAnthropic from "../support/FakeAnthropic.ts"
-import * as FakeOpenAi from "../support/FakeOpenAi.ts"
+import * as FakeAnthropic from "@switchboard/providers/testing/FakeAnthropic"
+import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import { baseUrl, postJson } from "../support/TestServer.ts"
 
 const PROFILE_KEY = "sk-profile-only-source-5e1b"

@@ -19,7 +19,11 @@ import { BUILT_SERVER_MAIN } from "../../../../scripts/build.ts"
 import { invalidSettings, SETTINGS } from "../../src/system/Settings.ts"
 import { startupFailureLines } from "../../src/system/StartupFailure.ts"
 
-const SOURCES = fileURLToPath(new URL("../../src", import.meta.url))
+// The server's sources and the providers' (the LLM_* variables are read there).
+const SOURCES = [
+  fileURLToPath(new URL("../../src", import.meta.url)),
+  fileURLToPath(new URL("../../../providers/src", import.meta.url))
+]
 
 interface Outcome {
   readonly code: number | null
@@ -169,7 +173,7 @@ describe("invalid settings", () => {
     assert.strictEqual(invalidSettings({ PORT: "x", LOG_LEVEL: "x", TRACING: "x" }).length, 3)
   })
 
-  it("the table knows every variable the server's sources read", () => {
+  it("the table knows every variable the server's and the providers' sources read", () => {
     const files: Array<string> = []
     const walk = (dir: string) => {
       for (const name of readdirSync(dir)) {
@@ -178,7 +182,7 @@ describe("invalid settings", () => {
         else if (name.endsWith(".ts")) files.push(path)
       }
     }
-    walk(SOURCES)
+    for (const dir of SOURCES) walk(dir)
     const read = new Set<string>()
     for (const file of files) {
       const text = readFileSync(file, "utf8")

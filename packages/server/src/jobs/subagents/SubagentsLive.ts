@@ -14,7 +14,7 @@
 import { Cause, Effect, Layer } from "effect"
 import type { DemoToolInput, JobKind, ResearchToolInput, SubagentResult, VisualToolInput } from "@switchboard/domain"
 import { subagentFailure } from "@switchboard/domain"
-import { ProviderAdapter } from "../../llm/ProviderAdapter.ts"
+import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
 import { Subagents } from "../Subagents.ts"
 import type { SubagentJob } from "../Subagents.ts"
 import { runDemo } from "./demo/Demo.ts"
@@ -25,7 +25,7 @@ import * as WebSearch from "./research/WebSearch.ts"
 import { readSubagentSettings } from "./SubagentConfig.ts"
 import { runVisual } from "./visual/Visual.ts"
 import type { SubagentSettings } from "./SubagentConfig.ts"
-import { traced } from "../../system/Spans.ts"
+import { traced } from "@switchboard/providers/Spans"
 
 /** Knobs tests turn that no environment variable does. */
 export interface SubagentOverrides {

@@ -14,8 +14,8 @@
  */
 import { Data, Effect, Schema } from "effect"
 import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
-import { ProviderAdapter, publicReason } from "../../llm/ProviderAdapter.ts"
-import type { ProviderError } from "../../llm/ProviderAdapter.ts"
+import { ProviderAdapter, publicReason } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 
 /** A tool's failure: its message is what the model reads as the call's error. */
 export class ToolFailure extends Data.TaggedError("ToolFailure")<{ readonly message: string }> {}

@@ -5,13 +5,13 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import type { JobInput, JobKind, SubagentResult } from "@switchboard/domain"
-import * as OpenAiCompatible from "../../../src/llm/OpenAiCompatible.ts"
+import * as OpenAiCompatible from "@switchboard/providers/openai/OpenAiCompatible"
 import { Subagents } from "../../../src/jobs/Subagents.ts"
 import { DEFAULT_CHROMIUM_PATH } from "../../../src/jobs/subagents/SubagentConfig.ts"
 import type { SubagentSettings } from "../../../src/jobs/subagents/SubagentConfig.ts"
 import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
 import type { SubagentOverrides } from "../../../src/jobs/subagents/SubagentsLive.ts"
-import type { FakeOpenAi } from "../../support/FakeOpenAi.ts"
+import type { FakeOpenAi } from "@switchboard/providers/testing/FakeOpenAi"
 
 export const settings = (overrides: Partial<SubagentSettings> = {}): SubagentSettings => ({
   models: { research: "research-model", demo: "demo-model", visual: "visual-model" },

@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Scripted from "../../../src/llm/Scripted.ts"
+import * as Scripted from "@switchboard/providers/scripted/Scripted"
 import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
 import { runJob, settings } from "./Harness.ts"
 

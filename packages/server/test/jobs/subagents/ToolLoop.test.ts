@@ -12,7 +12,7 @@ import { modelFor, readSubagentSettings } from "../../../src/jobs/subagents/Suba
 import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
 import { activityLine, runToolLoop, tool, ToolFailure } from "../../../src/jobs/subagents/ToolLoop.ts"
 import type { ToolLoopOptions } from "../../../src/jobs/subagents/ToolLoop.ts"
-import { makeFakeProvider } from "../../support/FakeProvider.ts"
+import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { settings } from "./Harness.ts"
 
 const echo = tool({

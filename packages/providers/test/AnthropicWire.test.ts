@@ -7,9 +7,9 @@ import {
   toAnthropicMessages,
   toAnthropicSystem,
   toAnthropicTools
-} from "../../src/llm/AnthropicWire.ts"
-import { toolResultContent } from "../../src/llm/OpenAiWire.ts"
-import { requestProblem } from "../support/FakeAnthropic.ts"
+} from "../src/anthropic/AnthropicWire.ts"
+import { toolResultContent } from "../src/openai/OpenAiWire.ts"
+import { requestProblem } from "../src/testing/FakeAnthropic.ts"
 import { assistant, failure, message, params, success, toolMessage, transcribeVideoJsonSchema, user } from "./Messages.ts"
 
 const options = { model: "claude-test", maxTokens: 1024 }

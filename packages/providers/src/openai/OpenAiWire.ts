@@ -25,7 +25,7 @@ import type {
   ToolParameter,
   ToolSchema
 } from "@switchboard/domain"
-import { ProviderError } from "./ProviderAdapter.ts"
+import { ProviderError } from "../ProviderAdapter.ts"
 
 /** The JSON Schema of one parameter: `array` and `object` stay unconstrained (the internal format has no item types). */
 const parameterSchema = (parameter: ToolParameter): Record<string, unknown> => ({

@@ -6,7 +6,7 @@
 import { assert } from "@effect/vitest"
 import { Result } from "effect"
 import type { ChatMessage, ProviderChatParams, ToolSchema } from "@switchboard/domain"
-import type { ProviderError } from "../../src/llm/ProviderAdapter.ts"
+import type { ProviderError } from "../src/ProviderAdapter.ts"
 
 let counter = 0
 

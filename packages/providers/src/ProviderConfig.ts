@@ -25,17 +25,17 @@
  * missing (a `LLM_API_KEY=` line in an env file is not a key).
  */
 import { Config, Effect, Layer, Option, Redacted } from "effect"
-import * as Anthropic from "./Anthropic.ts"
-import type { AnthropicSettings } from "./Anthropic.ts"
-import { transportKinds } from "./ChatCompletionsTransport.ts"
-import type { TransportKind } from "./ChatCompletionsTransport.ts"
+import * as Anthropic from "./anthropic/Anthropic.ts"
+import type { AnthropicSettings } from "./anthropic/Anthropic.ts"
+import { transportKinds } from "./openai/ChatCompletionsTransport.ts"
+import type { TransportKind } from "./openai/ChatCompletionsTransport.ts"
 import * as NotConfigured from "./NotConfigured.ts"
-import * as OpenAiCompatible from "./OpenAiCompatible.ts"
+import * as OpenAiCompatible from "./openai/OpenAiCompatible.ts"
 import { MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES, responseLimitFor } from "./ResponseLimit.ts"
-import type { OpenAiCompatibleSettings } from "./OpenAiCompatible.ts"
+import type { OpenAiCompatibleSettings } from "./openai/OpenAiCompatible.ts"
 import type { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
 import { displayUrl } from "./Redact.ts"
-import * as Scripted from "./Scripted.ts"
+import * as Scripted from "./scripted/Scripted.ts"
 
 /** The values the contract names. */
 export const providerNames = ["openai-compatible", "anthropic", "scripted"] as const

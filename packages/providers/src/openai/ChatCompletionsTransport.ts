@@ -14,7 +14,7 @@
 import { Context } from "effect"
 import type { Effect, Redacted } from "effect"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
-import type { ProviderError, TranscriptionInput } from "./ProviderAdapter.ts"
+import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
 
 export type TransportKind = "undici" | "sdk"
 

@@ -13,7 +13,7 @@ import OpenAI, { toFile } from "openai"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
-import type { ProviderError } from "./ProviderAdapter.ts"
+import type { ProviderError } from "../ProviderAdapter.ts"
 import {
   declaredTooLarge,
   ERROR_BODY_BYTES,
@@ -25,8 +25,8 @@ import {
   statusError,
   timeoutError,
   tooLargeError
-} from "./ProviderHttp.ts"
-import { describeCause } from "./Redact.ts"
+} from "../ProviderHttp.ts"
+import { describeCause } from "../Redact.ts"
 
 /** Thrown into the SDK's read of a 2xx body past the bound; found again in `failureOf`. */
 class AnswerTooLarge extends Error {

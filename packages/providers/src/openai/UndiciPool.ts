@@ -19,7 +19,7 @@ import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Pool } from "undici"
 import type { FormData } from "undici"
-import type { ProviderError } from "./ProviderAdapter.ts"
+import type { ProviderError } from "../ProviderAdapter.ts"
 import {
   declaredTooLarge,
   ERROR_BODY_BYTES,
@@ -30,8 +30,8 @@ import {
   statusError,
   timeoutError,
   tooLargeError
-} from "./ProviderHttp.ts"
-import { describeCause } from "./Redact.ts"
+} from "../ProviderHttp.ts"
+import { describeCause } from "../Redact.ts"
 
 /** Enough sockets for the benchmarked concurrency, with room to spare. */
 const CONNECTIONS = 64

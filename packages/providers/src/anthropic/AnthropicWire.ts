@@ -21,8 +21,8 @@
  */
 import { Result } from "effect"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
-import { isRecord, jsonKind, providerText, toolInputSchema, toolResultContent } from "./OpenAiWire.ts"
-import { ProviderError } from "./ProviderAdapter.ts"
+import { isRecord, jsonKind, providerText, toolInputSchema, toolResultContent } from "../openai/OpenAiWire.ts"
+import { ProviderError } from "../ProviderAdapter.ts"
 
 // ---------------------------------------------------------------------------
 // Wire types (the subset of the Messages API this adapter sends)

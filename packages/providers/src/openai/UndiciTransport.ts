@@ -15,7 +15,7 @@ import { FormData } from "undici"
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
-import { endpointUrl, maxResponseBytesOf, secretsOf } from "./ProviderHttp.ts"
+import { endpointUrl, maxResponseBytesOf, secretsOf } from "../ProviderHttp.ts"
 import * as UndiciPool from "./UndiciPool.ts"
 
 /**

@@ -15,10 +15,10 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { buildMessagesRequest, parseMessage } from "./AnthropicWire.ts"
-import { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
-import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "./ProviderHttp.ts"
-import * as UndiciPool from "./UndiciPool.ts"
-import { traced } from "../system/Spans.ts"
+import { ProviderAdapter, ProviderError, Transcriber } from "../ProviderAdapter.ts"
+import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "../ProviderHttp.ts"
+import * as UndiciPool from "../openai/UndiciPool.ts"
+import { traced } from "../Spans.ts"
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 export const DEFAULT_MAX_TOKENS = 4096

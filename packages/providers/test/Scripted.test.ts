@@ -7,13 +7,13 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { ProviderNotConfigured, TranscribeVideo } from "@switchboard/domain"
 import type { ProviderChatParams } from "@switchboard/domain"
-import { toWireError } from "../../src/chat/ChatHttp.ts"
-import { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
-import * as Scripted from "../../src/llm/Scripted.ts"
-import type { Script } from "../../src/llm/Scripted.ts"
+import { toWireError } from "../src/ProviderWireError.ts"
+import { ProviderAdapter, Transcriber } from "../src/ProviderAdapter.ts"
+import * as Scripted from "../src/scripted/Scripted.ts"
+import type { Script } from "../src/scripted/Scripted.ts"
 import { assistant, message, params, toolMessage, user } from "./Messages.ts"
 
-const demoScript = fileURLToPath(new URL("../../../../examples/scripted-demo.json", import.meta.url))
+const demoScript = fileURLToPath(new URL("../../../examples/scripted-demo.json", import.meta.url))
 
 const scratch = mkdtempSync(join(tmpdir(), "scripted-test-"))
 const writeScript = (name: string, content: string) => {

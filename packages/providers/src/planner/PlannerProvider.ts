@@ -13,12 +13,12 @@
 import type { DecisionRequest, ProviderChatParams, ProviderChatResponse, ProviderKind } from "@switchboard/domain"
 import { Effect } from "effect"
 import type { Redacted } from "effect"
-import * as Anthropic from "../llm/Anthropic.ts"
-import * as OpenAiCompatible from "../llm/OpenAiCompatible.ts"
-import type { ProviderError } from "../llm/ProviderAdapter.ts"
-import { endpointUrl } from "../llm/ProviderHttp.ts"
-import type { ProviderPools } from "../llm/ProviderPools.ts"
-import * as UndiciTransport from "../llm/UndiciTransport.ts"
+import * as Anthropic from "../anthropic/Anthropic.ts"
+import * as OpenAiCompatible from "../openai/OpenAiCompatible.ts"
+import type { ProviderError } from "../ProviderAdapter.ts"
+import { endpointUrl } from "../ProviderHttp.ts"
+import type { ProviderPools } from "../ProviderPools.ts"
+import * as UndiciTransport from "../openai/UndiciTransport.ts"
 
 export interface PlannerProfile {
   readonly provider: ProviderKind

@@ -4,8 +4,8 @@
  */
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
-import type { ProviderError, TranscriptionInput } from "../../src/llm/ProviderAdapter.ts"
-import { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
+import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
+import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
 
 export type Answer = (params: ProviderChatParams) => Effect.Effect<ProviderChatResponse, ProviderError>
 

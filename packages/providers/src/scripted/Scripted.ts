@@ -44,10 +44,10 @@ import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Role } from "@switchboard/domain"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } from "@switchboard/domain"
-import * as NotConfigured from "./NotConfigured.ts"
-import { ProviderAdapter, Transcriber } from "./ProviderAdapter.ts"
-import type { ProviderError, TranscriptionInput } from "./ProviderAdapter.ts"
-import { providerText, toolResultContent } from "./OpenAiWire.ts"
+import * as NotConfigured from "../NotConfigured.ts"
+import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
+import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
+import { providerText, toolResultContent } from "../openai/OpenAiWire.ts"
 
 // ---------------------------------------------------------------------------
 // Format

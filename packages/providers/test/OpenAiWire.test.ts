@@ -8,7 +8,7 @@ import {
   parseTranscription,
   toParametersSchema,
   toWireTools
-} from "../../src/llm/OpenAiWire.ts"
+} from "../src/openai/OpenAiWire.ts"
 import { assistant, failure, message, params, success, toolMessage, user } from "./Messages.ts"
 
 const completion = (message: unknown) => ({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message }] })

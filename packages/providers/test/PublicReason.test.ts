@@ -6,9 +6,9 @@
  * checked here from the error code the transports find in the cause.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ProviderError, publicReason } from "../../src/llm/ProviderAdapter.ts"
-import { errorCodeOf, networkError, statusError } from "../../src/llm/ProviderHttp.ts"
-import { DEFAULT_MAX_RESPONSE_BYTES, responseLimitFor } from "../../src/llm/ResponseLimit.ts"
+import { ProviderError, publicReason } from "../src/ProviderAdapter.ts"
+import { errorCodeOf, networkError, statusError } from "../src/ProviderHttp.ts"
+import { DEFAULT_MAX_RESPONSE_BYTES, responseLimitFor } from "../src/ResponseLimit.ts"
 
 describe("publicReason", () => {
   it("names the kind of failure: status_<code>, timeout, invalid_response, too_large, not_configured", () => {

@@ -12,7 +12,7 @@
 import { Config, Context, Effect, Layer, Option } from "effect"
 import type { Pool } from "undici"
 import { responseLimitFor } from "./ResponseLimit.ts"
-import * as UndiciPool from "./UndiciPool.ts"
+import * as UndiciPool from "./openai/UndiciPool.ts"
 
 /** `LLM_MAX_RESPONSE_BYTES` as the current ConfigProvider has it (tests swap it). */
 export const readMaxResponseBytes = Config.option(Config.String("LLM_MAX_RESPONSE_BYTES")).pipe(

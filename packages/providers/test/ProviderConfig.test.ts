@@ -1,14 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { fileURLToPath } from "node:url"
-import { ProviderAdapter, Transcriber } from "../../src/llm/ProviderAdapter.ts"
-import { loadProvider, ProviderLayer, resolveProvider } from "../../src/llm/ProviderConfig.ts"
-import type { ResolvedProvider } from "../../src/llm/ProviderConfig.ts"
-import * as FakeAnthropic from "../support/FakeAnthropic.ts"
-import * as FakeOpenAi from "../support/FakeOpenAi.ts"
+import { ProviderAdapter, Transcriber } from "../src/ProviderAdapter.ts"
+import { loadProvider, ProviderLayer, resolveProvider } from "../src/ProviderConfig.ts"
+import type { ResolvedProvider } from "../src/ProviderConfig.ts"
+import * as FakeAnthropic from "../src/testing/FakeAnthropic.ts"
+import * as FakeOpenAi from "../src/testing/FakeOpenAi.ts"
 import { params, user } from "./Messages.ts"
 
-const demoScript = fileURLToPath(new URL("../../../../examples/scripted-demo.json", import.meta.url))
+const demoScript = fileURLToPath(new URL("../../../examples/scripted-demo.json", import.meta.url))
 
 const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(env))
 

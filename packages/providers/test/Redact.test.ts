@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { describeCause, redact } from "../../src/llm/Redact.ts"
+import { describeCause, redact } from "../src/Redact.ts"
 
 describe("Redact", () => {
   it("replaces every occurrence of each secret", () => {
