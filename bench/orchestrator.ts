@@ -14,8 +14,8 @@
  *
  * Reports `{ type: "result", runs: [{ floorUsPerStep, caseUsPerStep, floorMs, caseMs }] }` over IPC.
  */
-import { closeRunClients, run } from "@switchboard/cli"
-import type { RunTool } from "@switchboard/cli"
+import { closeRunClients, run } from "@switchboard/client"
+import type { RunTool } from "@switchboard/client"
 import { randomUUID } from "node:crypto"
 import { performance } from "node:perf_hooks"
 

@@ -10,7 +10,7 @@
  * working directory. `npx node` is the project's Node 22, which runs
  * TypeScript as it is.
  */
-import { closeRunClients, run } from "@switchboard/cli"
+import { closeRunClients, run } from "@switchboard/client"
 
 const serverUrl = process.argv[2] ?? process.env["SWITCHBOARD_SERVER"] ?? "http://127.0.0.1:8787"
 

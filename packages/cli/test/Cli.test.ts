@@ -9,11 +9,11 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import { chatStoreName } from "../src/stores/ChatStore.ts"
-import { tempDir } from "./support/Fakes.ts"
+import { chatStoreName } from "@switchboard/client/stores/ChatStore"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 import { runCli } from "./support/RunCli.ts"
-import { startFakeServer } from "./support/FakeServer.ts"
-import type { RecordedRequest } from "./support/FakeServer.ts"
+import { startFakeServer } from "@switchboard/client/testing/FakeServer"
+import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
 
 /** A fake model: asks for transcribe_video when there is a video, answers with what the tool returned. */
 const fakeApi = (request: RecordedRequest) => {

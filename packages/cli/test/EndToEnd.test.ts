@@ -12,8 +12,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
 import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
-import { chatStoreName } from "../src/stores/ChatStore.ts"
-import { tempDir } from "./support/Fakes.ts"
+import { chatStoreName } from "@switchboard/client/stores/ChatStore"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 import { runCli } from "./support/RunCli.ts"
 
 const script = path.resolve(import.meta.dirname, "../../../examples/scripted-demo.json")

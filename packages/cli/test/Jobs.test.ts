@@ -16,9 +16,9 @@ import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
 import { makeFakeSubagents } from "@switchboard/server/testing/FakeSubagents"
 import { eventually } from "@switchboard/server/testing/JobsHelpers"
 import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
-import { describeSteer } from "../src/cli/JobWatch.ts"
-import { chatStoreName } from "../src/stores/ChatStore.ts"
-import { tempDir } from "./support/Fakes.ts"
+import { describeSteer } from "@switchboard/client/jobs/JobWatch"
+import { chatStoreName } from "@switchboard/client/stores/ChatStore"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 import { runCli } from "./support/RunCli.ts"
 
 const script = path.resolve(import.meta.dirname, "../../../examples/scripted-research.json")

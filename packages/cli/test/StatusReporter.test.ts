@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { reportStatus } from "../src/cli/StatusReporter.ts"
-import { makeAgentStore } from "../src/stores/AgentStore.ts"
-import { memoryStorage } from "../src/stores/StateStorage.ts"
+import { makeAgentStore } from "@switchboard/client/stores/AgentStore"
+import { memoryStorage } from "@switchboard/client/stores/StateStorage"
 
 describe("status reporter", () => {
   it.effect("writes one line per status change while subscribed, and stops after", () =>

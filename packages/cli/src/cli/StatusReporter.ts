@@ -7,7 +7,7 @@
 import type { ExecutionStatus } from "@switchboard/domain"
 import { Effect } from "effect"
 import type { Scope } from "effect"
-import type { AgentStore } from "../stores/AgentStore.ts"
+import type { AgentStore } from "@switchboard/client/stores/AgentStore"
 
 export interface StatusOutput {
   readonly isTTY: boolean

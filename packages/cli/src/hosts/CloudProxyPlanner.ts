@@ -12,8 +12,8 @@
  */
 import type { JsonObject } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
-import { ApiClient } from "../api/ApiClient.ts"
-import { describeApiFailure } from "../api/ApiFailure.ts"
+import { ApiClient } from "@switchboard/client/api/ApiClient"
+import { describeApiFailure } from "@switchboard/client/api/ApiFailure"
 import { Planner, PlannerError } from "./Planner.ts"
 import type { DecisionRequest } from "./Planner.ts"
 

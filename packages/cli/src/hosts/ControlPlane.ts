@@ -15,8 +15,8 @@
  */
 import type { ClaimedTask, ResultStatus } from "@switchboard/domain"
 import { Context, Data, Effect, Layer } from "effect"
-import { ApiClient } from "../api/ApiClient.ts"
-import { describeApiFailure } from "../api/ApiFailure.ts"
+import { ApiClient } from "@switchboard/client/api/ApiClient"
+import { describeApiFailure } from "@switchboard/client/api/ApiFailure"
 
 export class ControlPlaneError extends Data.TaggedError("ControlPlaneError")<{
   readonly message: string

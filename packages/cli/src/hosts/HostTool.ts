@@ -13,7 +13,7 @@
 import type { ToolSchema } from "@switchboard/domain"
 import { Data } from "effect"
 import { toolInputSchema } from "@switchboard/providers/openai/OpenAiWire"
-import type { ToolRegistry } from "../tools/ToolRegistry.ts"
+import type { ToolRegistry } from "@switchboard/client/tools/ToolRegistry"
 
 export class HostToolError extends Data.TaggedError("HostToolError")<{
   readonly message: string

@@ -23,9 +23,9 @@
  */
 import type { ToolDefinition } from "@switchboard/domain"
 import { Cause, Duration, Effect, Option, Ref } from "effect"
-import { describeUnknown } from "../api/ApiFailure.ts"
-import type { ToolRegistry } from "../tools/ToolRegistry.ts"
-import { validateToolCall } from "../tools/ValidateToolCall.ts"
+import { describeUnknown } from "@switchboard/client/api/ApiFailure"
+import type { ToolRegistry } from "@switchboard/client/tools/ToolRegistry"
+import { validateToolCall } from "@switchboard/client/tools/ValidateToolCall"
 import { isTaskLost } from "./ControlPlane.ts"
 import { failToolName, finishToolName, plannerTools } from "./HostTool.ts"
 import { Planner } from "./Planner.ts"

@@ -18,7 +18,7 @@ import type { HostAgentOptions } from "../../src/hosts/HostAgent.ts"
 import { makeHostRegistry } from "../../src/hosts/HostRegistry.ts"
 import { Planner, PlannerError } from "../../src/hosts/Planner.ts"
 import type { Decision, DecisionRequest } from "../../src/hosts/Planner.ts"
-import { tempDir } from "../support/Fakes.ts"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 
 const claimed = (leaseMs: number, now = 0): ClaimedTask => ({
   taskId: "task_1",

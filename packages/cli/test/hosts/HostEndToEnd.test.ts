@@ -26,7 +26,7 @@ import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import type { RecordedRequest } from "@switchboard/providers/testing/FakeOpenAi"
 import { ADMIN_TOKEN, client, CREDENTIAL_KEY, layerPlannerServer, logLines, plannerEnv } from "@switchboard/server/testing/ControlPlane"
 import { baseUrl, postJsonAt } from "@switchboard/server/testing/TestServer"
-import { tempDir } from "../support/Fakes.ts"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 import { runCli, spawnCli } from "../support/RunCli.ts"
 
 const adminToken = ADMIN_TOKEN

@@ -13,7 +13,7 @@ import { plannerTools } from "../../src/hosts/HostTool.ts"
 import { makeHostRegistry } from "../../src/hosts/HostRegistry.ts"
 import type { HostTools } from "../../src/hosts/HostRegistry.ts"
 import { takeScreenshot } from "../../src/hosts/Screenshot.ts"
-import { tempDir } from "../support/Fakes.ts"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 
 const node = process.execPath
 

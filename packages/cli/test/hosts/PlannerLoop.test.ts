@@ -14,7 +14,7 @@ import { Planner, PlannerError } from "../../src/hosts/Planner.ts"
 import type { Decision, DecisionRequest } from "../../src/hosts/Planner.ts"
 import { runPlannerLoop } from "../../src/hosts/PlannerLoop.ts"
 import type { LoopOptions, TaskResult } from "../../src/hosts/PlannerLoop.ts"
-import { tempDir } from "../support/Fakes.ts"
+import { tempDir } from "@switchboard/client/testing/Fakes"
 
 type Step = Decision | PlannerError
 

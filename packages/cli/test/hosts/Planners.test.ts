@@ -12,14 +12,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as FakeAnthropic from "@switchboard/providers/testing/FakeAnthropic"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
-import { ApiClient } from "../../src/api/ApiClient.ts"
+import { ApiClient } from "@switchboard/client/api/ApiClient"
 import * as CloudProxyPlanner from "../../src/hosts/CloudProxyPlanner.ts"
 import { ControlPlane, isFatal } from "../../src/hosts/ControlPlane.ts"
 import * as DirectPlanner from "../../src/hosts/DirectPlanner.ts"
 import { Planner } from "../../src/hosts/Planner.ts"
 import type { DecisionRequest } from "../../src/hosts/Planner.ts"
-import { startFakeServer } from "../support/FakeServer.ts"
-import type { Reply } from "../support/FakeServer.ts"
+import { startFakeServer } from "@switchboard/client/testing/FakeServer"
+import type { Reply } from "@switchboard/client/testing/FakeServer"
 
 const png = { mediaType: "image/png" as const, data: "iVBORw0KGgo=" }
 

@@ -20,8 +20,8 @@ import type { Semaphore } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { ApiClient } from "../api/ApiClient.ts"
-import type { ChatTransport, ChatTransportError } from "../agent/ChatTransport.ts"
-import type { Orchestrator } from "../agent/Orchestrator.ts"
+import type { ChatTransport, ChatTransportError } from "../chat/ChatTransport.ts"
+import type { Orchestrator } from "../chat/Orchestrator.ts"
 import type { ChatStore } from "../stores/ChatStore.ts"
 
 /** How often the jobs are polled while any runs. */

@@ -15,7 +15,7 @@ import type {
 } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import type { RunResult } from "../src/agent/Orchestrator.ts"
+import type { RunResult } from "../src/chat/Orchestrator.ts"
 import type { AgentState } from "../src/stores/AgentStore.ts"
 import type { ChatState } from "../src/stores/ChatStore.ts"
 import { ToolRegistry } from "../src/tools/ToolRegistry.ts"

@@ -3,9 +3,9 @@
  * API client, for programs that embed the agent session shell rather than
  * run the `switchboard` executable.
  */
-export * from "./agent/ChatTransport.ts"
-export * from "./agent/Orchestrator.ts"
-export * from "./agent/Run.ts"
+export * from "./chat/ChatTransport.ts"
+export * from "./chat/Orchestrator.ts"
+export * from "./chat/Run.ts"
 export * from "./api/ApiClient.ts"
 export * from "./api/ApiFailure.ts"
 export * from "./api/MediaTranscriber.ts"

@@ -6,9 +6,9 @@
 import type { ChatRequest, ChatResponse } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { ChatTransportError } from "../src/agent/ChatTransport.ts"
-import { closeRunClients, run } from "../src/agent/Run.ts"
-import type { RunTool } from "../src/agent/Run.ts"
+import { ChatTransportError } from "../src/chat/ChatTransport.ts"
+import { closeRunClients, run } from "../src/chat/Run.ts"
+import type { RunTool } from "../src/chat/Run.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
 import type { RecordedRequest } from "./support/FakeServer.ts"
 
