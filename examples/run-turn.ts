@@ -1,8 +1,10 @@
 /**
  * One turn of the agent loop from a program that does not write Effect:
- * `run()` of `@switchboard/cli` (README, "Embed the agent loop"). Against the
- * scripted demo server it asks for a transcription of `examples/clip.webm`,
- * and prints each message the turn added.
+ * `run()` of `@switchboard/client` (README, "Embed the agent loop"). Against
+ * the scripted demo server it asks for a transcription of `examples/clip.webm`,
+ * and prints each message the turn added. The client reads assets by URL
+ * (`http(s):`, `blob:`, `data:`: what a browser can); a Node program that
+ * names local files passes the CLI's disk reader.
  *
  *   npx node examples/run-turn.ts [serverUrl]   # default $SWITCHBOARD_SERVER, else http://127.0.0.1:8787
  *
@@ -11,6 +13,7 @@
  * TypeScript as it is.
  */
 import { closeRunClients, run } from "@switchboard/client"
+import { readAssetFromDisk } from "@switchboard/cli/tools/FileAssets"
 
 const serverUrl = process.argv[2] ?? process.env["SWITCHBOARD_SERVER"] ?? "http://127.0.0.1:8787"
 
@@ -22,7 +25,8 @@ const turn = await run(
     playbackTimeMs: 0,
     mediaAssets: [{ id: "clip", name: "Clip", kind: "video", uri: "examples/clip.webm" }]
   },
-  { serverUrl, token: process.env["CHAT_TOKEN"] } // token: the server's CHAT_TOKEN, when it has one
+  // token: the server's CHAT_TOKEN, when it has one; readAsset: local paths as media assets
+  { serverUrl, token: process.env["CHAT_TOKEN"], readAsset: readAssetFromDisk }
 )
 
 for (const message of turn) {

@@ -1,16 +1,22 @@
 /**
- * The Switchboard client: stores, tool registry, orchestrator and the typed
- * API client, for programs that embed the agent session shell rather than
- * run the `switchboard` executable.
+ * The Switchboard client, browser-safe: the orchestrator (the tool-call loop
+ * with argument validation, per-tool recovery and the cap of 8), the chat,
+ * agent and jobs stores over a storage port, the tool registry, the typed API
+ * client and its errors, job watching, and the promise `run()` for programs
+ * that do not write Effect. No Node built-in: it runs in a browser as it does
+ * in the terminal (`@switchboard/cli`) or a Node program.
  */
-export * from "./chat/ChatTransport.ts"
-export * from "./chat/Orchestrator.ts"
-export * from "./chat/Run.ts"
 export * from "./api/ApiClient.ts"
 export * from "./api/ApiFailure.ts"
 export * from "./api/MediaTranscriber.ts"
+export * from "./chat/ChatTransport.ts"
+export * from "./chat/Orchestrator.ts"
+export * from "./chat/Run.ts"
+export * from "./jobs/JobsStore.ts"
+export * from "./jobs/JobWatch.ts"
 export * from "./stores/AgentStore.ts"
 export * from "./stores/ChatStore.ts"
+export * from "./stores/Ids.ts"
 export * from "./stores/StateStorage.ts"
 export * from "./tools/DefaultRegistry.ts"
 export * from "./tools/ToolRegistry.ts"

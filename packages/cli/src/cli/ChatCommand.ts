@@ -16,10 +16,12 @@ import { ApiClient } from "@switchboard/client/api/ApiClient"
 import { MediaTranscriber } from "@switchboard/client/api/MediaTranscriber"
 import { makeAgentStore } from "@switchboard/client/stores/AgentStore"
 import { makeChatStore } from "@switchboard/client/stores/ChatStore"
-import { fileStorage, stateDirectory } from "@switchboard/client/stores/StateStorage"
+import { fileStorage, stateDirectory } from "../stores/FileStorage.ts"
 import { makeDefaultRegistry } from "@switchboard/client/tools/DefaultRegistry"
+import { readAssetFromDisk } from "../tools/FileAssets.ts"
 import { CliFailure, failWith } from "./CliFailure.ts"
 import { jobPollMs, makeJobWatch } from "@switchboard/client/jobs/JobWatch"
+import { printJobEvent } from "./JobLines.ts"
 import { serverFlag } from "./ServerFlag.ts"
 import { reportStatus } from "./StatusReporter.ts"
 import * as path from "node:path"
@@ -92,7 +94,7 @@ export const chatCommand = Command.make("chat", {
       agentStore.getState().setContext(loaded)
     }
 
-    const registry = makeDefaultRegistry(yield* MediaTranscriber)
+    const registry = makeDefaultRegistry(yield* MediaTranscriber, { readAsset: readAssetFromDisk })
     const orchestrator = makeOrchestrator({ chatStore, agentStore, registry })
     yield* reportStatus(agentStore)
 
@@ -102,7 +104,7 @@ export const chatCommand = Command.make("chat", {
       chatStore,
       orchestrator,
       lock,
-      artifactsDir: Option.getOrElse(artifacts, () => path.join(dir, "artifacts"))
+      onEvent: printJobEvent(Option.getOrElse(artifacts, () => path.join(dir, "artifacts")))
     })
 
     // Results that arrived since the last run (e.g. after `--no-wait`) first, then the jobs still running.

@@ -19,7 +19,7 @@ export interface ApiClientOptions {
 }
 
 export class ApiClient extends Context.Service<ApiClient, HttpApiClient.ForApi<typeof Api>>()(
-  "switchboard/cli/api/ApiClient"
+  "switchboard/client/api/ApiClient"
 ) {
   /** Needs an `HttpClient`: tests may bring their own. */
   static readonly layerNoDeps = (options: ApiClientOptions): Layer.Layer<ApiClient, never, HttpClient.HttpClient> =>

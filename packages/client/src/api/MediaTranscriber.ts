@@ -30,7 +30,7 @@ export class TranscriptionError extends Data.TaggedError("TranscriptionError")<{
 
 export class MediaTranscriber extends Context.Service<MediaTranscriber, {
   transcribe(upload: MediaUpload): Effect.Effect<string, TranscriptionError>
-}>()("switchboard/cli/api/MediaTranscriber") {
+}>()("switchboard/client/api/MediaTranscriber") {
   static readonly layerNoDeps: Layer.Layer<MediaTranscriber, never, ApiClient> = Layer.effect(
     MediaTranscriber,
     Effect.gen(function*() {

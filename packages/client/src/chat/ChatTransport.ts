@@ -33,7 +33,7 @@ export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
 
 export class ChatTransport extends Context.Service<ChatTransport, {
   send(request: ChatRequest): Effect.Effect<ChatResponse, ChatTransportError>
-}>()("switchboard/cli/agent/ChatTransport") {
+}>()("switchboard/client/chat/ChatTransport") {
   /** Over the typed HttpApi client. */
   static readonly layerNoDeps: Layer.Layer<ChatTransport, never, ApiClient> = Layer.effect(
     ChatTransport,

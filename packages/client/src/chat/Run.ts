@@ -18,6 +18,7 @@ import { makeTransientChatStore } from "../stores/ChatStore.ts"
 import type { NewChatMessage } from "../stores/ChatStore.ts"
 import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
 import { ToolRegistry } from "../tools/ToolRegistry.ts"
+import type { ReadAsset } from "../tools/TranscribeVideo.ts"
 import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
 import { makeOrchestrator } from "./Orchestrator.ts"
 
@@ -38,6 +39,11 @@ export interface RunOptions {
   readonly chatId?: string | undefined
   /** The tools the client executes; default: the built-in registry (`transcribe_video`, uploading to this server). */
   readonly tools?: ReadonlyArray<RunTool> | undefined
+  /**
+   * How the built-in `transcribe_video` reads an asset's bytes; default `fetchAsset` (`http(s):`, `blob:`,
+   * `data:`). In Node, the CLI's `readAssetFromDisk` (`@switchboard/cli/tools/FileAssets`) adds local files.
+   */
+  readonly readAsset?: ReadAsset | undefined
   /** Aborting stops the turn (the request in flight is cancelled) and rejects with an `AbortError`. */
   readonly signal?: AbortSignal | undefined
 }
@@ -107,7 +113,10 @@ export const run = async (
 
   const registry = options.tools !== undefined
     ? registryOf(options.tools)
-    : makeDefaultRegistry(await client.runPromise(Effect.service(MediaTranscriber)))
+    : makeDefaultRegistry(
+      await client.runPromise(Effect.service(MediaTranscriber)),
+      options.readAsset === undefined ? {} : { readAsset: options.readAsset }
+    )
   const orchestrator = makeOrchestrator({ chatStore, agentStore, registry })
 
   const exit = await client.runPromiseExit(

@@ -1,51 +1,13 @@
 /**
- * Where the CLI keeps its state between runs: Zustand `StateStorage`
- * implementations over JSON files in a state directory, and over memory for
- * tests.
+ * The storage port of the persisted stores: Zustand's `StateStorage`, over
+ * memory (tests, one-shot programs) or the browser's Web Storage. The
+ * terminal keeps its state in files (the CLI's `FileStorage`).
  *
- * The file storage is synchronous on purpose: Zustand's persist middleware
- * then hydrates while the store is created, so a store is complete as soon as
+ * Both are synchronous on purpose: Zustand's persist middleware then hydrates
+ * while the store is created, so a store is complete as soon as
  * `makeChatStore` returns and no caller has to wait for hydration.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import type { StateStorage } from "zustand/middleware"
-
-/** The state directory: `$SWITCHBOARD_HOME`, else `~/.switchboard`. */
-export const stateDirectory = (env: Readonly<Record<string, string | undefined>> = process.env): string => {
-  const home = env["SWITCHBOARD_HOME"]
-  return home !== undefined && home !== "" ? path.resolve(home) : path.join(os.homedir(), ".switchboard")
-}
-
-/** Store names become file names: keep them to a safe alphabet so a name can never escape the directory. */
-const fileOf = (dir: string, name: string): string => path.join(dir, `${name.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`)
-
-/**
- * One `<name>.json` file per store in `dir` (created on first write). Writes
- * go through a temporary file and a rename, so a crash mid-write leaves the
- * previous state intact instead of a truncated file.
- */
-export const fileStorage = (dir: string): StateStorage<void> => ({
-  getItem: (name) => {
-    try {
-      return fs.readFileSync(fileOf(dir, name), "utf8")
-    } catch (error) {
-      if (isNotFound(error)) return null
-      throw error
-    }
-  },
-  setItem: (name, value) => {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const file = fileOf(dir, name)
-    const tmp = `${file}.${process.pid}.tmp`
-    fs.writeFileSync(tmp, value, { encoding: "utf8", mode: 0o600 })
-    fs.renameSync(tmp, file)
-  },
-  removeItem: (name) => {
-    fs.rmSync(fileOf(dir, name), { force: true })
-  }
-})
 
 /** An in-memory storage; pass the same instance to two stores to simulate a restart. */
 export const memoryStorage = (initial?: Iterable<readonly [string, string]>): StateStorage<void> & {
@@ -64,5 +26,26 @@ export const memoryStorage = (initial?: Iterable<readonly [string, string]>): St
   }
 }
 
-const isNotFound = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "code" in error && error.code === "ENOENT"
+/** The minimal part of the Web Storage API the stores use (`localStorage`, `sessionStorage`). */
+export interface WebStorageLike {
+  getItem(key: string): string | null
+  setItem(key: string, value: string): void
+  removeItem(key: string): void
+}
+
+/**
+ * A Web Storage (the browser's `localStorage` by default), every key under `prefix` so two
+ * applications on one origin do not read each other's stores.
+ */
+export const webStorage = (
+  storage: WebStorageLike = (globalThis as { localStorage?: WebStorageLike }).localStorage ?? missingWebStorage(),
+  prefix = "switchboard:"
+): StateStorage<void> => ({
+  getItem: (name) => storage.getItem(prefix + name),
+  setItem: (name, value) => storage.setItem(prefix + name, value),
+  removeItem: (name) => storage.removeItem(prefix + name)
+})
+
+const missingWebStorage = (): never => {
+  throw new Error("webStorage: this runtime has no localStorage; pass a storage (or use memoryStorage)")
+}

@@ -4,18 +4,17 @@
  * are exactly the ones validated and executed here.
  *
  * Execution: pick the asset from the AgentContext (`assetId`, else the first
- * video asset), read its bytes (a `file://` URL or a local path from disk, an
- * `http(s)://` URL with fetch), upload them through `MediaTranscriber`, return
- * `{ text }`. Every failure is a `TranscribeVideoError` whose message is
- * written for the model, which sees it in the tool result and can recover
- * (pick another asset, ask the user).
+ * video asset), read its bytes through a `ReadAsset` port, upload them through
+ * `MediaTranscriber`, return `{ text }`. The default reader fetches what a
+ * browser can (`http(s):`, `blob:` — a file the user picked — and `data:`); the
+ * terminal's reader adds local paths and `file://` (the CLI's FileAssets).
+ * Every failure is a `TranscribeVideoError` whose message is written for the
+ * model, which sees it in the tool result and can recover (pick another asset,
+ * ask the user).
  */
 import { maxRequestBodyBytes, TranscribeVideo } from "@switchboard/domain"
 import type { AgentContext, MediaAsset, ToolDefinition } from "@switchboard/domain"
 import { Data, Effect } from "effect"
-import * as fs from "node:fs/promises"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import type { MediaTranscriber, MediaUpload } from "../api/MediaTranscriber.ts"
 
 export type TranscribeVideoErrorReason =
@@ -40,8 +39,16 @@ export class TranscribeVideoError extends Data.TaggedError("TranscribeVideoError
  */
 export const defaultMaxBytes = maxRequestBodyBytes - 64 * 1024
 
+/** An asset's bytes, ready to upload. */
+export type AssetBytes = Omit<MediaUpload, "language">
+
+/** Reads an asset's bytes, refusing more than `maxBytes` before reading them where it can. */
+export type ReadAsset = (asset: MediaAsset, maxBytes: number) => Effect.Effect<AssetBytes, TranscribeVideoError>
+
 export interface TranscribeVideoOptions {
   readonly maxBytes?: number
+  /** Where the bytes come from; default `fetchAsset`. */
+  readonly readAsset?: ReadAsset
 }
 
 const fail = (reason: TranscribeVideoErrorReason, message: string, cause?: unknown) =>
@@ -91,19 +98,26 @@ const mediaTypes: Record<string, string> = {
   ".aac": "audio/aac"
 }
 
-const mediaTypeOf = (fileName: string): string =>
-  mediaTypes[path.extname(fileName).toLowerCase()] ?? "application/octet-stream"
+/** The last segment of a `/`- or `\\`-separated path. */
+const baseName = (pathName: string): string => pathName.split(/[\\/]/).at(-1) ?? ""
+
+/** `.mp4` of `clip.mp4`; "" without an extension (a leading dot names a hidden file, not an extension). */
+const extension = (fileName: string): string => {
+  const dot = fileName.lastIndexOf(".")
+  return dot > 0 ? fileName.slice(dot) : ""
+}
+
+export const mediaTypeOf = (fileName: string): string =>
+  mediaTypes[extension(baseName(fileName)).toLowerCase()] ?? "application/octet-stream"
 
 /** A file name with an extension when we can find one: providers detect the format from it. */
-const fileNameOf = (asset: MediaAsset, fromUri: string): string => {
-  const base = path.basename(fromUri)
-  if (base !== "" && path.extname(base) !== "") return base
+export const fileNameOf = (asset: MediaAsset, fromPath: string): string => {
+  const base = baseName(fromPath)
+  if (base !== "" && extension(base) !== "") return base
   return asset.name !== "" ? asset.name : asset.id
 }
 
-type AssetBytes = Omit<MediaUpload, "language">
-
-const tooLarge = (asset: MediaAsset, size: number, maxBytes: number) =>
+export const tooLarge = (asset: MediaAsset, size: number, maxBytes: number) =>
   fail(
     "TooLarge",
     `Media asset "${asset.id}" is ${(size / 1024 / 1024).toFixed(1)} MiB; at most ${
@@ -111,22 +125,7 @@ const tooLarge = (asset: MediaAsset, size: number, maxBytes: number) =>
     } MiB can be transcribed`
   )
 
-const readLocal = (asset: MediaAsset, file: string, maxBytes: number): Effect.Effect<AssetBytes, TranscribeVideoError> =>
-  Effect.gen(function*() {
-    const readFailed = (cause: unknown) =>
-      new TranscribeVideoError({
-        reason: "ReadFailed",
-        message: `Cannot read media asset "${asset.id}" at ${file}: ${cause instanceof Error ? cause.message : String(cause)}`,
-        cause
-      })
-    const stat = yield* Effect.tryPromise({ try: () => fs.stat(file), catch: readFailed })
-    if (stat.size > maxBytes) return yield* tooLarge(asset, stat.size, maxBytes)
-    const data = yield* Effect.tryPromise({ try: () => fs.readFile(file), catch: readFailed })
-    const fileName = fileNameOf(asset, file)
-    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), fileName, mediaType: mediaTypeOf(fileName) }
-  })
-
-const readRemote = (asset: MediaAsset, url: URL, maxBytes: number): Effect.Effect<AssetBytes, TranscribeVideoError> =>
+const fetchUrl = (asset: MediaAsset, url: URL, maxBytes: number): Effect.Effect<AssetBytes, TranscribeVideoError> =>
   Effect.gen(function*() {
     const readFailed = (cause: unknown) =>
       new TranscribeVideoError({
@@ -148,7 +147,10 @@ const readRemote = (asset: MediaAsset, url: URL, maxBytes: number): Effect.Effec
     if (Number.isFinite(declared) && declared > maxBytes) return yield* tooLarge(asset, declared, maxBytes)
     const body = yield* Effect.tryPromise({ try: () => response.arrayBuffer(), catch: readFailed })
     if (body.byteLength > maxBytes) return yield* tooLarge(asset, body.byteLength, maxBytes)
-    const fileName = fileNameOf(asset, decodeURIComponent(url.pathname))
+    // A blob: URL's path is an opaque id and a data: URL's the data: the asset's name stands for the file's.
+    const fileName = url.protocol === "http:" || url.protocol === "https:"
+      ? fileNameOf(asset, decodeURIComponent(url.pathname))
+      : fileNameOf(asset, asset.name)
     const headerType = response.headers.get("content-type")?.split(";")[0]?.trim()
     const mediaType = headerType !== undefined && headerType !== "" && headerType !== "application/octet-stream"
       ? headerType
@@ -156,25 +158,25 @@ const readRemote = (asset: MediaAsset, url: URL, maxBytes: number): Effect.Effec
     return { data: new Uint8Array(body), fileName, mediaType }
   })
 
-/** The asset's bytes, from `file://`, `http(s)://` or a plain local path. */
-export const readAsset = (asset: MediaAsset, maxBytes: number = defaultMaxBytes): Effect.Effect<AssetBytes, TranscribeVideoError> => {
+/** The URI's scheme, lower-cased; none for a plain path. A scheme is at least two letters, so a Windows drive ("C:\\…") is a path. */
+export const schemeOf = (uri: string): string | undefined => /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(uri)?.[1]?.toLowerCase()
+
+/** The asset's bytes by `fetch`: `http(s):`, `blob:` (a file picked in a browser) and `data:` URIs. */
+export const fetchAsset: ReadAsset = (asset, maxBytes) => {
   const uri = asset.uri
-  // A scheme is at least two letters, so a Windows drive ("C:\…") is read as a path.
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(uri)?.[1]?.toLowerCase()
-  if (scheme === undefined) return readLocal(asset, path.resolve(uri), maxBytes)
-  if (scheme === "file") {
-    return Effect.try({
-      try: () => fileURLToPath(uri),
-      catch: (cause) => new TranscribeVideoError({ reason: "UnsupportedUri", message: `Invalid file URL for media asset "${asset.id}": ${uri}`, cause })
-    }).pipe(Effect.flatMap((file) => readLocal(asset, file, maxBytes)))
-  }
-  if (scheme === "http" || scheme === "https") {
+  const scheme = schemeOf(uri)
+  if (scheme === "http" || scheme === "https" || scheme === "blob" || scheme === "data") {
     return Effect.try({
       try: () => new URL(uri),
       catch: (cause) => new TranscribeVideoError({ reason: "UnsupportedUri", message: `Invalid URL for media asset "${asset.id}": ${uri}`, cause })
-    }).pipe(Effect.flatMap((url) => readRemote(asset, url, maxBytes)))
+    }).pipe(Effect.flatMap((url) => fetchUrl(asset, url, maxBytes)))
   }
-  return fail("UnsupportedUri", `Media asset "${asset.id}" has an unsupported URI scheme "${scheme}:" (use file://, http(s):// or a path)`)
+  return fail(
+    "UnsupportedUri",
+    scheme === undefined || scheme === "file"
+      ? `Media asset "${asset.id}" is a local file (${uri}), which this client cannot read: use http(s)://, blob: or data:`
+      : `Media asset "${asset.id}" has an unsupported URI scheme "${scheme}:" (use http(s)://, blob: or data:)`
+  )
 }
 
 export const makeTranscribeVideo = (
@@ -188,7 +190,7 @@ export const makeTranscribeVideo = (
       const assetId = typeof args["assetId"] === "string" ? args["assetId"] : undefined
       const language = typeof args["language"] === "string" ? args["language"] : undefined
       const asset = yield* resolveAsset(agentContext, assetId)
-      const bytes = yield* readAsset(asset, options.maxBytes ?? defaultMaxBytes)
+      const bytes = yield* (options.readAsset ?? fetchAsset)(asset, options.maxBytes ?? defaultMaxBytes)
       const text = yield* transcriber.transcribe({ ...bytes, ...(language === undefined ? {} : { language }) }).pipe(
         Effect.mapError((cause) => new TranscribeVideoError({ reason: "UploadFailed", message: cause.message, cause }))
       )

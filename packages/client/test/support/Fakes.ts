@@ -80,16 +80,14 @@ export const fakeTool = (
 
 export const tempDir = (prefix = "switchboard-cli-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
-/** A context whose one video asset is a real file holding `bytes`. */
+/** A context whose one video asset holds `bytes`, inline (a `data:` URI: what the client reads without a disk). */
 export const contextWithVideo = (bytes: Uint8Array = new Uint8Array([0, 0, 0, 24, 102, 116, 121, 112])) => {
-  const dir = tempDir()
-  const file = path.join(dir, "clip.mp4")
-  fs.writeFileSync(file, bytes)
+  const uri = `data:video/mp4;base64,${Buffer.from(bytes).toString("base64")}`
   const context: AgentContext = {
     projectId: "proj_1",
     activeSceneId: null,
-    mediaAssets: [{ id: "vid_1", name: "Clip", kind: "video", uri: file }],
+    mediaAssets: [{ id: "vid_1", name: "clip.mp4", kind: "video", uri }],
     playbackTimeMs: 0
   }
-  return { context, file, bytes }
+  return { context, bytes }
 }

@@ -4,13 +4,17 @@ import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { ApiClient } from "../src/api/ApiClient.ts"
-import { MediaTranscriber } from "../src/api/MediaTranscriber.ts"
-import { makeDefaultRegistry } from "../src/tools/DefaultRegistry.ts"
-import { makeTranscribeVideo, readAsset, resolveAsset, TranscribeVideoError } from "../src/tools/TranscribeVideo.ts"
-import { recordingTranscriber, tempDir } from "./support/Fakes.ts"
-import { formDataOf, startFakeServer } from "./support/FakeServer.ts"
-import type { RecordedRequest } from "./support/FakeServer.ts"
+import { ApiClient } from "@switchboard/client/api/ApiClient"
+import { MediaTranscriber } from "@switchboard/client/api/MediaTranscriber"
+import { recordingTranscriber, tempDir } from "@switchboard/client/testing/Fakes"
+import { formDataOf, startFakeServer } from "@switchboard/client/testing/FakeServer"
+import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
+import { makeDefaultRegistry } from "@switchboard/client/tools/DefaultRegistry"
+import { makeTranscribeVideo, resolveAsset, TranscribeVideoError } from "@switchboard/client/tools/TranscribeVideo"
+import { readAssetFromDisk } from "../src/tools/FileAssets.ts"
+
+// The tool as the terminal runs it: assets read from disk.
+const fromDisk = { readAsset: readAssetFromDisk }
 
 const videoBytes = Uint8Array.from({ length: 4096 }, (_, i) => (i * 31 + 7) % 256)
 
@@ -45,7 +49,7 @@ describe("transcribe_video", () => {
     Effect.gen(function*() {
       const server = yield* startFakeServer(transcriptionEndpoint)
       const transcriber = yield* transcriberAt(server.url, "secret-token")
-      const tool = makeDefaultRegistry(transcriber).get("transcribe_video")
+      const tool = makeDefaultRegistry(transcriber, fromDisk).get("transcribe_video")
       assert.isDefined(tool)
       const file = writeClip()
       const context = contextOf(
@@ -79,7 +83,7 @@ describe("transcribe_video", () => {
         { id: "vid_1", name: "Clip", kind: "video", uri: writeClip() },
         { id: "aud_1", name: "Voice", kind: "audio", uri: audio }
       )
-      yield* makeTranscribeVideo(transcriber).execute({ assetId: "aud_1" }, { agentContext: context })
+      yield* makeTranscribeVideo(transcriber, fromDisk).execute({ assetId: "aud_1" }, { agentContext: context })
       const request = server.requests[0]!
       assert.isUndefined(request.headers.authorization)
       const form = yield* Effect.promise(() => formDataOf(request))
@@ -99,7 +103,7 @@ describe("transcribe_video", () => {
       )
       const transcriber = yield* transcriberAt(server.url)
       const context = contextOf({ id: "vid_r", name: "Remote", kind: "video", uri: `${server.url}/media/remote.webm` })
-      const result = yield* makeTranscribeVideo(transcriber).execute({}, { agentContext: context })
+      const result = yield* makeTranscribeVideo(transcriber, fromDisk).execute({}, { agentContext: context })
       assert.deepStrictEqual(result, { text: "hello from the server" })
       const upload = server.requests.find((r) => r.method === "POST")!
       const uploaded = (yield* Effect.promise(() => formDataOf(upload))).get("file") as File
@@ -116,7 +120,7 @@ describe("transcribe_video", () => {
       }))
       const transcriber = yield* transcriberAt(server.url)
       const context = contextOf({ id: "vid_1", name: "Clip", kind: "video", uri: writeClip() })
-      const error = yield* makeTranscribeVideo(transcriber).execute({}, { agentContext: context }).pipe(Effect.flip)
+      const error = yield* makeTranscribeVideo(transcriber, fromDisk).execute({}, { agentContext: context }).pipe(Effect.flip)
       assert.instanceOf(error, TranscribeVideoError)
       assert.strictEqual((error as TranscribeVideoError).reason, "UploadFailed")
       assert.include((error as TranscribeVideoError).message, "LLM provider error")
@@ -169,7 +173,7 @@ describe("asset resolution", () => {
   it.effect("unreadable, unsupported and oversized assets fail before any upload", () =>
     Effect.gen(function*() {
       const { transcriber, uploads } = recordingTranscriber()
-      const tool = makeTranscribeVideo(transcriber, { maxBytes: 1024 })
+      const tool = makeTranscribeVideo(transcriber, { ...fromDisk, maxBytes: 1024 })
       const run = (asset: MediaAsset) =>
         tool.execute({}, { agentContext: contextOf(asset) }).pipe(
           Effect.flip,
@@ -180,7 +184,7 @@ describe("asset resolution", () => {
       assert.strictEqual(yield* run({ id: "v", name: "v", kind: "video", uri: writeClip() }), "TooLarge")
       assert.strictEqual(uploads.length, 0)
       // within the limit it uploads
-      const small = yield* readAsset({ id: "v", name: "v", kind: "video", uri: writeClip("s.mov", Uint8Array.from([9])) })
+      const small = yield* readAssetFromDisk({ id: "v", name: "v", kind: "video", uri: writeClip("s.mov", Uint8Array.from([9])) }, 1024)
       assert.deepStrictEqual([...small.data], [9])
       assert.strictEqual(small.mediaType, "video/quicktime")
     }))
