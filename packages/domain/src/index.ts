@@ -1,4 +1,5 @@
 export * from "./AdminApi.ts"
+export * from "./Agents.ts"
 export * from "./Api.ts"
 export * from "./Chat.ts"
 export * from "./ChatApi.ts"
