@@ -10,14 +10,7 @@ import { plannerTools } from "../../src/hosts/HostTool.ts"
 import { makeHostRegistry } from "../../src/hosts/HostRegistry.ts"
 import { tempDir } from "@switchboard/client/testing/Fakes"
 
-const string = (key: string, required: boolean, description: string) => ({ key, type: "string" as const, required, description })
-
-const closed = (properties: Record<string, unknown>, required: ReadonlyArray<string>) => ({
-  type: "object",
-  properties,
-  required,
-  additionalProperties: false
-})
+const parameter = (key: string, description: string) => ({ key, type: "string" as const, required: true, description })
 
 describe("host tools declared once", () => {
   it.effect("each has the parameters and the planner JSON Schema it had", () =>
@@ -26,27 +19,29 @@ describe("host tools declared once", () => {
         workdir: tempDir("switchboard-host-"),
         shell: { allow: ["ls", "git"], timeoutMs: 1000, maxOutputBytes: 100 }
       })
-      const flatTools = [
-        ["finish", [string("summary", true, "What was done, in one or two sentences.")]],
-        ["fail", [string("reason", true, "Why the goal cannot be reached.")]],
-        ["read_file", [string("path", true, "File path relative to the working directory.")]],
-        ["write_file", [
-          string("path", true, "File path relative to the working directory."),
-          string("content", true, "The whole new content of the file.")
-        ]]
-      ] as const
+      // What each flat tool was, as written by hand: its parameters, and the planner's JSON Schema made from them.
+      const summary = "What was done, in one or two sentences."
+      const reason = "Why the goal cannot be reached."
+      const path = "File path relative to the working directory."
+      const content = "The whole new content of the file."
+      const flatTools = {
+        finish: [[parameter("summary", summary)], { summary: { type: "string", description: summary } }],
+        fail: [[parameter("reason", reason)], { reason: { type: "string", description: reason } }],
+        read_file: [[parameter("path", path)], { path: { type: "string", description: path } }],
+        write_file: [
+          [parameter("path", path), parameter("content", content)],
+          { path: { type: "string", description: path }, content: { type: "string", description: content } }
+        ]
+      } as const
       const sent = new Map(plannerTools(registry).map((tool) => [tool.name, tool.parameters]))
       assert.deepStrictEqual([...sent.keys()], ["finish", "fail", "read_file", "write_file", "shell"])
-      for (const [name, parameters] of flatTools) {
+      for (const [name, [parameters, properties]] of Object.entries(flatTools)) {
         const tool = registry.get(name)!
         assert.deepStrictEqual(tool.parameters, parameters, name)
         assert.isUndefined(tool.inputSchema, name)
         assert.strictEqual(
           JSON.stringify(sent.get(name)),
-          JSON.stringify(closed(
-            Object.fromEntries(parameters.map(({ description, key }) => [key, { type: "string", description }])),
-            parameters.map((p) => p.key)
-          )),
+          JSON.stringify({ type: "object", properties, required: Object.keys(properties), additionalProperties: false }),
           name
         )
       }
@@ -54,14 +49,21 @@ describe("host tools declared once", () => {
       const shell = registry.get("shell")!
       // The allow-list is offered to the planner, not put in the parameter list: the tool refuses in its own words.
       assert.deepStrictEqual(shell.parameters, [
-        string("command", true, "The program, exactly as on the allowed list."),
+        parameter("command", "The program, exactly as on the allowed list."),
         { key: "args", type: "array" as const, required: false, description: "Its arguments, one string each." }
       ])
       // As it was, but for the order of two keys of `args` (`description` now comes before `items`, as in every derived schema).
-      assert.deepStrictEqual(sent.get("shell"), closed({
-        command: { type: "string", description: "The program, exactly as on the allowed list.", enum: ["ls", "git"] },
-        args: { type: "array", items: { type: "string" }, description: "Its arguments, one string each." }
-      }, ["command"]))
+      assert.deepStrictEqual(sent.get("shell"), {
+        type: "object",
+        properties: {
+          command: { type: "string", description: "The program, exactly as on the allowed list.", enum: ["ls", "git"] },
+          args: { type: "array", items: { type: "string" }, description: "Its arguments, one string each." }
+        },
+        required: ["command"],
+        additionalProperties: false
+      })
+      const args = (sent.get("shell") as { properties: { args: object } }).properties.args
+      assert.deepStrictEqual(Object.keys(args), ["type", "description", "items"])
     }))
 
   it.effect("a call's arguments are decoded with the declaring schema; a mismatch is the tool's error", () =>

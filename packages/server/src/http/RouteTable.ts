@@ -48,7 +48,8 @@ export const makeRouteTable = (routes: ReadonlyArray<Route>): RouteTable => {
     routes,
     methodsOf: (url) => {
       const found = METHODS.filter((method) => router.find(method, url) !== undefined)
-      return found.includes("GET") && !found.includes("HEAD") ? METHODS.filter((m) => m === "HEAD" || found.includes(m)) : found
+      // The router answers HEAD with the GET route.
+      return METHODS.filter((m) => found.includes(m) || (m === "HEAD" && found.includes("GET")))
     }
   }
 }

@@ -38,40 +38,51 @@ const offered = Effect.gen(function*() {
   return new Map<string, ToolSchema>([...research, ...demo, ...visual].map((tool) => [tool.name, tool]))
 })
 
-const closed = (properties: Record<string, unknown>, required: ReadonlyArray<string>) => ({
-  type: "object",
-  properties,
-  required,
-  additionalProperties: false
-})
+const string = (description: string) => ({ type: "string", description })
 
 describe("sub-agent tools declared once", () => {
   it.effect("each offers the parameters and the JSON Schema it had", () =>
     Effect.gen(function*() {
       const tools = yield* offered
       assert.deepStrictEqual([...tools.keys()], ["web_search", "fetch_url", "submit_brief", "write_demo", "write_svg"])
-      const flatTools: ReadonlyArray<readonly [string, ReadonlyArray<{ key: string; required: boolean; description: string }>]> = [
-        ["web_search", [{ key: "query", required: true, description: "The search query." }]],
-        ["fetch_url", [{ key: "url", required: true, description: "The page's URL." }]],
-        ["write_demo", [
-          { key: "html", required: true, description: "The whole self-contained HTML document." },
-          { key: "notes", required: false, description: "What the demo shows; its controls by name." }
-        ]],
-        ["write_svg", [
-          { key: "svg", required: true, description: "The whole SVG document." },
-          { key: "notes", required: false, description: "The figure's elements, for the teacher." }
-        ]]
-      ]
-      for (const [name, parameters] of flatTools) {
+      // What each flat tool was, as written by hand: its parameters, and the JSON Schema providers got from them.
+      const flatTools = {
+        web_search: [
+          [{ key: "query", type: "string", required: true, description: "The search query." }],
+          { properties: { query: string("The search query.") }, required: ["query"] }
+        ],
+        fetch_url: [
+          [{ key: "url", type: "string", required: true, description: "The page's URL." }],
+          { properties: { url: string("The page's URL.") }, required: ["url"] }
+        ],
+        write_demo: [
+          [
+            { key: "html", type: "string", required: true, description: "The whole self-contained HTML document." },
+            { key: "notes", type: "string", required: false, description: "What the demo shows; its controls by name." }
+          ],
+          {
+            properties: {
+              html: string("The whole self-contained HTML document."),
+              notes: string("What the demo shows; its controls by name.")
+            },
+            required: ["html"]
+          }
+        ],
+        write_svg: [
+          [
+            { key: "svg", type: "string", required: true, description: "The whole SVG document." },
+            { key: "notes", type: "string", required: false, description: "The figure's elements, for the teacher." }
+          ],
+          { properties: { svg: string("The whole SVG document."), notes: string("The figure's elements, for the teacher.") }, required: ["svg"] }
+        ]
+      } as const
+      for (const [name, [parameters, { properties, required }]] of Object.entries(flatTools)) {
         const tool = tools.get(name)!
-        assert.deepStrictEqual(tool.parameters, parameters.map(({ description, key, required }) => ({ key, type: "string", required, description })), name)
+        assert.deepStrictEqual(tool.parameters, parameters, name)
         assert.isUndefined(tool.inputSchema, name)
         assert.strictEqual(
           JSON.stringify(toolInputSchema(tool)),
-          JSON.stringify(closed(
-            Object.fromEntries(parameters.map(({ description, key }) => [key, { type: "string", description }])),
-            parameters.filter((p) => p.required).map((p) => p.key)
-          )),
+          JSON.stringify({ type: "object", properties, required, additionalProperties: false }),
           name
         )
       }
