@@ -1,31 +1,98 @@
 /**
- * The errors a client can see. Each carries its HTTP status and a fixed
- * snake_case `code`, and none has a `_tag` on the wire: every error body is
- * `{ error, code, ...details }` (docs/errors.md).
+ * The errors a client can see. Each carries a fixed snake_case `code` and the
+ * HTTP status the table below gives that code, and none has a `_tag` on the
+ * wire: every error body is `{ error, code, ...details }` (docs/errors.md).
+ * In a program each has one all the same (a getter, never encoded), so a
+ * client matches the typed client's failures by tag (`Effect.catchTag`).
  */
 import { Schema } from "effect"
+
+/**
+ * Every code the server answers an error with, and its HTTP status: the one
+ * table the declared errors below, the server's HTTP layer and the clients
+ * read. Some codes are the HTTP layer's only, for what no operation declares
+ * (a refusal of Node's HTTP parser, a client gone before its answer).
+ */
+export const statusOfCode = {
+  invalid_request: 400,
+  too_many_messages: 400,
+  too_many_parts: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  chat_not_found: 404,
+  host_not_found: 404,
+  task_not_found: 404,
+  profile_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  turn_in_flight: 409,
+  lease_lost: 409,
+  task_cancelled: 409,
+  task_terminal: 409,
+  host_revoked: 409,
+  profile_name_taken: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  expectation_failed: 417,
+  headers_too_large: 431,
+  client_closed_request: 499,
+  internal_error: 500,
+  provider_error: 502,
+  provider_not_configured: 502,
+  no_tool_call: 502,
+  multiple_tool_calls: 502,
+  invalid_tool_call: 502,
+  not_ready: 503,
+  database_unavailable: 503,
+  no_active_profile: 503,
+  credential_unavailable: 503,
+  unavailable: 503,
+  provider_timeout: 504
+} as const satisfies Record<string, number>
+export type ErrorCode = keyof typeof statusOfCode
+
+/** The status of a code the server sent, or undefined for one this table does not know (a newer server's). */
+export const statusOf = (code: string): number | undefined =>
+  Object.hasOwn(statusOfCode, code) ? statusOfCode[code as ErrorCode] : undefined
 
 export class InvalidRequest extends Schema.Error<InvalidRequest>("InvalidRequest")({
   error: Schema.String,
   code: Schema.tag("invalid_request")
-}, { httpApiStatus: 400, description: "The body, path or query does not match the schema; `error` names the offending path" }) {}
+}, { httpApiStatus: statusOfCode.invalid_request, description: "The body, path or query does not match the schema; `error` names the offending path" }) {
+  get _tag() {
+    return "InvalidRequest" as const
+  }
+}
 
 export class Unauthenticated extends Schema.Error<Unauthenticated>("Unauthenticated")({
   error: Schema.String,
   code: Schema.tag("unauthenticated")
-}, { httpApiStatus: 401, description: "`CHAT_TOKEN` is set and the request lacks `Authorization: Bearer $CHAT_TOKEN`" }) {}
+}, { httpApiStatus: statusOfCode.unauthenticated, description: "`CHAT_TOKEN` is set and the request lacks `Authorization: Bearer $CHAT_TOKEN`" }) {
+  get _tag() {
+    return "Unauthenticated" as const
+  }
+}
 
 export class ChatNotFound extends Schema.Error<ChatNotFound>("ChatNotFound")({
   error: Schema.String,
   code: Schema.tag("chat_not_found"),
   chatId: Schema.String
-}, { httpApiStatus: 404, description: "No turn was ever persisted under this `chatId`, or the operator deleted the chat" }) {}
+}, { httpApiStatus: statusOfCode.chat_not_found, description: "No turn was ever persisted under this `chatId`, or the operator deleted the chat" }) {
+  get _tag() {
+    return "ChatNotFound" as const
+  }
+}
 
 export class TurnInFlight extends Schema.Error<TurnInFlight>("TurnInFlight")({
   error: Schema.String,
   code: Schema.tag("turn_in_flight"),
   chatId: Schema.String
-}, { httpApiStatus: 409, description: "Another turn of this chat is in flight; retry once it has answered" }) {}
+}, { httpApiStatus: statusOfCode.turn_in_flight, description: "Another turn of this chat is in flight; retry once it has answered" }) {
+  get _tag() {
+    return "TurnInFlight" as const
+  }
+}
 
 /**
  * Why a provider call failed, safe to show: a kind, never the provider's own
@@ -47,13 +114,21 @@ export class ProviderFailed extends Schema.Error<ProviderFailed>("ProviderFailed
   code: Schema.tag("provider_error"),
   /** Always sent by this server; optional so that a client still reads an older server's answer. */
   reason: Schema.optionalKey(ProviderFailureReason)
-}, { httpApiStatus: 502, description: "The LLM provider failed or answered something unusable; `reason` says how" }) {}
+}, { httpApiStatus: statusOfCode.provider_error, description: "The LLM provider failed or answered something unusable; `reason` says how" }) {
+  get _tag() {
+    return "ProviderFailed" as const
+  }
+}
 
 export class ProviderNotConfigured extends Schema.Error<ProviderNotConfigured>("ProviderNotConfigured")({
   error: Schema.String,
   code: Schema.tag("provider_not_configured"),
   missing: Schema.Array(Schema.String)
-}, { httpApiStatus: 502, description: "The server lacks provider settings; `missing` lists the variables" }) {}
+}, { httpApiStatus: statusOfCode.provider_not_configured, description: "The server lacks provider settings; `missing` lists the variables" }) {
+  get _tag() {
+    return "ProviderNotConfigured" as const
+  }
+}
 
 /**
  * Readiness (`/readyz`), and every route while the server is still starting
@@ -62,21 +137,33 @@ export class ProviderNotConfigured extends Schema.Error<ProviderNotConfigured>("
 export class NotReady extends Schema.Error<NotReady>("NotReady")({
   error: Schema.String,
   code: Schema.tag("not_ready")
-}, { httpApiStatus: 503, description: "Starting (every route, with `Retry-After`), or the database does not answer or migrations are pending (`/readyz`)" }) {}
+}, { httpApiStatus: statusOfCode.not_ready, description: "Starting (every route, with `Retry-After`), or the database does not answer or migrations are pending (`/readyz`)" }) {
+  get _tag() {
+    return "NotReady" as const
+  }
+}
 
 /** A turn carrying more messages than the server takes in one request (`CHAT_MAX_MESSAGES`). */
 export class TooManyMessages extends Schema.Error<TooManyMessages>("TooManyMessages")({
   error: Schema.String,
   code: Schema.tag("too_many_messages"),
   limit: Schema.Int
-}, { httpApiStatus: 400, description: "More messages than `CHAT_MAX_MESSAGES` (default 1000) in one turn; `limit` is the limit" }) {}
+}, { httpApiStatus: statusOfCode.too_many_messages, description: "More messages than `CHAT_MAX_MESSAGES` (default 1000) in one turn; `limit` is the limit" }) {
+  get _tag() {
+    return "TooManyMessages" as const
+  }
+}
 
 /** A multipart body with more parts than the route takes; refused before the rest is read. */
 export class TooManyParts extends Schema.Error<TooManyParts>("TooManyParts")({
   error: Schema.String,
   code: Schema.tag("too_many_parts"),
   limit: Schema.Int
-}, { httpApiStatus: 400, description: "More multipart parts than the operation takes (`limit`)" }) {}
+}, { httpApiStatus: statusOfCode.too_many_parts, description: "More multipart parts than the operation takes (`limit`)" }) {
+  get _tag() {
+    return "TooManyParts" as const
+  }
+}
 
 // The errors below are answered by the server's HTTP layer (packages/server/src/http/JsonErrors.ts)
 // before, around or instead of a handler. They are declared on the operations anyway, so the
@@ -85,36 +172,60 @@ export class TooManyParts extends Schema.Error<TooManyParts>("TooManyParts")({
 export class NotFound extends Schema.Error<NotFound>("NotFound")({
   error: Schema.String,
   code: Schema.tag("not_found")
-}, { httpApiStatus: 404, description: "No such route (for instance a path parameter the router cannot match)" }) {}
+}, { httpApiStatus: statusOfCode.not_found, description: "No such route (for instance a path parameter the router cannot match)" }) {
+  get _tag() {
+    return "NotFound" as const
+  }
+}
 
 export class MethodNotAllowed extends Schema.Error<MethodNotAllowed>("MethodNotAllowed")({
   error: Schema.String,
   code: Schema.tag("method_not_allowed")
-}, { httpApiStatus: 405, description: "The path exists with other methods, listed in `Allow`" }) {}
+}, { httpApiStatus: statusOfCode.method_not_allowed, description: "The path exists with other methods, listed in `Allow`" }) {
+  get _tag() {
+    return "MethodNotAllowed" as const
+  }
+}
 
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")({
   error: Schema.String,
   code: Schema.tag("payload_too_large")
 }, {
-  httpApiStatus: 413,
+  httpApiStatus: statusOfCode.payload_too_large,
   description: "The request body is larger than 10 MiB, or one value in it larger than the server stores " +
     "(4 MiB of JSON: a chat message, a planner prompt); `error` names it"
-}) {}
+}) {
+  get _tag() {
+    return "PayloadTooLarge" as const
+  }
+}
 
 export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")({
   error: Schema.String,
   code: Schema.tag("unsupported_media_type")
-}, { httpApiStatus: 415, description: "A body with another Content-Type than the operation takes" }) {}
+}, { httpApiStatus: statusOfCode.unsupported_media_type, description: "A body with another Content-Type than the operation takes" }) {
+  get _tag() {
+    return "UnsupportedMediaType" as const
+  }
+}
 
 export class InternalError extends Schema.Error<InternalError>("InternalError")({
   error: Schema.String,
   code: Schema.tag("internal_error")
-}, { httpApiStatus: 500, description: "An unexpected server failure (logged; never a stack trace on the wire)" }) {}
+}, { httpApiStatus: statusOfCode.internal_error, description: "An unexpected server failure (logged; never a stack trace on the wire)" }) {
+  get _tag() {
+    return "InternalError" as const
+  }
+}
 
 export class DatabaseUnavailable extends Schema.Error<DatabaseUnavailable>("DatabaseUnavailable")({
   error: Schema.String,
   code: Schema.tag("database_unavailable")
-}, { httpApiStatus: 503, description: "The database cannot be reached; retry after `Retry-After` seconds" }) {}
+}, { httpApiStatus: statusOfCode.database_unavailable, description: "The database cannot be reached; retry after `Retry-After` seconds" }) {
+  get _tag() {
+    return "DatabaseUnavailable" as const
+  }
+}
 
 /** What any operation can answer, whatever it does. */
 export const anyRouteErrors = [MethodNotAllowed, InternalError] as const
@@ -129,46 +240,74 @@ export const bodyErrors = [InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 export class Forbidden extends Schema.Error<Forbidden>("Forbidden")({
   error: Schema.String,
   code: Schema.tag("forbidden")
-}, { httpApiStatus: 403 }) {}
+}, { httpApiStatus: statusOfCode.forbidden }) {
+  get _tag() {
+    return "Forbidden" as const
+  }
+}
 
 export class HostNotFound extends Schema.Error<HostNotFound>("HostNotFound")({
   error: Schema.String,
   code: Schema.tag("host_not_found"),
   hostId: Schema.String
-}, { httpApiStatus: 404 }) {}
+}, { httpApiStatus: statusOfCode.host_not_found }) {
+  get _tag() {
+    return "HostNotFound" as const
+  }
+}
 
 export class TaskNotFound extends Schema.Error<TaskNotFound>("TaskNotFound")({
   error: Schema.String,
   code: Schema.tag("task_not_found"),
   taskId: Schema.String
-}, { httpApiStatus: 404 }) {}
+}, { httpApiStatus: statusOfCode.task_not_found }) {
+  get _tag() {
+    return "TaskNotFound" as const
+  }
+}
 
 export class ProfileNotFound extends Schema.Error<ProfileNotFound>("ProfileNotFound")({
   error: Schema.String,
   code: Schema.tag("profile_not_found"),
   profileId: Schema.String
-}, { httpApiStatus: 404 }) {}
+}, { httpApiStatus: statusOfCode.profile_not_found }) {
+  get _tag() {
+    return "ProfileNotFound" as const
+  }
+}
 
 /** A provider profile name already taken. */
 export class ProfileNameTaken extends Schema.Error<ProfileNameTaken>("ProfileNameTaken")({
   error: Schema.String,
   code: Schema.tag("profile_name_taken"),
   name: Schema.String
-}, { httpApiStatus: 409 }) {}
+}, { httpApiStatus: statusOfCode.profile_name_taken }) {
+  get _tag() {
+    return "ProfileNameTaken" as const
+  }
+}
 
 /** The lease expired, or the attempt named is not the task's current one (the task was claimed again). */
 export class LeaseLost extends Schema.Error<LeaseLost>("LeaseLost")({
   error: Schema.String,
   code: Schema.tag("lease_lost"),
   taskId: Schema.String
-}, { httpApiStatus: 409 }) {}
+}, { httpApiStatus: statusOfCode.lease_lost }) {
+  get _tag() {
+    return "LeaseLost" as const
+  }
+}
 
 /** The operator cancelled the task: the host must stop working on it (and report nothing). */
 export class TaskCancelled extends Schema.Error<TaskCancelled>("TaskCancelled")({
   error: Schema.String,
   code: Schema.tag("task_cancelled"),
   taskId: Schema.String
-}, { httpApiStatus: 409, description: "The operator cancelled the task: stop working on it" }) {}
+}, { httpApiStatus: statusOfCode.task_cancelled, description: "The operator cancelled the task: stop working on it" }) {
+  get _tag() {
+    return "TaskCancelled" as const
+  }
+}
 
 /** A cancel of a task that has already ended (succeeded, failed or cancelled). */
 export class TaskTerminal extends Schema.Error<TaskTerminal>("TaskTerminal")({
@@ -176,19 +315,31 @@ export class TaskTerminal extends Schema.Error<TaskTerminal>("TaskTerminal")({
   code: Schema.tag("task_terminal"),
   taskId: Schema.String,
   status: Schema.String
-}, { httpApiStatus: 409, description: "The task has already ended; `status` says how" }) {}
+}, { httpApiStatus: statusOfCode.task_terminal, description: "The task has already ended; `status` says how" }) {
+  get _tag() {
+    return "TaskTerminal" as const
+  }
+}
 
 /** The host was revoked: its token cannot be rotated (register a new host instead). */
 export class HostRevoked extends Schema.Error<HostRevoked>("HostRevoked")({
   error: Schema.String,
   code: Schema.tag("host_revoked"),
   hostId: Schema.String
-}, { httpApiStatus: 409, description: "The host was revoked; register a new one" }) {}
+}, { httpApiStatus: statusOfCode.host_revoked, description: "The host was revoked; register a new one" }) {
+  get _tag() {
+    return "HostRevoked" as const
+  }
+}
 
 export class NoActiveProfile extends Schema.Error<NoActiveProfile>("NoActiveProfile")({
   error: Schema.String,
   code: Schema.tag("no_active_profile")
-}, { httpApiStatus: 503 }) {}
+}, { httpApiStatus: statusOfCode.no_active_profile }) {
+  get _tag() {
+    return "NoActiveProfile" as const
+  }
+}
 
 /**
  * CREDENTIAL_KEY is missing or malformed, or a stored credential was written
@@ -197,7 +348,11 @@ export class NoActiveProfile extends Schema.Error<NoActiveProfile>("NoActiveProf
 export class CredentialUnavailable extends Schema.Error<CredentialUnavailable>("CredentialUnavailable")({
   error: Schema.String,
   code: Schema.tag("credential_unavailable")
-}, { httpApiStatus: 503 }) {}
+}, { httpApiStatus: statusOfCode.credential_unavailable }) {
+  get _tag() {
+    return "CredentialUnavailable" as const
+  }
+}
 
 /** The planner's provider call failed (unreachable, an error status, an unreadable answer). */
 export class PlannerProviderError extends Schema.Error<PlannerProviderError>("PlannerProviderError")({
@@ -205,28 +360,84 @@ export class PlannerProviderError extends Schema.Error<PlannerProviderError>("Pl
   code: Schema.tag("provider_error"),
   /** Always sent by this server; optional so that a client still reads an older server's answer. */
   reason: Schema.optionalKey(ProviderFailureReason)
-}, { httpApiStatus: 502, description: "The provider call failed (unreachable, an error status, an unreadable or too large answer); `reason` says how" }) {}
+}, { httpApiStatus: statusOfCode.provider_error, description: "The provider call failed (unreachable, an error status, an unreadable or too large answer); `reason` says how" }) {
+  get _tag() {
+    return "PlannerProviderError" as const
+  }
+}
 
 /** The provider answered without a tool call. */
 export class NoToolCall extends Schema.Error<NoToolCall>("NoToolCall")({
   error: Schema.String,
   code: Schema.tag("no_tool_call")
-}, { httpApiStatus: 502 }) {}
+}, { httpApiStatus: statusOfCode.no_tool_call }) {
+  get _tag() {
+    return "NoToolCall" as const
+  }
+}
 
 /** The provider answered with more than one tool call. */
 export class MultipleToolCalls extends Schema.Error<MultipleToolCalls>("MultipleToolCalls")({
   error: Schema.String,
   code: Schema.tag("multiple_tool_calls")
-}, { httpApiStatus: 502 }) {}
+}, { httpApiStatus: statusOfCode.multiple_tool_calls }) {
+  get _tag() {
+    return "MultipleToolCalls" as const
+  }
+}
 
 /** One tool call, but its name is not one of the request's tools, or its arguments are not a JSON object. */
 export class InvalidToolCall extends Schema.Error<InvalidToolCall>("InvalidToolCall")({
   error: Schema.String,
   code: Schema.tag("invalid_tool_call")
-}, { httpApiStatus: 502 }) {}
+}, { httpApiStatus: statusOfCode.invalid_tool_call }) {
+  get _tag() {
+    return "InvalidToolCall" as const
+  }
+}
 
 /** No answer within the active profile's timeout. */
 export class ProviderTimeout extends Schema.Error<ProviderTimeout>("ProviderTimeout")({
   error: Schema.String,
   code: Schema.tag("provider_timeout")
-}, { httpApiStatus: 504 }) {}
+}, { httpApiStatus: statusOfCode.provider_timeout }) {
+  get _tag() {
+    return "ProviderTimeout" as const
+  }
+}
+
+/** Every declared error, for a client reading an answer its operation does not declare (by `code`). */
+export const declaredErrors = [
+  InvalidRequest,
+  Unauthenticated,
+  ChatNotFound,
+  TurnInFlight,
+  ProviderFailed,
+  ProviderNotConfigured,
+  NotReady,
+  TooManyMessages,
+  TooManyParts,
+  NotFound,
+  MethodNotAllowed,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  InternalError,
+  DatabaseUnavailable,
+  Forbidden,
+  HostNotFound,
+  TaskNotFound,
+  ProfileNotFound,
+  ProfileNameTaken,
+  LeaseLost,
+  TaskCancelled,
+  TaskTerminal,
+  HostRevoked,
+  NoActiveProfile,
+  CredentialUnavailable,
+  PlannerProviderError,
+  NoToolCall,
+  MultipleToolCalls,
+  InvalidToolCall,
+  ProviderTimeout
+] as const
+export type DeclaredError = InstanceType<(typeof declaredErrors)[number]>

@@ -14,6 +14,7 @@
 import { Schema } from "effect"
 import type { ChatMessage, ToolCall } from "./Chat.ts"
 import { NonEmptyText, Text } from "./Json.ts"
+import { toolFromSchema } from "./ToolFromSchema.ts"
 import type { ToolSchema } from "./Tools.ts"
 
 export const JobKind = Schema.Literals(["research", "demo", "visual"])
@@ -23,25 +24,22 @@ export const JobStatus = Schema.Literals(["running", "done", "error"])
 export type JobStatus = typeof JobStatus.Type
 
 // ---------------------------------------------------------------------------
-// Tool inputs and results
+// Tool inputs (each the one declaration of its job tool's arguments, see "The job tools" below) and results
 
 export const ResearchToolInput = Schema.Struct({
-  question: NonEmptyText,
-  /** What the teacher needs it for — focuses the research brief. */
-  context: Schema.optionalKey(Text)
+  question: NonEmptyText.annotate({ description: "The question to research." }),
+  context: Schema.optionalKey(Text.annotate({ description: "What you need the answer for: focuses the brief." }))
 })
 export type ResearchToolInput = typeof ResearchToolInput.Type
 
 export const DemoToolInput = Schema.Struct({
-  title: NonEmptyText,
-  /** Precise brief: concept, parameters/interactions, visual style. */
-  brief: NonEmptyText
+  title: NonEmptyText.annotate({ description: "The demo's title." }),
+  brief: NonEmptyText.annotate({ description: "Concept, parameters and interactions, visual style." })
 })
 export type DemoToolInput = typeof DemoToolInput.Type
 
 export const VisualToolInput = Schema.Struct({
-  /** Precise brief for ONE visual (what it must show, exactly). */
-  brief: NonEmptyText
+  brief: NonEmptyText.annotate({ description: "What the figure must show, exactly." })
 })
 export type VisualToolInput = typeof VisualToolInput.Type
 
@@ -117,39 +115,28 @@ export const JobList = Schema.Struct({ jobs: Schema.Array(JobRecord) })
 export type JobList = typeof JobList.Type
 
 // ---------------------------------------------------------------------------
-// The job tools as the model sees them
+// The job tools as the model sees them, derived from their inputs
 
-export const ResearchTool: ToolSchema = {
-  name: "research",
-  description:
-    "Dispatch a research sub-agent in the background: it searches the web, reads sources and writes a sourced brief. " +
+export const ResearchTool: ToolSchema = toolFromSchema(
+  "research",
+  "Dispatch a research sub-agent in the background: it searches the web, reads sources and writes a sourced brief. " +
     "Returns at once with an acknowledgement; the brief arrives later as a message. Continue your turn meanwhile.",
-  parameters: [
-    { key: "question", type: "string", required: true, description: "The question to research." },
-    { key: "context", type: "string", required: false, description: "What you need the answer for: focuses the brief." }
-  ]
-}
+  ResearchToolInput
+)
 
-export const DemoTool: ToolSchema = {
-  name: "demo",
-  description:
-    "Dispatch a builder sub-agent in the background: it writes one self-contained interactive HTML demo and tests it " +
+export const DemoTool: ToolSchema = toolFromSchema(
+  "demo",
+  "Dispatch a builder sub-agent in the background: it writes one self-contained interactive HTML demo and tests it " +
     "in a headless browser. Returns at once with an acknowledgement; the demo arrives later as a message.",
-  parameters: [
-    { key: "title", type: "string", required: true, description: "The demo's title." },
-    { key: "brief", type: "string", required: true, description: "Concept, parameters and interactions, visual style." }
-  ]
-}
+  DemoToolInput
+)
 
-export const VisualTool: ToolSchema = {
-  name: "visual",
-  description:
-    "Dispatch a visual-maker sub-agent in the background: it draws ONE SVG figure and checks its render. Returns at " +
+export const VisualTool: ToolSchema = toolFromSchema(
+  "visual",
+  "Dispatch a visual-maker sub-agent in the background: it draws ONE SVG figure and checks its render. Returns at " +
     "once with an acknowledgement; the figure arrives later as a message.",
-  parameters: [
-    { key: "brief", type: "string", required: true, description: "What the figure must show, exactly." }
-  ]
-}
+  VisualToolInput
+)
 
 /** The server-executed job tools, offered beside the client tools only in a chat with a `chatId`. */
 export const jobToolSchemas: ReadonlyArray<ToolSchema> = [ResearchTool, DemoTool, VisualTool]

@@ -10,6 +10,7 @@ import type { Effect } from "effect"
 import { Schema } from "effect"
 import type { AgentContext } from "./Chat.ts"
 import { JsonObject, NonEmptyText, Text } from "./Json.ts"
+import { toolFromSchema } from "./ToolFromSchema.ts"
 
 export const ParameterType = Schema.Literals(["string", "number", "integer", "boolean", "object", "array"])
 export type ParameterType = typeof ParameterType.Type
@@ -79,17 +80,20 @@ export abstract class DefinitionRegistry<K, V> {
   }
 }
 
+/** The arguments of `transcribe_video`: the one declaration its parameters and JSON Schema are derived from. */
+export const TranscribeVideoArgs = Schema.Struct({
+  assetId: Schema.optionalKey(Text.annotate({ description: "Id of the media asset to transcribe." })),
+  language: Schema.optionalKey(Text.annotate({ description: "ISO-639-1 code of the spoken language, e.g. \"en\"." }))
+})
+export type TranscribeVideoArgs = typeof TranscribeVideoArgs.Type
+
 /** `transcribe_video`: the one client-side tool of this phase. */
-export const TranscribeVideo: ToolSchema = {
-  name: "transcribe_video",
-  description:
-    "Transcribe the speech in one of the project's media assets (video or audio). " +
+export const TranscribeVideo: ToolSchema = toolFromSchema(
+  "transcribe_video",
+  "Transcribe the speech in one of the project's media assets (video or audio). " +
     "Without assetId, the first video asset of the project is used. Returns the transcript text.",
-  parameters: [
-    { key: "assetId", type: "string", required: false, description: "Id of the media asset to transcribe." },
-    { key: "language", type: "string", required: false, description: "ISO-639-1 code of the spoken language, e.g. \"en\"." }
-  ]
-}
+  TranscribeVideoArgs
+)
 
 /** The schemas of every tool the client executes, in registration order. */
 export const clientToolSchemas: ReadonlyArray<ToolSchema> = [TranscribeVideo]

@@ -24,9 +24,10 @@ import { HostsRepo } from "./hosts/HostsRepo.ts"
 import { TasksRepo } from "./hosts/TasksRepo.ts"
 import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import { ChatAuthLive } from "./http/ChatAuth.ts"
-import { BodyLimitLive, layerJsonErrors, routesOf } from "./http/JsonErrors.ts"
+import { BodyLimitLive, layerJsonErrors } from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
 import { RequestErrorsLive } from "./http/RequestErrors.ts"
+import { routeTable } from "./http/RouteTable.ts"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
 import { ProviderPools } from "@switchboard/providers/ProviderPools"
@@ -97,7 +98,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(services),
     Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
   )
-  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routesOf(Api, DOCS_ROUTES)))
+  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routeTable(Api, DOCS_ROUTES)))
 }
 
 /**

@@ -1,15 +1,47 @@
 /**
- * Turns whatever a typed-client call failed with into one human sentence, an
- * HTTP status when there was a response, and the server's error `code`.
+ * What a typed-client call fails with, as one union a client matches by tag
+ * (`ApiError`), and as one human sentence with the HTTP status and the
+ * server's error `code` (`ApiFailure`).
  *
  * The server answers every error with `{ error, code, ...details }`
- * (docs/errors.md). Declared errors arrive decoded; undeclared statuses
- * (a proxy's 502 or 504, an HTML page…) arrive as an `HttpClientError` whose body is read
- * here, so the user sees the server's sentence rather than "StatusCode".
+ * (docs/errors.md). Each code is a domain error class (`ChatNotFound`,
+ * `TurnInFlight`, `ProviderFailed`, …, tagged by name): a declared one arrives
+ * decoded, and an undeclared status whose body is a known code (a `not_ready`
+ * while the server starts) is decoded here into its class too. What is left
+ * is the transport's: nothing answered (`ApiUnreachable`), an answer that is
+ * not the contract's (`ApiUnexpectedAnswer`: a proxy's 502 or 504, an HTML
+ * page, a code this client does not know), or a request or answer that does
+ * not match the API's schemas (`ApiContractMismatch`).
  */
-import { Effect, Schema } from "effect"
+import { declaredErrors, statusOf } from "@switchboard/domain"
+import type { DeclaredError } from "@switchboard/domain"
+import { Data, Effect, Option, Schema } from "effect"
 import { HttpClientError } from "effect/http"
 
+/** Nothing answered: the connection was refused, the name did not resolve, … */
+export class ApiUnreachable extends Data.TaggedError("ApiUnreachable")<{
+  readonly message: string
+  readonly cause: unknown
+}> {}
+
+/** An answer the API does not declare: a status without the contract's body, or a code this client does not know. */
+export class ApiUnexpectedAnswer extends Data.TaggedError("ApiUnexpectedAnswer")<{
+  readonly status: number
+  /** The body's `error`, `code` and `reason` when it had the contract's shape. */
+  readonly error?: string
+  readonly code?: string
+  readonly reason?: string
+}> {}
+
+/** The request or its answer does not match the API's schemas. */
+export class ApiContractMismatch extends Data.TaggedError("ApiContractMismatch")<{
+  readonly cause: Schema.SchemaError
+}> {}
+
+/** Every way a typed-client call can fail, by tag: each error code's class, and the transport's failures. */
+export type ApiError = DeclaredError | ApiUnreachable | ApiUnexpectedAnswer | ApiContractMismatch
+
+/** A failure described for a person: a sentence, the HTTP status when there was an answer, the server's code. */
 export interface ApiFailure {
   readonly message: string
   readonly status?: number
@@ -25,54 +57,18 @@ const ErrorBody = Schema.Struct({
 })
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
-const statusOfDeclared: Record<string, number> = {
-  invalid_request: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  chat_not_found: 404,
-  host_not_found: 404,
-  task_not_found: 404,
-  profile_not_found: 404,
-  turn_in_flight: 409,
-  lease_lost: 409,
-  task_cancelled: 409,
-  task_terminal: 409,
-  host_revoked: 409,
-  profile_name_taken: 409,
-  provider_error: 502,
-  provider_not_configured: 502,
-  no_tool_call: 502,
-  multiple_tool_calls: 502,
-  invalid_tool_call: 502,
-  no_active_profile: 503,
-  credential_unavailable: 503,
-  not_ready: 503,
-  provider_timeout: 504,
-  // Answered by the server's HTTP layer, declared on every operation that can get them.
-  not_found: 404,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  internal_error: 500,
-  database_unavailable: 503
-}
+const decoders = declaredErrors.map((declared) => Schema.decodeUnknownOption(declared))
 
-/** `LLM provider error (provider_error: status_401)`: the code, and the reason when there is one. */
-const withCode = (message: string, code: string | undefined, reason?: string): string => {
-  const unsaid = [code, reason].filter((s): s is string => s !== undefined && !message.includes(s))
-  return unsaid.length === 0 ? message : `${message} (${unsaid.join(": ")})`
-}
+const isDeclared = (error: unknown): error is DeclaredError => declaredErrors.some((declared) => error instanceof declared)
 
-/** An error answer (status, its decoded JSON body or `undefined` when it was not JSON) as an `ApiFailure`. */
-export const describeErrorResponse = (status: number, body: unknown): ApiFailure => {
-  const decoded = decodeErrorBody(body)
-  if (decoded._tag === "Some") {
-    const { error: sentence, code, reason } = decoded.value
-    return code === undefined
-      ? { message: `${sentence} (HTTP ${status})`, status }
-      : { message: withCode(sentence, code, reason), status, code, ...(reason === undefined ? {} : { reason }) }
+/** An error answer (its status, its JSON body or `undefined` when it had none) as the union's member. */
+export const answerError = (status: number, body: unknown): DeclaredError | ApiUnexpectedAnswer => {
+  for (const decode of decoders) {
+    const declared = decode(body)
+    if (Option.isSome(declared)) return declared.value
   }
-  return { message: `unexpected answer from the server: HTTP ${status}`, status }
+  const decoded = decodeErrorBody(body)
+  return new ApiUnexpectedAnswer({ status, ...(Option.isSome(decoded) ? decoded.value : {}) })
 }
 
 /** The innermost `cause` message of an error chain (fetch's "fetch failed" hides the useful one). */
@@ -86,37 +82,81 @@ export const rootCause = (cause: unknown): string | undefined => {
   return message
 }
 
-export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> => {
+/** Whatever a typed-client call failed with, as the union's member. */
+export const toApiError = (
+  error: DeclaredError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError
+): Effect.Effect<ApiError> => {
   if (HttpClientError.isHttpClientError(error)) {
     const response = error.response
     if (response === undefined) {
-      // Nothing answered. The reason names the method and URL; the root cause says why (ECONNREFUSED…).
+      // The reason names the method and URL; the root cause says why (ECONNREFUSED…).
       const root = rootCause(error.reason.cause)
-      return Effect.succeed({ message: `cannot reach the server: ${error.message}${root === undefined ? "" : `: ${root}`}` })
+      return Effect.succeed(new ApiUnreachable({ message: `${error.message}${root === undefined ? "" : `: ${root}`}`, cause: error }))
     }
     return response.json.pipe(
       Effect.orElseSucceed(() => undefined),
-      Effect.map((body) => describeErrorResponse(response.status, body))
+      Effect.map((body) => answerError(response.status, body))
     )
   }
-  if (Schema.isSchemaError(error)) {
-    return Effect.succeed({ message: `the request or its answer does not match the API: ${error.message}` })
-  }
-  // The domain's declared errors (InvalidRequest, TurnInFlight, ProviderFailed, …) carry `error` and `code`.
-  if (typeof error === "object" && error !== null && "error" in error && typeof error.error === "string") {
-    const code = "code" in error && typeof error.code === "string" ? error.code : undefined
-    const reason = "reason" in error && typeof error.reason === "string" ? error.reason : undefined
-    const status = code === undefined ? undefined : statusOfDeclared[code]
-    return Effect.succeed({
-      message: withCode(error.error, code, reason),
-      ...(status === undefined ? {} : { status }),
-      ...(code === undefined ? {} : { code }),
-      ...(reason === undefined ? {} : { reason })
-    })
-  }
-  return Effect.succeed({ message: describeUnknown(error) })
+  if (Schema.isSchemaError(error)) return Effect.succeed(new ApiContractMismatch({ cause: error }))
+  return Effect.succeed(error)
 }
 
+/** A typed-client call whose failure is an `ApiError`, to match by tag. */
+export const apiErrors = <A, R>(
+  effect: Effect.Effect<A, DeclaredError | HttpClientError.HttpClientError | Schema.SchemaError, R>
+): Effect.Effect<A, ApiError, R> => Effect.catch(effect, (error) => Effect.flatMap(toApiError(error), Effect.fail))
+
+/** `LLM provider error (provider_error: status_401)`: the code, and the reason when there is one. */
+const withCode = (message: string, code: string | undefined, reason?: string): string => {
+  const unsaid = [code, reason].filter((s): s is string => s !== undefined && !message.includes(s))
+  return unsaid.length === 0 ? message : `${message} (${unsaid.join(": ")})`
+}
+
+/** A coded error described: the sentence with its code and reason, and the status when known. */
+const coded = (sentence: string, code: string | undefined, reason: string | undefined, status: number | undefined): ApiFailure => ({
+  message: withCode(sentence, code, reason),
+  ...(status === undefined ? {} : { status }),
+  ...(code === undefined ? {} : { code }),
+  ...(reason === undefined ? {} : { reason })
+})
+
+/** An `ApiError` described for a person. */
+export const describeApiError = (error: ApiError): ApiFailure => {
+  switch (error._tag) {
+    case "ApiUnreachable":
+      return { message: `cannot reach the server: ${error.message}` }
+    case "ApiContractMismatch":
+      return { message: `the request or its answer does not match the API: ${error.cause.message}` }
+    case "ApiUnexpectedAnswer": {
+      const { code, reason, status } = error
+      if (error.error === undefined) return { message: `unexpected answer from the server: HTTP ${status}`, status }
+      return code === undefined ? { message: `${error.error} (HTTP ${status})`, status } : coded(error.error, code, reason, status)
+    }
+    default:
+      return coded(error.error, error.code, "reason" in error ? error.reason : undefined, statusOf(error.code))
+  }
+}
+
+/** An error answer (status, its decoded JSON body or `undefined` when it was not JSON) as an `ApiFailure`. */
+export const describeErrorResponse = (status: number, body: unknown): ApiFailure => ({
+  ...describeApiError(answerError(status, body)),
+  status
+})
+
+const isApiError = (error: unknown): error is DeclaredError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError =>
+  HttpClientError.isHttpClientError(error) || Schema.isSchemaError(error) || isDeclared(error) ||
+  error instanceof ApiUnreachable || error instanceof ApiUnexpectedAnswer || error instanceof ApiContractMismatch
+
+/** Whatever a typed-client call (or anything else) failed with, described for a person. */
+export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> => {
+  if (isApiError(error)) return Effect.map(toApiError(error), describeApiError)
+  // Shaped like an error body without being one of the classes (a fake's, a wrapper's): read it as one.
+  const body = decodeErrorBody(error)
+  if (Option.isNone(body)) return Effect.succeed({ message: describeUnknown(error) })
+  const { code, error: sentence, reason } = body.value
+  return Effect.succeed(coded(sentence, code, reason, code === undefined ? undefined : statusOf(code)))
+}
 
 /** A readable sentence for any thrown or failed value. */
 export const describeUnknown = (error: unknown): string => {

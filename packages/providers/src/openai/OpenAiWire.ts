@@ -22,25 +22,13 @@ import type {
   ProviderChatResponse,
   ProviderImage,
   ToolCall,
-  ToolParameter,
   ToolSchema
 } from "@switchboard/domain"
+import { toParametersSchema } from "@switchboard/domain"
 import { ProviderError } from "../ProviderAdapter.ts"
 
-/** The JSON Schema of one parameter: `array` and `object` stay unconstrained (the internal format has no item types). */
-const parameterSchema = (parameter: ToolParameter): Record<string, unknown> => ({
-  type: parameter.type,
-  ...(parameter.description !== undefined && parameter.description !== "" ? { description: parameter.description } : {}),
-  ...(parameter.enum !== undefined && parameter.enum.length > 0 ? { enum: [...parameter.enum] } : {})
-})
-
-/** The `parameters` JSON Schema of a tool: a closed object whose `required` lists the keys declared required. */
-export const toParametersSchema = (parameters: ReadonlyArray<ToolParameter>): Record<string, unknown> => ({
-  type: "object",
-  properties: Object.fromEntries(parameters.map((p) => [p.key, parameterSchema(p)])),
-  required: parameters.filter((p) => p.required).map((p) => p.key),
-  additionalProperties: false
-})
+// One conversion from the internal parameter list, shared with the tools' own derivation (domain `ToolFromSchema`).
+export { toParametersSchema }
 
 /** The arguments' JSON Schema: the tool's own when it brings one, else the one built from `parameters`. */
 export const toolInputSchema = (schema: ToolSchema): Record<string, unknown> =>

@@ -13,21 +13,24 @@
  *   `Retry-After` — instead of an accepted request that is never answered.
  *   The Effect handler replaces this one the moment it is installed.
  */
+import { statusOfCode } from "@switchboard/domain"
+import type { ErrorCode } from "@switchboard/domain"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 
-const json = (status: number, error: string, code: string) => ({ status, text: JSON.stringify({ error, code }) })
+/** An answer whose status is its code's (domain `statusOfCode`). */
+const json = (code: ErrorCode, error: string) => ({ status: statusOfCode[code], text: JSON.stringify({ error, code }) })
 
 /** The parser's refusal as a status and a JSON body. */
 export const clientErrorAnswer = (code: string | undefined) => {
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
-      return json(431, "Request headers too large (at most 16 KiB)", "headers_too_large")
+      return json("headers_too_large", "Request headers too large (at most 16 KiB)")
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return json(408, "The request was not received in time", "request_timeout")
+      return json("request_timeout", "The request was not received in time")
     default:
-      return json(400, "Invalid request: malformed HTTP", "invalid_request")
+      return json("invalid_request", "Invalid request: malformed HTTP")
   }
 }
 
@@ -59,15 +62,15 @@ const send = (response: ServerResponse, answer: { status: number; text: string }
 
 const onCheckExpectation = (request: IncomingMessage, response: ServerResponse) => {
   const expect = String(request.headers.expect ?? "").slice(0, 64)
-  send(response, json(417, `Unsupported Expect header: ${expect} (only 100-continue)`, "expectation_failed"), { connection: "close" })
+  send(response, json("expectation_failed", `Unsupported Expect header: ${expect} (only 100-continue)`), { connection: "close" })
 }
 
 /** What a request gets before the routes are ready. */
 export const startingAnswer = (url: string | undefined) => {
   const path = (url ?? "/").split("?")[0]
   if (path === "/healthz") return { status: 200, text: JSON.stringify({ status: "ok" }) }
-  if (path === "/readyz") return json(503, "Starting: the database and migrations are not ready yet", "not_ready")
-  return json(503, "The server is starting; retry shortly", "not_ready")
+  if (path === "/readyz") return json("not_ready", "Starting: the database and migrations are not ready yet")
+  return json("not_ready", "The server is starting; retry shortly")
 }
 
 const whileStarting = (request: IncomingMessage, response: ServerResponse) => {

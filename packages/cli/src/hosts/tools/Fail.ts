@@ -1,11 +1,10 @@
 /** `fail {reason}`: the goal cannot be reached. Ends the task as failed; executes nothing. */
-import type { ToolDefinition } from "@switchboard/domain"
-import { Effect } from "effect"
-import { failToolName } from "../HostTool.ts"
+import { Effect, Schema } from "effect"
+import { failToolName, hostTool } from "../HostTool.ts"
 
-export const failTool: ToolDefinition = {
+export const failTool = hostTool({
   name: failToolName,
   description: "Call when the goal cannot be reached. The reason becomes the task's result.",
-  parameters: [{ key: "reason", type: "string", required: true, description: "Why the goal cannot be reached." }],
-  execute: (args) => Effect.succeed({ reason: String(args["reason"]) })
-}
+  args: Schema.Struct({ reason: Schema.String.annotate({ description: "Why the goal cannot be reached." }) }),
+  execute: ({ reason }) => Effect.succeed({ reason })
+})

@@ -1,11 +1,10 @@
 /** `finish {summary}`: the goal is reached. Ends the task as succeeded; executes nothing. */
-import type { ToolDefinition } from "@switchboard/domain"
-import { Effect } from "effect"
-import { finishToolName } from "../HostTool.ts"
+import { Effect, Schema } from "effect"
+import { finishToolName, hostTool } from "../HostTool.ts"
 
-export const finishTool: ToolDefinition = {
+export const finishTool = hostTool({
   name: finishToolName,
   description: "Call when the goal is reached. The summary says what was done; it becomes the task's result.",
-  parameters: [{ key: "summary", type: "string", required: true, description: "What was done, in one or two sentences." }],
-  execute: (args) => Effect.succeed({ summary: String(args["summary"]) })
-}
+  args: Schema.Struct({ summary: Schema.String.annotate({ description: "What was done, in one or two sentences." }) }),
+  execute: ({ summary }) => Effect.succeed({ summary })
+})

@@ -3,22 +3,25 @@
  * rest is cut and `truncated` says so: the answer goes into the next prompt).
  */
 import type { ToolDefinition } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs/promises"
-import { HostToolError } from "../HostTool.ts"
+import { HostToolError, hostTool } from "../HostTool.ts"
 import type { Workdir } from "../Workdir.ts"
 
 export const maxReadBytes = 64 * 1024
 
 const message = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
 
-export const makeReadFileTool = (workdir: Workdir): ToolDefinition => ({
+const ReadFileArgs = Schema.Struct({
+  path: Schema.String.annotate({ description: "File path relative to the working directory." })
+})
+
+export const makeReadFileTool = (workdir: Workdir): ToolDefinition => hostTool({
   name: "read_file",
   description: `Read a text file of the working directory (path relative to it). At most ${maxReadBytes} bytes are returned.`,
-  parameters: [{ key: "path", type: "string", required: true, description: "File path relative to the working directory." }],
-  execute: (args) =>
+  args: ReadFileArgs,
+  execute: ({ path: requested }) =>
     Effect.gen(function*() {
-      const requested = String(args["path"])
       const file = yield* workdir.resolve(requested).pipe(Effect.mapError((e) => new HostToolError({ message: e.message })))
       return yield* Effect.tryPromise({
         try: async () => {

@@ -5,9 +5,10 @@
  * `./ls`. A non-zero exit is an outcome the planner reads, not a failure; a
  * refused command, one that cannot start, or one that runs out of time is.
  */
+import { OfferedValues } from "@switchboard/domain"
 import type { ToolDefinition } from "@switchboard/domain"
-import { Effect } from "effect"
-import { HostToolError } from "../HostTool.ts"
+import { Effect, Schema } from "effect"
+import { HostToolError, hostTool } from "../HostTool.ts"
 import { runCommand } from "../RunCommand.ts"
 import type { Workdir } from "../Workdir.ts"
 
@@ -20,32 +21,21 @@ export interface ShellOptions {
 export const defaultShellTimeoutMs = 30_000
 export const defaultShellOutputBytes = 16 * 1024
 
-export const makeShellTool = (workdir: Workdir, options: ShellOptions): ToolDefinition => ({
+/** The allow-list is offered to the planner (`enum`) but checked here, so a refusal says what is allowed. */
+const shellArgs = (allow: ReadonlyArray<string>) =>
+  Schema.Struct({
+    command: Schema.String.annotate({ description: "The program, exactly as on the allowed list.", [OfferedValues]: allow }),
+    args: Schema.optionalKey(Schema.Array(Schema.String).annotate({ description: "Its arguments, one string each." }))
+  })
+
+export const makeShellTool = (workdir: Workdir, options: ShellOptions): ToolDefinition => hostTool({
   name: "shell",
   description: `Run a program in the working directory, without a shell (no pipes, redirections or globbing). ` +
     `Allowed commands: ${options.allow.length === 0 ? "none" : options.allow.join(", ")}. ` +
     `Time limit ${options.timeoutMs} ms; at most ${options.maxOutputBytes} bytes of stdout and of stderr are returned.`,
-  parameters: [
-    { key: "command", type: "string", required: true, description: "The program, exactly as on the allowed list." },
-    { key: "args", type: "array", required: false, description: "Its arguments, one string each." }
-  ],
-  inputSchema: {
-    type: "object",
-    properties: {
-      command: { type: "string", description: "The program, exactly as on the allowed list.", enum: [...options.allow] },
-      args: { type: "array", items: { type: "string" }, description: "Its arguments, one string each." }
-    },
-    required: ["command"],
-    additionalProperties: false
-  },
-  execute: (args) =>
+  args: shellArgs(options.allow),
+  execute: ({ args: argv = [], command }) =>
     Effect.gen(function*() {
-      const command = String(args["command"])
-      const rawArgs = args["args"] ?? []
-      if (!Array.isArray(rawArgs) || rawArgs.some((a) => typeof a !== "string")) {
-        return yield* new HostToolError({ message: "args must be an array of strings" })
-      }
-      const argv = rawArgs as ReadonlyArray<string>
       if (!options.allow.includes(command)) {
         return yield* new HostToolError({
           message: `command ${JSON.stringify(command)} is not allowed (allowed: ${options.allow.length === 0 ? "none" : options.allow.join(", ")})`

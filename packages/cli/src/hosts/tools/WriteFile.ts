@@ -4,25 +4,25 @@
  * (O_NOFOLLOW), so a link swapped in after the check is not written through.
  */
 import type { ToolDefinition } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { HostToolError } from "../HostTool.ts"
+import { HostToolError, hostTool } from "../HostTool.ts"
 import type { Workdir } from "../Workdir.ts"
 
 const message = (cause: unknown) => cause instanceof Error ? cause.message : String(cause)
 
-export const makeWriteFileTool = (workdir: Workdir): ToolDefinition => ({
+const WriteFileArgs = Schema.Struct({
+  path: Schema.String.annotate({ description: "File path relative to the working directory." }),
+  content: Schema.String.annotate({ description: "The whole new content of the file." })
+})
+
+export const makeWriteFileTool = (workdir: Workdir): ToolDefinition => hostTool({
   name: "write_file",
   description: "Create or replace a text file of the working directory (path relative to it; missing directories are created).",
-  parameters: [
-    { key: "path", type: "string", required: true, description: "File path relative to the working directory." },
-    { key: "content", type: "string", required: true, description: "The whole new content of the file." }
-  ],
-  execute: (args) =>
+  args: WriteFileArgs,
+  execute: ({ content, path: requested }) =>
     Effect.gen(function*() {
-      const requested = String(args["path"])
-      const content = String(args["content"])
       const file = yield* workdir.resolve(requested).pipe(Effect.mapError((e) => new HostToolError({ message: e.message })))
       if (file === workdir.root) return yield* new HostToolError({ message: `cannot write ${JSON.stringify(requested)}: it is the working directory` })
       yield* Effect.tryPromise({

@@ -14,6 +14,7 @@
  */
 import { Data, Effect, Schema } from "effect"
 import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
+import { toolFromSchema } from "@switchboard/domain"
 import { ProviderAdapter, publicReason } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 
@@ -34,6 +35,7 @@ export interface ToolOutput {
 }
 
 export interface SubagentTool<A = any> {
+  /** What the model is offered, derived from `args`. */
   readonly schema: ToolSchema
   /** Decodes the call's arguments; a decoding error goes back to the model. */
   readonly args: Schema.Codec<A, unknown>
@@ -42,8 +44,21 @@ export interface SubagentTool<A = any> {
   readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
 }
 
-/** Builds a tool with its argument type inferred from `args`. */
-export const tool = <A>(definition: SubagentTool<A>): SubagentTool<A> => definition
+/**
+ * Builds a tool from the one declaration of its arguments (a `Struct` whose
+ * fields carry descriptions): the schema the model is offered is derived from
+ * it, and the call's arguments are decoded with it.
+ */
+export const tool = <A>(definition: {
+  readonly name: string
+  readonly description: string
+  readonly args: Schema.Codec<A, unknown>
+  readonly activity: (args: A) => string
+  readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
+}): SubagentTool<A> => {
+  const { description, name, ...rest } = definition
+  return { schema: toolFromSchema(name, description, definition.args), ...rest }
+}
 
 export interface ToolLoopOptions {
   readonly systemPrompt: string

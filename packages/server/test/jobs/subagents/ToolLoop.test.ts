@@ -16,7 +16,8 @@ import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { settings } from "./Harness.ts"
 
 const echo = tool({
-  schema: { name: "echo", description: "", parameters: [{ key: "text", type: "string", required: true }] },
+  name: "echo",
+  description: "",
   args: Schema.Struct({ text: Schema.String }),
   activity: ({ text }) => `echo: ${text}`,
   execute: ({ text }) =>
@@ -26,7 +27,8 @@ const echo = tool({
 })
 
 const picture = tool({
-  schema: { name: "picture", description: "", parameters: [] },
+  name: "picture",
+  description: "",
   args: Schema.Struct({}),
   activity: () => "picture",
   execute: () => Effect.succeed({ result: "drawn", images: [{ mediaType: "image/png" as const, data: "iVBOR" }] })

@@ -40,8 +40,8 @@ const systemPrompt = [
 const taskText = (input: DemoToolInput) => `Demo title: ${input.title}\nBrief: ${input.brief}`
 
 const WriteDemoArgs = Schema.Struct({
-  html: Schema.String.check(Schema.isMinLength(1)),
-  notes: Schema.optionalKey(Schema.String)
+  html: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The whole self-contained HTML document." }),
+  notes: Schema.optionalKey(Schema.String.annotate({ description: "What the demo shows; its controls by name." }))
 })
 
 const failure = (input: DemoToolInput, reason: string): DemoResult => ({
@@ -66,14 +66,8 @@ export const runDemo = (
     let stopped: string | undefined
 
     const writeDemo = tool({
-      schema: {
-        name: "write_demo",
-        description: "Deliver the complete demo document; it is tested in a headless browser at once.",
-        parameters: [
-          { key: "html", type: "string", required: true, description: "The whole self-contained HTML document." },
-          { key: "notes", type: "string", required: false, description: "What the demo shows; its controls by name." }
-        ]
-      },
+      name: "write_demo",
+      description: "Deliver the complete demo document; it is tested in a headless browser at once.",
       args: WriteDemoArgs,
       activity: () => `write_demo: testing "${input.title}" in headless Chromium (attempt ${attempts + 1})`,
       execute: ({ html, notes }) =>

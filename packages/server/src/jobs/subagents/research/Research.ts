@@ -64,12 +64,23 @@ const normalize = (raw: string): string | undefined => {
   }
 }
 
+const WebSearchArgs = Schema.Struct({
+  query: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The search query." })
+})
+
+const FetchUrlArgs = Schema.Struct({
+  url: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The page's URL." })
+})
+
 const SubmitBriefArgs = Schema.Struct({
-  brief: Schema.String.check(Schema.isMinLength(1)),
-  sources: Schema.optionalKey(Schema.Array(Schema.Struct({
+  brief: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The research brief." }),
+  // Asked for, but a model that leaves it out still delivers its brief (with no sources).
+  sources: Schema.Array(Schema.Struct({
     title: Schema.optionalKey(Schema.String),
     url: Schema.String
-  })))
+  })).annotate({ description: "The sources the brief relies on: URLs from web_search results or fetch_url." }).pipe(
+    Schema.withDecodingDefaultKey(Effect.succeed([]))
+  )
 })
 
 export const runResearch = (
@@ -93,12 +104,9 @@ export const runResearch = (
     const { search } = deps
     if (search !== undefined) {
       tools.push(tool({
-        schema: {
-          name: "web_search",
-          description: "Search the web. Returns up to 8 results: title, url and a snippet of each.",
-          parameters: [{ key: "query", type: "string", required: true, description: "The search query." }]
-        },
-        args: Schema.Struct({ query: Schema.String.check(Schema.isMinLength(1)) }),
+        name: "web_search",
+        description: "Search the web. Returns up to 8 results: title, url and a snippet of each.",
+        args: WebSearchArgs,
         activity: ({ query }) => `web_search: ${JSON.stringify(query)}`,
         execute: ({ query }) =>
           search.search(query).pipe(
@@ -111,12 +119,9 @@ export const runResearch = (
       }))
     }
     tools.push(tool({
-      schema: {
-        name: "fetch_url",
-        description: "Fetch one web page (http or https) and return its readable text.",
-        parameters: [{ key: "url", type: "string", required: true, description: "The page's URL." }]
-      },
-      args: Schema.Struct({ url: Schema.String.check(Schema.isMinLength(1)) }),
+      name: "fetch_url",
+      description: "Fetch one web page (http or https) and return its readable text.",
+      args: FetchUrlArgs,
       activity: ({ url }) => `fetch_url: ${url}`,
       execute: ({ url }) =>
         deps.fetcher.fetch(url).pipe(
@@ -138,32 +143,13 @@ export const runResearch = (
         )
     }))
     tools.push(tool({
-      schema: {
-        name: "submit_brief",
-        description: "Deliver the finished brief and its sources. Ends the research.",
-        parameters: [],
-        inputSchema: {
-          type: "object",
-          properties: {
-            brief: { type: "string", description: "The research brief." },
-            sources: {
-              type: "array",
-              description: "The sources the brief relies on: URLs from web_search results or fetch_url.",
-              items: {
-                type: "object",
-                properties: { title: { type: "string" }, url: { type: "string" } },
-                required: ["url"]
-              }
-            }
-          },
-          required: ["brief", "sources"]
-        }
-      },
+      name: "submit_brief",
+      description: "Deliver the finished brief and its sources. Ends the research.",
       args: SubmitBriefArgs,
       activity: () => "submit_brief: writing the brief",
       execute: (args) =>
         Effect.sync(() => {
-          submitted = { brief: args.brief, sources: args.sources ?? [] }
+          submitted = { brief: args.brief, sources: args.sources }
           return { result: { status: "delivered" }, finish: true }
         })
     }))

@@ -41,8 +41,8 @@ const systemPrompt = (vision: boolean) =>
   ].join("\n")
 
 const WriteSvgArgs = Schema.Struct({
-  svg: Schema.String.check(Schema.isMinLength(1)),
-  notes: Schema.optionalKey(Schema.String)
+  svg: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The whole SVG document." }),
+  notes: Schema.optionalKey(Schema.String.annotate({ description: "The figure's elements, for the teacher." }))
 })
 
 const failure = (reason: string): VisualResult => ({ svg: "", notes: reason })
@@ -59,14 +59,8 @@ export const runVisual = (
     let lastProblem: string | undefined
 
     const writeSvg = tool({
-      schema: {
-        name: "write_svg",
-        description: "Deliver the complete SVG figure; it is checked and rendered at once.",
-        parameters: [
-          { key: "svg", type: "string", required: true, description: "The whole SVG document." },
-          { key: "notes", type: "string", required: false, description: "The figure's elements, for the teacher." }
-        ]
-      },
+      name: "write_svg",
+      description: "Deliver the complete SVG figure; it is checked and rendered at once.",
       args: WriteSvgArgs,
       activity: () => `write_svg: rendering the figure (attempt ${attempts + 1})`,
       execute: ({ notes, svg }) =>
