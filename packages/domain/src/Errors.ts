@@ -24,6 +24,7 @@ export const statusOfCode = {
   host_not_found: 404,
   task_not_found: 404,
   profile_not_found: 404,
+  agent_not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,
   turn_in_flight: 409,
@@ -32,6 +33,9 @@ export const statusOfCode = {
   task_terminal: 409,
   host_revoked: 409,
   profile_name_taken: 409,
+  agent_mismatch: 409,
+  agent_exists: 409,
+  agent_builtin: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   expectation_failed: 417,
@@ -406,6 +410,47 @@ export class ProviderTimeout extends Schema.Error<ProviderTimeout>("ProviderTime
   }
 }
 
+export class AgentNotFound extends Schema.Error<AgentNotFound>("AgentNotFound")({
+  error: Schema.String,
+  code: Schema.tag("agent_not_found"),
+  agent: Schema.String
+}, { httpApiStatus: statusOfCode.agent_not_found, description: "No agent of that name (built in or stored)" }) {
+  get _tag() {
+    return "AgentNotFound" as const
+  }
+}
+
+export class AgentMismatch extends Schema.Error<AgentMismatch>("AgentMismatch")({
+  error: Schema.String,
+  code: Schema.tag("agent_mismatch"),
+  /** The agent the chat keeps (the one of its first turn). */
+  agent: Schema.String
+}, { httpApiStatus: statusOfCode.agent_mismatch, description: "The chat keeps the agent of its first turn; this turn named another" }) {
+  get _tag() {
+    return "AgentMismatch" as const
+  }
+}
+
+export class AgentExists extends Schema.Error<AgentExists>("AgentExists")({
+  error: Schema.String,
+  code: Schema.tag("agent_exists"),
+  agent: Schema.String
+}, { httpApiStatus: statusOfCode.agent_exists, description: "An agent of that name exists (`PUT /admin/agents/{name}` replaces it)" }) {
+  get _tag() {
+    return "AgentExists" as const
+  }
+}
+
+export class AgentBuiltIn extends Schema.Error<AgentBuiltIn>("AgentBuiltIn")({
+  error: Schema.String,
+  code: Schema.tag("agent_builtin"),
+  agent: Schema.String
+}, { httpApiStatus: statusOfCode.agent_builtin, description: "The built-in agent cannot be replaced or deleted" }) {
+  get _tag() {
+    return "AgentBuiltIn" as const
+  }
+}
+
 /** Every declared error, for a client reading an answer its operation does not declare (by `code`). */
 export const declaredErrors = [
   InvalidRequest,
@@ -438,6 +483,10 @@ export const declaredErrors = [
   NoToolCall,
   MultipleToolCalls,
   InvalidToolCall,
-  ProviderTimeout
+  ProviderTimeout,
+  AgentNotFound,
+  AgentMismatch,
+  AgentExists,
+  AgentBuiltIn
 ] as const
 export type DeclaredError = InstanceType<(typeof declaredErrors)[number]>
