@@ -141,6 +141,13 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "SCHEMA_JIT", expected: "on or off", accepts: oneOf(["on", "off"]) },
   { name: "PRETENURING", expected: "on or off", accepts: oneOf(["on", "off"]) },
   { name: "HEAP_GROWING_PERCENT", expected: "a whole number of percent, 0 to 9999; 0: V8's own growth", accepts: wholeNumber(0, 9999) },
+  // Agents
+  {
+    name: "DEFAULT_AGENT",
+    expected: "an agent name: 1 to 64 of a-z, 0-9, - and _ (default media-editor)",
+    accepts: (value) => /^[a-z0-9_-]{1,64}$/.test(value),
+    blankIsUnset: true
+  },
   // Jobs and sub-agents
   { name: "JOB_CONCURRENCY", expected: POSITIVE, accepts: wholeNumber(1) },
   { name: "JOB_TIMEOUT_MS", expected: "a whole number of milliseconds above 0", accepts: wholeNumber(1) },
