@@ -17,9 +17,6 @@ import { NonEmptyText, Text } from "./Json.ts"
 import { toolFromSchema } from "./ToolFromSchema.ts"
 import type { ToolSchema } from "./Tools.ts"
 
-export const JobKind = Schema.Literals(["research", "demo", "visual"])
-export type JobKind = typeof JobKind.Type
-
 export const JobStatus = Schema.Literals(["running", "done", "error"])
 export type JobStatus = typeof JobStatus.Type
 
@@ -75,19 +72,157 @@ export type VisualResult = typeof VisualResult.Type
 export const SubagentResult = Schema.Union([ResearchResult, DemoResult, VisualResult])
 export type SubagentResult = typeof SubagentResult.Type
 
-/** The input each kind's tool takes, by kind. */
-export interface JobInputs {
-  readonly research: ResearchToolInput
-  readonly demo: DemoToolInput
-  readonly visual: VisualToolInput
+// ---------------------------------------------------------------------------
+// The job tools as the model sees them, derived from their inputs
+
+export const ResearchTool: ToolSchema = toolFromSchema(
+  "research",
+  "Dispatch a research sub-agent in the background: it searches the web, reads sources and writes a sourced brief. " +
+    "Returns at once with an acknowledgement; the brief arrives later as a message. Continue your turn meanwhile.",
+  ResearchToolInput
+)
+
+export const DemoTool: ToolSchema = toolFromSchema(
+  "demo",
+  "Dispatch a builder sub-agent in the background: it writes one self-contained interactive HTML demo and tests it " +
+    "in a headless browser. Returns at once with an acknowledgement; the demo arrives later as a message.",
+  DemoToolInput
+)
+
+export const VisualTool: ToolSchema = toolFromSchema(
+  "visual",
+  "Dispatch a visual-maker sub-agent in the background: it draws ONE SVG figure and checks its render. Returns at " +
+    "once with an acknowledgement; the figure arrives later as a message.",
+  VisualToolInput
+)
+
+// ---------------------------------------------------------------------------
+// The kinds: each kind's part of the domain in one spec, and the generic
+// helpers below look a kind up here instead of switching on its name. A new
+// kind is its schemas and a spec, its name in `JobKind`, its result in
+// `SubagentResult` and a line in `jobKindSpecs` (which the compiler checks
+// against `JobKind`); the server's registry of kinds adds what only the
+// server needs.
+
+/** What the domain knows of one job kind: its tool, its schemas, its failure shape and its steer's words. */
+export interface JobKindSpec<K extends string, I, R> {
+  readonly kind: K
+  /** The job tool as the model sees it: its name is the kind. */
+  readonly tool: ToolSchema
+  /** The tool call's arguments. */
+  readonly input: Schema.Decoder<I>
+  readonly result: Schema.Decoder<R>
+  /** Whether a result is the kind's failure shape. */
+  readonly isFailure: (result: R) => boolean
+  /** The failure shape, with the reason where the kind has room for one. */
+  readonly failure: (input: I, reason: string) => R
+  /** The failure shape's reason, as the kind words it (`undefined` for a success). */
+  readonly failureReason: (result: R) => string | undefined
+  /** The model-facing text of the steer: what the result IS, what to do with it (the spec's wording). */
+  readonly steerText: (result: R) => string
 }
+
+const jobKindSpec = <K extends string, I, R>(spec: JobKindSpec<K, I, R>) => spec
+
+const researchFailed = (r: ResearchResult) => r.sources.length === 0 && /^Research failed:/i.test(r.brief)
+
+export const ResearchJob = jobKindSpec({
+  kind: "research",
+  tool: ResearchTool,
+  input: ResearchToolInput,
+  result: ResearchResult,
+  isFailure: researchFailed,
+  failure: (_input, reason) => ({ brief: `Research failed: ${reason}`, sources: [] }),
+  failureReason: (r) => researchFailed(r) ? r.brief.replace(/^Research failed:\s*/i, "") : undefined,
+  steerText: (r) =>
+    researchFailed(r)
+      ? `${r.brief}\n\nContinue with what you can establish and flag the uncertainty to the learner.`
+      : `Research complete — the researcher's full brief follows. Weave it into the lesson and cite its sources when you use its findings:\n\n${r.brief}`
+})
+
+/**
+ * A kind whose result is one artifact (a document, a figure) with the maker's notes: an empty
+ * artifact is its failure shape, and the notes say why.
+ */
+const artifactKind = <K extends string, I, R extends { readonly notes?: string }>(
+  spec: Omit<JobKindSpec<K, I, R>, "isFailure" | "failureReason" | "steerText"> & {
+    readonly artifact: (result: R) => unknown
+    readonly steerText: (result: R, failed: boolean) => string
+  }
+): JobKindSpec<K, I, R> => {
+  const { artifact, steerText, ...identity } = spec
+  const isFailure = (result: R) => {
+    const made = artifact(result)
+    return typeof made !== "string" || made.length === 0
+  }
+  return {
+    ...identity,
+    isFailure,
+    failureReason: (result) => isFailure(result) ? result.notes ?? "failed" : undefined,
+    steerText: (result) => steerText(result, isFailure(result))
+  }
+}
+
+export const DemoJob = artifactKind({
+  kind: "demo", tool: DemoTool, input: DemoToolInput, result: DemoResult,
+  artifact: (r) => r.html,
+  failure: (input, reason) => ({ title: input.title ?? "demo", html: "", tested: false, notes: reason }),
+  steerText: (r, failed) =>
+    failed
+      ? `The demo "${r.title}" could not be built: ${
+        r.notes ?? "unknown reason"
+      }. Fall back to explaining in prose; if the brief was the problem, re-call demo with a tighter one.`
+      : `The demo "${r.title}" is built, headlessly tested, and rendered in the lesson. Builder notes: ${
+        r.notes ?? "(none)"
+      }.\nTeach with it — reference its controls by name and point the learner at what to try.`
+})
+
+export const VisualJob = artifactKind({
+  kind: "visual", tool: VisualTool, input: VisualToolInput, result: VisualResult,
+  artifact: (r) => r.svg,
+  failure: (_input, reason) => ({ svg: "", notes: reason }),
+  steerText: (r, failed) =>
+    failed
+      ? `The figure could not be made: ${
+        r.notes ?? "unknown reason"
+      }. Fall back to prose or mermaid, or re-call visual with a tighter brief.`
+      : `The figure is drawn, verified by inspection, and rendered in the lesson. Maker notes: ${
+        r.notes ?? "(none)"
+      }.\nReference its elements as you teach.`
+})
+
+export const JobKind = Schema.Literals(["research", "demo", "visual"])
+export type JobKind = typeof JobKind.Type
+
+/** Every kind's spec, by kind (the order is the job tools' order). */
+export const jobKindSpecs = {
+  research: ResearchJob,
+  demo: DemoJob,
+  visual: VisualJob
+} as const satisfies { readonly [K in JobKind]: JobKindSpec<K, any, any> }
+
+type SpecOf<K extends JobKind> = (typeof jobKindSpecs)[K]
+
+/** The input each kind's tool takes, by kind. */
+export type JobInputs = { readonly [K in JobKind]: SpecOf<K>["input"]["Type"] }
 export type JobInput = JobInputs[JobKind]
 
-export const jobInputSchemas = {
-  research: ResearchToolInput,
-  demo: DemoToolInput,
-  visual: VisualToolInput
-} as const
+/** The result each kind's sub-agent gives, by kind. */
+export type JobResults = { readonly [K in JobKind]: SpecOf<K>["result"]["Type"] }
+
+export const jobInputSchemas: { readonly [K in JobKind]: SpecOf<K>["input"] } = {
+  research: ResearchJob.input,
+  demo: DemoJob.input,
+  visual: VisualJob.input
+}
+
+/** A kind's spec where the kind is only known at run time (its input and result typed loosely). */
+export const jobKindSpecOf = (kind: JobKind): JobKindSpec<JobKind, any, any> => jobKindSpecs[kind]
+
+/** The server-executed job tools, offered beside the client tools only in a chat with a `chatId`. */
+export const jobToolSchemas: ReadonlyArray<ToolSchema> = Object.values(jobKindSpecs).map((spec) => spec.tool)
+
+export const isJobKind = (name: string): name is JobKind => Object.hasOwn(jobKindSpecs, name)
 
 // ---------------------------------------------------------------------------
 // The job record (GET /api/jobs?chatId=…)
@@ -114,35 +249,6 @@ export type JobRecord = typeof JobRecord.Type
 export const JobList = Schema.Struct({ jobs: Schema.Array(JobRecord) })
 export type JobList = typeof JobList.Type
 
-// ---------------------------------------------------------------------------
-// The job tools as the model sees them, derived from their inputs
-
-export const ResearchTool: ToolSchema = toolFromSchema(
-  "research",
-  "Dispatch a research sub-agent in the background: it searches the web, reads sources and writes a sourced brief. " +
-    "Returns at once with an acknowledgement; the brief arrives later as a message. Continue your turn meanwhile.",
-  ResearchToolInput
-)
-
-export const DemoTool: ToolSchema = toolFromSchema(
-  "demo",
-  "Dispatch a builder sub-agent in the background: it writes one self-contained interactive HTML demo and tests it " +
-    "in a headless browser. Returns at once with an acknowledgement; the demo arrives later as a message.",
-  DemoToolInput
-)
-
-export const VisualTool: ToolSchema = toolFromSchema(
-  "visual",
-  "Dispatch a visual-maker sub-agent in the background: it draws ONE SVG figure and checks its render. Returns at " +
-    "once with an acknowledgement; the figure arrives later as a message.",
-  VisualToolInput
-)
-
-/** The server-executed job tools, offered beside the client tools only in a chat with a `chatId`. */
-export const jobToolSchemas: ReadonlyArray<ToolSchema> = [ResearchTool, DemoTool, VisualTool]
-
-export const isJobKind = (name: string): name is JobKind => name === "research" || name === "demo" || name === "visual"
-
 /** The job tool's result, forever: what the model reads as the call's outcome. */
 export const jobAcknowledgement = (job: Pick<JobRecord, "id" | "kind">) => ({
   status: "dispatched",
@@ -166,60 +272,14 @@ export interface SubagentArtifactData {
 }
 
 /** Whether a result is the failure shape (html/svg empty, failure brief). */
-export const isSubagentFailure = (kind: JobKind, result: SubagentResult): boolean => {
-  if (kind === "research") {
-    const r = result as ResearchResult
-    return r.sources.length === 0 && /^Research failed:/i.test(r.brief)
-  }
-  if (kind === "demo") {
-    const r = result as DemoResult
-    return typeof r.html !== "string" || r.html.length === 0
-  }
-  const r = result as VisualResult
-  return typeof r.svg !== "string" || r.svg.length === 0
-}
+export const isSubagentFailure = (kind: JobKind, result: SubagentResult): boolean => jobKindSpecOf(kind).isFailure(result)
 
 /** The failure shape of each kind, with the reason where the kind has room for one. */
-export const subagentFailure = (kind: JobKind, input: JobInput, reason: string): SubagentResult => {
-  switch (kind) {
-    case "research":
-      return { brief: `Research failed: ${reason}`, sources: [] }
-    case "demo":
-      return { title: (input as DemoToolInput).title ?? "demo", html: "", tested: false, notes: reason }
-    case "visual":
-      return { svg: "", notes: reason }
-  }
-}
+export const subagentFailure = (kind: JobKind, input: JobInput, reason: string): SubagentResult =>
+  jobKindSpecOf(kind).failure(input, reason)
 
 /** The model-facing text of a steer: what the result IS, what to do with it (the spec's wording). */
-export const steerText = (kind: JobKind, result: SubagentResult): string => {
-  if (isSubagentFailure(kind, result)) {
-    if (kind === "research") {
-      return `${(result as ResearchResult).brief}\n\nContinue with what you can establish and flag the uncertainty to the learner.`
-    }
-    if (kind === "demo") {
-      return `The demo "${(result as DemoResult).title}" could not be built: ${
-        (result as DemoResult).notes ?? "unknown reason"
-      }. Fall back to explaining in prose; if the brief was the problem, re-call demo with a tighter one.`
-    }
-    return `The figure could not be made: ${
-      (result as VisualResult).notes ?? "unknown reason"
-    }. Fall back to prose or mermaid, or re-call visual with a tighter brief.`
-  }
-  if (kind === "research") {
-    return `Research complete — the researcher's full brief follows. Weave it into the lesson and cite its sources when you use its findings:\n\n${
-      (result as ResearchResult).brief
-    }`
-  }
-  if (kind === "demo") {
-    return `The demo "${(result as DemoResult).title}" is built, headlessly tested, and rendered in the lesson. Builder notes: ${
-      (result as DemoResult).notes ?? "(none)"
-    }.\nTeach with it — reference its controls by name and point the learner at what to try.`
-  }
-  return `The figure is drawn, verified by inspection, and rendered in the lesson. Maker notes: ${
-    (result as VisualResult).notes ?? "(none)"
-  }.\nReference its elements as you teach.`
-}
+export const steerText = (kind: JobKind, result: SubagentResult): string => jobKindSpecOf(kind).steerText(result)
 
 /** The id of a job's steer message: deterministic, so re-delivery is idempotent. */
 export const steerMessageId = (jobId: string) => `steer_${jobId}`

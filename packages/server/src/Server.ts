@@ -47,6 +47,7 @@ import { JobsConfig } from "./jobs/JobsConfig.ts"
 import { JobsHttp } from "./jobs/JobsHttp.ts"
 import { JobSignals } from "./jobs/JobSignals.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
+import * as JobTools from "./jobs/JobTools.ts"
 import type { Subagents } from "./jobs/Subagents.ts"
 import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
 
@@ -82,7 +83,9 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   subagents: SubagentsLayer<E2, R2> = SubagentsLive as SubagentsLayer<E2, R2>,
   jobsConfig: Layer.Layer<JobsConfig> = JobsConfig.layer
 ) => {
+  // The chat turns get the job tools through chat's server tools port (chat/ServerTools.ts).
   const core = TurnComposer.layerNoDeps.pipe(
+    Layer.provide(JobTools.layerNoDeps),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
     Layer.provideMerge(provider)

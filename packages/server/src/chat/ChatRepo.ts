@@ -5,13 +5,16 @@
  * replicas: it is taken by a single atomic upsert that only succeeds when no
  * live marker exists, and it carries an expiry so that a replica that dies
  * mid-turn cannot wedge the chat. No transaction or lock is held while the
- * provider is called.
+ * provider is called. Only this module writes it: the server tools' writes
+ * (ServerTools.ts) ride in its statements as fragments.
  */
 import { ChatMessage, ChatNotFound } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "@switchboard/providers/Spans"
+import type { Statement } from "effect/sql"
+import type { ToolWrites, WrittenRow } from "./ServerTools.ts"
 import { insertMessages, liveChat, takeMarker } from "./TranscriptSql.ts"
 
 /** Bounds of one INSERT statement of messages. */
@@ -95,6 +98,40 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
   renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /**
+   * A turn's round that executed server tool calls, in one statement: `batch` (the assistant
+   * message and the calls' results, one `inBatches` batch) appended, the tools' `writes`, the
+   * marker extended by `ttl` for the next provider call. `undefined` when the turn no longer holds
+   * the marker (nothing is written then); else the row for `writes.after`.
+   */
+  toolRound(
+    chatId: string,
+    turnId: string,
+    ttl: Duration.Input,
+    batch: string,
+    writes: ToolWrites
+  ): Effect.Effect<{ readonly row: WrittenRow } | undefined>
+  /**
+   * A turn of the chat ended: its marker released (if `turnId` still holds it) and the server
+   * tools' `writes` of a turn's end (`ServerTools.turnEnded`), in one statement. With `batch` (the
+   * turn's answer, one `inBatches` batch) it is appended by the same statement: a turn's answer and
+   * its end in one round trip. `chatGone`: the chat (that `generation` of it, when given: see
+   * `liveChat`) was deleted meanwhile, so `batch` was not stored (nor the chat brought back, nor a
+   * newer chat of the same id written into). `row`: for `writes.after`.
+   */
+  turnEnded(
+    chatId: string,
+    turnId: string,
+    writes: ToolWrites,
+    batch?: string,
+    generation?: string
+  ): Effect.Effect<{ readonly chatGone: boolean; readonly row: WrittenRow | undefined }>
+  /**
+   * The server tools' `writes` as a statement of their own, in the caller's transaction (a round too
+   * large for one statement); no statement when they write nothing. The row is for `writes.after`,
+   * once the transaction committed.
+   */
+  writeTools(writes: ToolWrites): Effect.Effect<WrittenRow>
+  /**
    * Appends messages in order to an existing chat; a message whose id the chat already has is left
    * as it was. Large appends go in several statements ({@link inBatches}), each atomic: one cut
    * short leaves a prefix stored, which a re-sent history completes in order. False when the chat
@@ -142,6 +179,10 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         SELECT EXISTS (SELECT 1 FROM live) AS live`.pipe(Effect.map((rows) => rows[0]?.live === true))
 
     const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
+
+    /** The tools' fragments after chat's own in a list (`WITH` entries, returned columns). */
+    const andAlso = (fragments: ReadonlyArray<Statement.Fragment>) =>
+      fragments.length === 0 ? sql`` : sql`, ${sql.csv(fragments)}`
 
     return ChatRepo.of({
       beginTurnReading: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
@@ -248,6 +289,48 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           RETURNING turn_id`
         return rows.length === 1
       }, Effect.orDie, traced("ChatRepo.renewTurn")),
+      toolRound: Effect.fnUntraced(function*(chatId, turnId, ttl, batch, writes) {
+        const ttlMs = Math.max(0, Math.round(Duration.toMillis(Duration.fromInputUnsafe(ttl))))
+        // Everything hangs on the marker's renewal: a turn that lost its chat writes nothing.
+        const renewed = sql`EXISTS (SELECT 1 FROM marker)`
+        const rows = yield* retryDeadlock(sql<WrittenRow>`
+          WITH marker AS (
+            UPDATE chat_turns SET expires_at = now() + ${ttlMs} * interval '1 millisecond'
+            WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+            RETURNING turn_id
+          ),
+          appended AS (
+            ${insertMessages(sql, chatId, batch, renewed)}
+          )${andAlso(writes.ctes(renewed))}
+          SELECT turn_id${andAlso(writes.columns)} FROM marker`)
+        return rows.length === 1 ? { row: rows[0]! } : undefined
+      }, Effect.orDie, traced("ChatRepo.toolRound")),
+      turnEnded: Effect.fnUntraced(function*(chatId, turnId, writes, batch, generation) {
+        // The marker's release (a no-op when the turn's last statement released it already) and the
+        // tools' writes, in one statement. The answer goes only to a chat that still exists (the
+        // operator may have deleted it during the turn).
+        const appended = batch === undefined ? sql`` : sql`
+          live AS (${liveChat(sql, chatId, generation)}),
+          appended AS (
+            ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
+          ),`
+        const rows = yield* retryDeadlock(sql<WrittenRow & { live: boolean }>`
+          WITH ${appended}
+          released AS (
+            DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
+          )${andAlso(writes.ctes(sql`true`))}
+          SELECT ${batch === undefined ? sql`true` : sql`EXISTS (SELECT 1 FROM live)`} AS live${andAlso(writes.columns)}`)
+        const row = rows[0]
+        return { chatGone: row?.live !== true, row }
+      }, Effect.orDie, traced("ChatRepo.turnEnded")),
+      writeTools: Effect.fnUntraced(function*(writes) {
+        const ctes = writes.ctes(sql`true`)
+        if (ctes.length === 0 && writes.columns.length === 0) return {}
+        const rows = yield* sql<WrittenRow>`
+          ${ctes.length === 0 ? sql`` : sql`WITH ${sql.csv(ctes)}`}
+          SELECT true AS written${andAlso(writes.columns)}`
+        return rows[0] ?? {}
+      }, Effect.orDie, traced("ChatRepo.writeTools")),
       append: Effect.fnUntraced(function*(chatId, messages, generation) {
         for (const batch of inBatches(messages)) {
           if (!(yield* appendBatch(chatId, batch, generation))) return false

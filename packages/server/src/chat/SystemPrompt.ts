@@ -20,20 +20,13 @@ const BASE = [
   "Answer in plain prose once you have what you need."
 ].join("\n")
 
-/** Said only when the job tools are offered (a turn with `chatId`). */
-const JOBS = [
-  "The tools research, demo and visual dispatch sub-agents that work in the background: a call returns at once with",
-  "an acknowledgement, so keep going with your turn. Each result arrives later as a message carrying the sub-agent's",
-  "result (not written by the user): use it when it comes."
-].join(" ")
-
 export interface SystemPromptOptions {
-  /** The job tools are offered (a persisted chat). */
-  readonly jobs?: boolean
+  /** What the server tools' port says of them, while they are offered (a persisted chat). */
+  readonly serverTools?: string | undefined
 }
 
 export const buildSystemPrompt = (context: AgentContext | undefined | null, options: SystemPromptOptions = {}): string => {
-  const base = options.jobs === true ? `${BASE}\n${JOBS}` : BASE
+  const base = options.serverTools === undefined ? BASE : `${BASE}\n${options.serverTools}`
   if (!context) return `${base}\n\nNo project context was provided.`
   const assets = context.mediaAssets.length === 0
     ? "- (none)"

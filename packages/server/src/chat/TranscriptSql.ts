@@ -1,9 +1,10 @@
 /**
- * The two SQL pieces every statement that writes a chat is built from, so
- * that the marker's rule and the append's rule are written once: the
- * in-flight marker taken unless a live one holds the chat, and messages
- * appended in the client's order, an id the chat already has left as it was.
- * Fragments, to put inside a statement (a CTE body, mostly).
+ * The SQL pieces every statement that writes a chat is built from, so that
+ * the marker's rule and the append's rule are written once: the in-flight
+ * marker taken unless a live one holds the chat, and messages appended in the
+ * client's order, an id the chat already has left as it was. Fragments, to
+ * put inside a statement (a CTE body, mostly). Other features read the marker
+ * through `turnInFlight`, and never write it.
  */
 import type { SqlClient, Statement } from "effect/sql"
 
@@ -21,6 +22,13 @@ export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: numb
       SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
       WHERE chat_turns.expires_at < now()
     RETURNING turn_id`
+
+/**
+ * Whether a live turn holds the chat whose id is `chatId` (a column of the caller's statement, such
+ * as `j.chat_id`): what a feature that must not run beside a turn (a job's wake) asks.
+ */
+export const turnInFlight = (sql: Sql, chatId: Statement.Fragment) =>
+  sql`EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = ${chatId} AND t.expires_at >= now())`
 
 /**
  * The chat's row, locked against its deletion until the transaction ends (`FOR KEY SHARE`: it

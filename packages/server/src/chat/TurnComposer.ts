@@ -9,14 +9,17 @@
  * 3. store the request's messages that are not stored yet (by id), write-ahead;
  * 4. call the provider with the transcript *as the conversation* (the stored
  *    messages, steers and wake answers included, then the new ones), offering
- *    the client tools and the server-executed job tools;
- * 5. execute the job calls of the answer — job record, acknowledgement as the
- *    tool result, both stored in one transaction with the assistant message —
- *    and call the provider again, until an answer without job calls (or with
- *    client calls, which are the client's to execute) or `maxJobRounds`;
- * 6. store the final answer and release the marker (a wake's job settled by
- *    the same statement). An answer larger than a stored message can hold
- *    fails the turn as a provider failure (`TooLarge`), nothing of it stored.
+ *    the client tools and the server tools (`ServerTools`: the job tools, in
+ *    a server with jobs);
+ * 5. execute the server tool calls of the answer through the port — their
+ *    results (a job's acknowledgement) and their writes (a job's record)
+ *    stored in one statement with the assistant message — and call the
+ *    provider again, until an answer without server tool calls (or with
+ *    client calls, which are the client's to execute) or `maxServerToolRounds`;
+ * 6. store the final answer and release the marker, with the server tools'
+ *    writes of a turn's end (a wake's job settled by the same statement). An
+ *    answer larger than a stored message can hold fails the turn as a
+ *    provider failure (`TooLarge`), nothing of it stored.
  *
  * A chat the operator deletes while its turn runs stays deleted: each of the
  * turn's writes goes only to a chat that still exists. The first one that
@@ -24,37 +27,27 @@
  * a client still gets its 200, the chat route's contract has no other
  * answer for it — and nothing stored, no job dispatched.
  *
- * Job calls never reach the client: the answer's `toolCalls` are the client
- * calls only. An answer mixing both is stored as it came (one assistant
- * message with every call) followed by the job calls' acks, so the client's
- * continuation (its own copy of the message, deduplicated by id, then its tool
- * results) makes a valid provider conversation.
+ * Server tool calls never reach the client: the answer's `toolCalls` are the
+ * client calls only. An answer mixing both is stored as it came (one assistant
+ * message with every call) followed by the server tools' results, so the
+ * client's continuation (its own copy of the message, deduplicated by id, then
+ * its tool results) makes a valid provider conversation.
  */
 import type { AgentContext, ChatMessage, ChatResponse, DispatchedJob, ToolCall } from "@switchboard/domain"
-import {
-  ChatNotFound,
-  clientToolSchemas,
-  isJobKind,
-  jobAcknowledgement,
-  jobInputSchemas,
-  jobToolSchemas,
-  maxStoredValueBytes,
-  TurnInFlight
-} from "@switchboard/domain"
-import { Clock, Config, Context, Duration, Effect, Layer, Schema } from "effect"
+import { ChatNotFound, clientToolSchemas, maxStoredValueBytes, TurnInFlight } from "@switchboard/domain"
+import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { JobSignals } from "../jobs/JobSignals.ts"
-import type { NewJob, Settle } from "../jobs/JobsRepo.ts"
-import { JobsRepo } from "../jobs/JobsRepo.ts"
 import { ProviderAdapter, ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
+import { bothWrites, ServerTools } from "./ServerTools.ts"
+import type { Settlement, ToolWrites, WrittenRow } from "./ServerTools.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "@switchboard/providers/Spans"
 
-/** Provider calls of one turn when the model keeps dispatching jobs; the last one is offered no job tools. */
-export const maxJobRounds = 8
+/** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
+export const maxServerToolRounds = 8
 
 /** What a guard decides, looking at the stored transcript under the marker. */
 export type TurnGuard = "proceed" | "defer" | "skip"
@@ -72,8 +65,8 @@ export interface TurnInput {
    * in the statement that takes it, rather than reading the transcript a second time.
    */
   readonly known?: ReadonlyArray<ChatMessage>
-  /** The job settled, with its public status, by the statement that stores the turn's last message (a wake's). */
-  readonly settles?: Settle
+  /** Completed by the statement that stores the turn's last message (a wake's job): see `Settlement`. */
+  readonly settles?: Settlement
   /**
    * With `known`: the life of the chat the caller looked at (`chats.generation`, a wake's job's
    * chat). The turn is accepted only by that chat, not by one created again under the same id.
@@ -93,12 +86,6 @@ export type TurnOutcome =
   | { readonly _tag: "Deferred" }
   | { readonly _tag: "Skipped" }
 
-const decodeInput = {
-  research: Schema.decodeUnknownResult(jobInputSchemas.research),
-  demo: Schema.decodeUnknownResult(jobInputSchemas.demo),
-  visual: Schema.decodeUnknownResult(jobInputSchemas.visual)
-}
-
 /** The messages of `incoming` whose ids `stored` does not have, each id once: what an append stores. */
 const unstored = (stored: ReadonlyArray<ChatMessage>, incoming: ReadonlyArray<ChatMessage>): Array<ChatMessage> => {
   const ids = new Set(stored.map((m) => m.id))
@@ -117,7 +104,7 @@ const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, j
 })
 
 export class TurnComposer extends Context.Service<TurnComposer, {
-  /** A turn without `chatId`: nothing stored, no job tools. */
+  /** A turn without `chatId`: nothing stored, no server tools. */
   unpersisted(
     messages: ReadonlyArray<ChatMessage>,
     context: AgentContext | undefined
@@ -129,8 +116,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
   static readonly layerNoDeps = Layer.effect(TurnComposer, Effect.gen(function*() {
     const adapter = yield* ProviderAdapter
     const repo = yield* ChatRepo
-    const jobs = yield* JobsRepo
-    const signals = yield* JobSignals
+    const tools = yield* ServerTools
     const sql = yield* SqlClient.SqlClient
     // The marker must outlive the longest provider call, or a slow turn could be overtaken.
     // An invalid value is the provider's to report (502 provider_not_configured), not a reason to refuse to start.
@@ -138,7 +124,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       Config.withDefault(60_000),
       Effect.orElseSucceed(() => 60_000)
     )
-    // The slack beyond the provider call (storing the answer, the job rounds' writes); tests of a killed
+    // The slack beyond the provider call (storing the answer, the tool rounds' writes); tests of a killed
     // replica shorten it so that a dead turn's marker expires within the test.
     const grace = yield* Config.Int("TURN_MARKER_GRACE_MS").pipe(
       Config.withDefault(30_000),
@@ -172,31 +158,11 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       return respond(yield* assistantMessage(answer.content, calls), calls, [])
     }, traced("TurnComposer.unpersisted"))
 
-    /** Each job call: a job record and its ack, or (bad arguments) a tool error the model can correct. */
-    const dispatch = (chatId: string, context: AgentContext | undefined, calls: ReadonlyArray<ToolCall>) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const created: Array<NewJob> = []
-        const acks: Array<ChatMessage> = []
-        for (const call of calls) {
-          const kind = call.name
-          if (!isJobKind(kind)) continue
-          const decoded = call.invalidArgs === undefined ? decodeInput[kind](call.args) : undefined
-          const id = `msg_${randomUUID()}`
-          if (decoded === undefined || decoded._tag === "Failure") {
-            const error = `invalid arguments for ${kind}: ${
-              decoded === undefined ? call.invalidArgs : decoded.failure.message.replace(/\s*\n\s*/g, " ")
-            }`
-            acks.push({ id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now })
-            continue
-          }
-          const job: NewJob = { id: `job_${randomUUID()}`, chatId, kind, toolCallId: call.id, input: decoded.success, context }
-          const ack = jobAcknowledgement(job)
-          created.push(job)
-          acks.push({ id, role: "tool", content: ack.message, toolResult: { toolCallId: call.id, name: kind, result: ack }, timestamp: now })
-        }
-        return { created, acks }
-      })
+    /** A turn's end written: the tools' `after` (the statement committed), the release then needing nothing. */
+    const ended = (end: TurnEnd, writes: ToolWrites, row: WrittenRow | undefined) => {
+      end.ended = true
+      return writes.after(row)
+    }
 
     /**
      * Accepting a turn: taking the chat's marker, reading the transcript, the guard's look, and the
@@ -252,7 +218,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         )
       })
 
-    /** The provider rounds of an accepted turn, job calls executed between them. */
+    /** The provider rounds of an accepted turn, server tool calls executed between them. */
     const rounds = Effect.fnUntraced(function*(
       input: TurnInput,
       turnId: string,
@@ -262,27 +228,28 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     ) {
       const { chatId, context } = input
       const conversation = [...transcript]
-      const systemPrompt = buildSystemPrompt(context, { jobs: true })
+      const systemPrompt = buildSystemPrompt(context, { serverTools: tools.instructions })
       const dispatched: Array<DispatchedJob> = []
+      const turnEnd = tools.turnEnded(chatId, input.settles)
       let renewed = false
       for (let round = 1;; round++) {
-        const jobsOffered = round < maxJobRounds
+        const toolsOffered = round < maxServerToolRounds
         // The marker covers one provider call at a time: each further round extends it (a round
-        // that dispatched did so in its own statement).
+        // that executed server tools did so in its own statement).
         if (round > 1 && !renewed) yield* repo.renewTurn(chatId, turnId, markerTtl)
         renewed = false
         const answer = yield* adapter.chat({
           messages: conversation,
           systemPrompt,
-          toolSchemas: jobsOffered ? [...clientToolSchemas, ...jobToolSchemas] : clientToolSchemas
+          toolSchemas: toolsOffered && tools.schemas.length > 0 ? [...clientToolSchemas, ...tools.schemas] : clientToolSchemas
         })
         const calls = answer.toolCalls ?? []
-        const clientCalls = calls.filter((c) => !isJobKind(c.name))
-        const jobCalls = jobsOffered ? calls.filter((c) => isJobKind(c.name)) : []
-        if (jobCalls.length < calls.length - clientCalls.length) {
-          yield* Effect.logWarning(`chat ${chatId}: job calls past the round limit (${maxJobRounds}) were dropped`)
+        const clientCalls = calls.filter((c) => !tools.owns(c.name))
+        const serverCalls = toolsOffered ? calls.filter((c) => tools.owns(c.name)) : []
+        if (serverCalls.length < calls.length - clientCalls.length) {
+          yield* Effect.logWarning(`chat ${chatId}: server tool calls past the round limit (${maxServerToolRounds}) were dropped`)
         }
-        const assistant = yield* assistantMessage(answer.content, [...jobCalls, ...clientCalls])
+        const assistant = yield* assistantMessage(answer.content, [...serverCalls, ...clientCalls])
         // An answer the transcript could not hold is refused like one the provider could not send.
         if (!fitsStorage(assistant)) {
           return yield* new ProviderError({
@@ -290,54 +257,56 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             message: `the answer is ${storedBytes(assistant)} bytes of JSON, over the ${maxStoredValueBytes} a stored message holds`
           })
         }
-        const { acks, created } = yield* dispatch(chatId, context, jobCalls)
-        const last = jobCalls.length === 0 || clientCalls.length > 0
-        if (last && created.length === 0 && acks.length === 0) {
-          // The common end: the answer stored, a wake's job settled, the marker released and the wakes
-          // this turn held back made due, in one statement (the release that follows has nothing left to do).
+        if (serverCalls.length === 0) {
+          // The common end: the answer stored, the tools' end writes (a wake's job settled), the marker
+          // released, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
           if (more.length > 0 && !(yield* repo.append(chatId, [assistant], generation))) {
             return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
           }
-          const ended = yield* jobs.chatTurnEnded(chatId, turnId, more.length > 0 ? undefined : only, input.settles, generation)
-          end.ended = true
-          if (ended.pending) yield* signals.wake.local
-          if (ended.chatGone) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
+          const closed = yield* repo.turnEnded(chatId, turnId, turnEnd, more.length > 0 ? undefined : only, generation)
+          yield* ended(end, turnEnd, closed.row)
+          if (closed.chatGone) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
           return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
         }
-        const batches = inBatches([assistant, ...acks])
-        // A round that dispatched: its calls, their jobs and their acks (no job call is ever stored
-        // unanswered) and the marker's renewal for the next call, in one statement. A turn whose
-        // marker expired meanwhile writes them all the same, as it always did (below).
-        renewed = !last && batches.length === 1 &&
-          (yield* jobs.dispatchRound(chatId, turnId, Duration.toMillis(markerTtl), batches[0]!, created))
-        if (!renewed) {
-          // The calls, their jobs and their acks together: no job call is ever stored unanswered.
-          // The chat's row held first: a chat deleted meanwhile gets nothing (no orphan job either).
-          const alive = yield* sql.withTransaction(Effect.gen(function*() {
-            if (!(yield* repo.holdChat(chatId, generation))) return false
+        const executed = yield* tools.execute({ chatId, context }, serverCalls)
+        const results = executed.results
+        const last = clientCalls.length > 0
+        const batches = inBatches([assistant, ...results])
+        // A round that executed server tools: its calls, their results (no server tool call is ever
+        // stored unanswered), the tools' writes and the marker's renewal for the next call, in one
+        // statement. A turn whose marker expired meanwhile writes them all the same, as it always did (below).
+        const inOne = !last && batches.length === 1
+          ? yield* repo.toolRound(chatId, turnId, markerTtl, batches[0]!, executed.writes)
+          : undefined
+        renewed = inOne !== undefined
+        if (inOne !== undefined) {
+          yield* executed.writes.after(inOne.row)
+        } else {
+          // The calls, their results and the tools' writes together. The chat's row held first: a chat
+          // deleted meanwhile gets nothing (no orphan job either).
+          const writes = last ? bothWrites(executed.writes, turnEnd) : executed.writes
+          const written = yield* sql.withTransaction(Effect.gen(function*() {
+            if (!(yield* repo.holdChat(chatId, generation))) return undefined
             if (last) {
-              yield* jobs.create(created)
-              if (created.length > 0) yield* signals.notify("run")
-              if (input.settles) yield* jobs.settle(input.settles.jobId, input.settles.status)
+              const row = yield* repo.writeTools(writes)
               // The chat is free the moment the turn's end is visible (a wake's job settled with it):
               // a client that sees either may go on at once. The release below is then a no-op.
-              if (batches.length > 1) yield* repo.append(chatId, [assistant, ...acks], generation)
-              yield* repo.endTurn(chatId, turnId, batches.length > 1 ? [] : [assistant, ...acks], generation)
-            } else {
-              yield* repo.append(chatId, [assistant, ...acks], generation)
-              yield* jobs.create(created)
-              if (created.length > 0) yield* signals.notify("run")
+              if (batches.length > 1) yield* repo.append(chatId, [assistant, ...results], generation)
+              yield* repo.endTurn(chatId, turnId, batches.length > 1 ? [] : [assistant, ...results], generation)
+              return row
             }
-            return true
+            yield* repo.append(chatId, [assistant, ...results], generation)
+            return yield* repo.writeTools(writes)
           })).pipe(Effect.orDie)
           // This round's jobs were not created: the answer says so by leaving them out.
-          if (!alive) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
+          if (written === undefined) return yield* goneWith(chatId, respond(assistant, clientCalls, dispatched))
+          if (last) yield* ended(end, writes, written)
+          else yield* writes.after(written)
         }
-        if (created.length > 0) yield* signals.run.local
-        dispatched.push(...created.map((j) => ({ id: j.id, kind: j.kind, toolCallId: j.toolCallId })))
+        dispatched.push(...executed.dispatched)
         if (last) return { _tag: "Answered", response: respond(assistant, clientCalls, dispatched) } as const
-        conversation.push(assistant, ...acks)
+        conversation.push(assistant, ...results)
       }
     }, traced("TurnComposer.rounds"))
 
@@ -356,24 +325,24 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           switch (accepted.decision) {
             case "defer":
               return Effect.succeed({ _tag: "Deferred" })
-            case "skip":
-              // The job settled and the marker released in one statement.
-              return jobs.chatTurnEnded(chatId, turnId, undefined, input.settles).pipe(
-                Effect.flatMap(({ pending }) => {
-                  end.ended = true
-                  return pending ? signals.wake.local : Effect.void
-                }),
+            case "skip": {
+              // The tools' end writes (a wake's job settled) and the marker released in one statement.
+              const turnEnd = tools.turnEnded(chatId, input.settles)
+              return repo.turnEnded(chatId, turnId, turnEnd).pipe(
+                Effect.flatMap(({ row }) => ended(end, turnEnd, row)),
                 Effect.as({ _tag: "Skipped" } as const)
               )
+            }
             case "proceed":
               return rounds(input, turnId, accepted.conversation, accepted.generation, end)
           }
         },
-        (accepted) =>
-          accepted === undefined || end.ended ? Effect.void : jobs.chatTurnEnded(chatId, turnId).pipe(
-            // The marker released; wakes that waited behind this turn are due now (every replica hears of it).
-            Effect.flatMap(({ pending }) => pending ? signals.wake.local : Effect.void)
-          )
+        (accepted) => {
+          if (accepted === undefined || end.ended) return Effect.void
+          // The marker released, with the tools' end writes (wakes that waited behind this turn due now).
+          const turnEnd = tools.turnEnded(chatId, undefined)
+          return repo.turnEnded(chatId, turnId, turnEnd).pipe(Effect.flatMap(({ row }) => turnEnd.after(row)))
+        }
       )
     }, traced("TurnComposer.persisted"))
 

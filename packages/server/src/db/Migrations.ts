@@ -12,6 +12,7 @@ import jobs from "./migrations/0003_jobs.ts"
 import retentionKeyset from "./migrations/0004_retention_keyset.ts"
 import hostRevocationTaskCancel from "./migrations/0005_host_revocation_task_cancel.ts"
 import chatGeneration from "./migrations/0006_chat_generation.ts"
+import jobKindUnchecked from "./migrations/0007_job_kind_unchecked.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -19,7 +20,8 @@ export const migrations = {
   "0003_jobs": jobs,
   "0004_retention_keyset": retentionKeyset,
   "0005_host_revocation_task_cancel": hostRevocationTaskCancel,
-  "0006_chat_generation": chatGeneration
+  "0006_chat_generation": chatGeneration,
+  "0007_job_kind_unchecked": jobKindUnchecked
 }
 
 export const migrationCount = Object.keys(migrations).length

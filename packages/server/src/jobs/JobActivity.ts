@@ -9,49 +9,19 @@
  * - once the result is stored (by the statement that stores it), what it
  *   did: `done: 3 sources`, `done: demo "…"`, `done: figure`, or
  *   `error: <reason>` for the failure shape.
+ *
+ * Each kind words its own (its definition in the registry, `JobKinds.ts`).
  */
-import type { DemoResult, JobKind, ResearchResult, SubagentResult } from "@switchboard/domain"
-import { isSubagentFailure } from "@switchboard/domain"
+import type { JobKind, SubagentResult } from "@switchboard/domain"
+import { kindOf } from "./JobKinds.ts"
 import { activityLine } from "./subagents/ToolLoop.ts"
 
-const field = (input: unknown, key: string): string | undefined => {
-  const value = typeof input === "object" && input !== null ? (input as Record<string, unknown>)[key] : undefined
-  return typeof value === "string" && value.trim() !== "" ? value : undefined
-}
-
-const quoted = (text: string | undefined) => text === undefined ? "" : ` ${JSON.stringify(text.replace(/\s+/g, " ").trim())}`
-
 /** What the job is to do, from its input (which may be invalid: the line is then the kind's verb alone). */
-export const startActivity = (kind: JobKind, input: unknown): string => {
-  switch (kind) {
-    case "research":
-      return activityLine(`researching:${quoted(field(input, "question"))}`)
-    case "demo":
-      return activityLine(`building demo:${quoted(field(input, "title"))}`)
-    case "visual":
-      return activityLine(`drawing:${quoted(field(input, "brief"))}`)
-  }
-}
-
-/** The failure shape's reason, as its kind words it. */
-const failureReasonOf = (kind: JobKind, result: SubagentResult): string | undefined => {
-  if (!isSubagentFailure(kind, result)) return undefined
-  const r = result as { brief?: string; notes?: string }
-  return r.notes ?? r.brief?.replace(/^Research failed:\s*/i, "") ?? "failed"
-}
+export const startActivity = (kind: JobKind, input: unknown): string => kindOf(kind).startActivity(input)
 
 /** What the job did, from its result. */
 export const finalActivity = (kind: JobKind, result: SubagentResult): string => {
-  const reason = failureReasonOf(kind, result)
-  if (reason !== undefined) return activityLine(`error: ${reason}`)
-  switch (kind) {
-    case "research": {
-      const n = (result as ResearchResult).sources.length
-      return n === 0 ? "done: no sources" : `done: ${n} source${n === 1 ? "" : "s"}`
-    }
-    case "demo":
-      return activityLine(`done: demo${quoted((result as DemoResult).title)}`)
-    case "visual":
-      return "done: figure"
-  }
+  const definition = kindOf(kind)
+  const reason = definition.failureReason(result)
+  return reason !== undefined ? activityLine(`error: ${reason}`) : definition.doneActivity(result)
 }

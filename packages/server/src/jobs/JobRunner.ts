@@ -18,12 +18,13 @@
  * there.
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
-import { isSubagentFailure, jobInputSchemas, subagentFailure } from "@switchboard/domain"
+import { isSubagentFailure, subagentFailure } from "@switchboard/domain"
 import { Cause, Deferred, Effect, Layer, Option, Ref, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { forkClaimLoop } from "./ClaimLoop.ts"
 import { finalActivity, startActivity } from "./JobActivity.ts"
+import { kindOf } from "./JobKinds.ts"
 import { Subagents } from "./Subagents.ts"
 import { JobSignals } from "./JobSignals.ts"
 import { storableResult } from "./StorableResult.ts"
@@ -72,8 +73,7 @@ export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* JobsConfig
   const owner = makeOwner("runner")
 
-  const decode = (job: ClaimedJob) =>
-    Schema.decodeUnknownOption(jobInputSchemas[job.kind] as Schema.Codec<JobInput>)(job.input)
+  const decode = (job: ClaimedJob) => Schema.decodeUnknownOption(kindOf(job.kind).input)(job.input) as Option.Option<JobInput>
 
   const runSubagent = (job: ClaimedJob, input: JobInput): Effect.Effect<SubagentResult> => {
     if (job.runAttempts > config.maxRuns) {

@@ -7,16 +7,28 @@
  *
  * Phases (migration 0003): `run` → `wake` → `settled`. A lease is held by the
  * runner in `run` and by the wake in `wake`; an expired one is re-entered.
+ *
+ * The chat's in-flight marker is chat's: these statements read it through
+ * `turnInFlight` and never write it. What a chat turn writes of jobs (a
+ * round's new jobs, the wakes a turn's end makes due) are fragments of chat's
+ * own statements (`jobsCreated`, `turnEnd`, through the server tools' port).
+ *
+ * A job's kind is checked here against the registry (`JobKinds.ts`), not by
+ * the database (migration 0007): a job is recorded only of a registered kind,
+ * and a stored job of a kind this server does not know (a newer replica's)
+ * is never claimed nor listed by it.
  */
 import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
 import { ChatMessage } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Statement } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
-import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "@switchboard/providers/Spans"
-import { insertMessages, liveChat } from "../chat/TranscriptSql.ts"
+import type { ToolWrites } from "../chat/ServerTools.ts"
+import { turnInFlight } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
+import { isRegisteredKind, kindNames } from "./JobKinds.ts"
 
 export interface NewJob {
   readonly id: string
@@ -128,9 +140,26 @@ const toClaimed = (row: JobRow): ClaimedJob => ({
 /** The channel of every job notification (a job to run, a wake to fire). */
 export const jobsChannel = "switchboard_jobs"
 
+/** SQL for one of chat's statements (see `ToolWrites`); the statement's row tells `wakesDue`. */
+export type JobsFragments = Pick<ToolWrites, "ctes" | "columns">
+
+/** The column of `turnEnd`'s fragments: whether the turn's end made some of the chat's wakes due. */
+export const wakesDueColumn = "jobs_wakes_due"
+
 export class JobsRepo extends Context.Service<JobsRepo, {
-  /** Records new jobs (phase `run`); meant to run in the transaction that persists the calls' acks. */
-  create(jobs: ReadonlyArray<NewJob>): Effect.Effect<void>
+  /**
+   * Records new jobs (phase `run`), in the chat statement that stores the calls' acks: each
+   * written only when that statement's condition holds; every replica notified when there are
+   * some. Dies on a kind the registry does not have.
+   */
+  jobsCreated(jobs: ReadonlyArray<NewJob>): JobsFragments
+  /**
+   * What a turn of the chat writes at its end, in the statement that releases its marker: the
+   * chat's deferred wakes are due now (every replica notified when there are some, and
+   * `wakesDueColumn` says so). With `settle`, a wake turn's job is settled by that statement too
+   * (see `settle`).
+   */
+  turnEnd(chatId: string, settle: Settle | undefined): JobsFragments
   /** A chat's jobs, oldest first. */
   list(chatId: string): Effect.Effect<ReadonlyArray<JobRecord>>
   /** Claims up to `limit` jobs to run: unleased, or leased by a holder whose lease expired. */
@@ -138,19 +167,6 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   /** Extends a lease; false when it is no longer `owner`'s (expired and taken over). */
   renew(id: string, owner: string, leaseMs: number): Effect.Effect<boolean>
   reportActivity(id: string, owner: string, line: string): Effect.Effect<void>
-  /**
-   * A turn's round that dispatched jobs, in one statement: the assistant message and the calls'
-   * acks (one batch, see `inBatches`) appended, the jobs recorded, the turn's marker extended by
-   * `ttlMs` for the next provider call, every replica notified. False when the turn no longer
-   * holds the marker (nothing is written then).
-   */
-  dispatchRound(
-    chatId: string,
-    turnId: string,
-    ttlMs: number,
-    batch: string,
-    jobs: ReadonlyArray<NewJob>
-  ): Effect.Effect<boolean>
   /**
    * Stores the result with the job's final `activity` line and queues the wake (`run` → `wake`,
    * every replica notified); `finished` false when the lease was lost. With `wake`, the same
@@ -183,22 +199,6 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   deferWake(id: string, owner: string, delayMs: number, reason: WakeDeferral): Effect.Effect<void>
   /** `wake` → `settled` with its public status; meant to run in the wake turn's final transaction. */
   settle(id: string, status: Exclude<JobStatus, "running">): Effect.Effect<void>
-  /**
-   * A turn of the chat ended: its marker is released (if `turnId` still holds it) and the chat's
-   * deferred wakes are due now. True when the chat has some (every replica is notified). With
-   * `batch` (the turn's answer, one `inBatches` batch) it is appended by the same statement: a
-   * turn's answer, its end and the wakes it held back, in one round trip. With `settle`, a wake
-   * turn's job is settled by that statement too (see `settle`). `chatGone`: the chat (that
-   * `generation` of it, when given: see `liveChat`) was deleted meanwhile, so `batch` was not stored
-   * (nor the chat brought back, nor a newer chat of the same id written into).
-   */
-  chatTurnEnded(
-    chatId: string,
-    turnId: string,
-    batch?: string,
-    settle?: Settle,
-    generation?: string
-  ): Effect.Effect<{ readonly pending: boolean; readonly chatGone: boolean }>
   /** `pg_notify` on the jobs channel (delivered to listeners when the current transaction commits). */
   notify(topic: "run" | "wake"): Effect.Effect<void>
 }>()("switchboard/server/jobs/JobsRepo") {
@@ -231,7 +231,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         return wakes
       })
     const jobRows = (jobs: ReadonlyArray<NewJob>) =>
-      JSON.stringify(jobs.map((j) => ({
+      JSON.stringify(jobs.map((j) => {
+        if (!isRegisteredKind(j.kind)) throw new Error(`job ${j.id}: no job kind ${JSON.stringify(j.kind)} is registered`)
+        return {
         id: j.id,
         chat_id: j.chatId,
         kind: j.kind,
@@ -240,43 +242,50 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         context: j.context ?? null,
         // Never empty: what the job is to do, until its run says more (JobActivity.ts).
         activity: startActivity(j.kind, j.input)
-      })))
+      }
+      }))
+    // Claims and lists take only the registered kinds: a kind this server cannot run or show is left alone.
+    const registered = sql.in(kindNames)
+    const held = (chatId: Statement.Fragment) => turnInFlight(sql, chatId)
 
     return JobsRepo.of({
-      create: Effect.fnUntraced(function*(jobs) {
-        if (jobs.length === 0) return
-        yield* sql`
-          INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
-          SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
-          FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
-          ORDER BY t.n`
-      }, Effect.orDie, traced("JobsRepo.create")),
-
-      dispatchRound: Effect.fnUntraced(function*(chatId, turnId, ttlMs, batch, jobs) {
-        // Everything hangs on the marker's renewal: a turn that lost its chat writes nothing.
-        const notify = shared && jobs.length > 0 ? sql`, pg_notify(${jobsChannel}, 'run')` : sql``
-        const rows = yield* retryDeadlock(sql`
-          WITH marker AS (
-            UPDATE chat_turns SET expires_at = now() + ${ms(ttlMs)}
-            WHERE chat_id = ${chatId} AND turn_id = ${turnId}
-            RETURNING turn_id
-          ),
-          appended AS (
-            ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM marker)`)}
-          ),
-          created AS (
+      jobsCreated: (jobs) => {
+        if (jobs.length === 0) return { ctes: () => [], columns: [] }
+        const rows = jobRows(jobs)
+        return {
+          ctes: (when) => [sql`jobs_created AS (
             INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
             SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
-            FROM jsonb_array_elements(${jobRows(jobs)}::jsonb) WITH ORDINALITY AS t(r, n)
-            WHERE EXISTS (SELECT 1 FROM marker)
+            FROM jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS t(r, n)
+            WHERE ${when}
             ORDER BY t.n
-          )
-          SELECT turn_id${notify} FROM marker`)
-        return rows.length === 1
-      }, Effect.orDie, traced("JobsRepo.dispatchRound")),
+          )`],
+          columns: shared ? [sql`pg_notify(${jobsChannel}, 'run') AS jobs_run_notified`] : []
+        }
+      },
+
+      turnEnd: (chatId, settle) => ({
+        // The settled job is left out of `due`: one statement must not update a row twice.
+        ctes: () => [
+          ...(settle === undefined ? [] : [sql`jobs_settled AS (
+            UPDATE jobs SET phase = 'settled', status = ${settle.status}, lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
+            WHERE id = ${settle.jobId} AND phase = 'wake'
+          )`]),
+          sql`jobs_due AS (
+            UPDATE jobs SET wake_after = LEAST(wake_after, now())
+            WHERE chat_id = ${chatId} AND phase = 'wake'${settle === undefined ? sql`` : sql` AND id <> ${settle.jobId}`}
+            RETURNING id
+          )`
+        ],
+        columns: [
+          sql`EXISTS (SELECT 1 FROM jobs_due) AS ${sql(wakesDueColumn)}`,
+          ...(shared ? [sql`CASE WHEN EXISTS (SELECT 1 FROM jobs_due) THEN pg_notify(${jobsChannel}, 'wake') END AS jobs_wake_notified`] : [])
+        ]
+      }),
 
       list: Effect.fnUntraced(function*(chatId) {
-        const rows = yield* sql<JobRow>`SELECT * FROM jobs WHERE chat_id = ${chatId} ORDER BY seq`
+        const rows = yield* sql<JobRow>`SELECT * FROM jobs WHERE chat_id = ${chatId} AND kind IN ${registered} ORDER BY seq`
         return rows.map(toRecord)
       }, Effect.orDie, traced("JobsRepo.list")),
 
@@ -287,7 +296,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             run_attempts = run_attempts + 1, updated_at = now()
           WHERE id IN (
             SELECT id FROM jobs
-            WHERE phase = 'run' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+            WHERE phase = 'run' AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND kind IN ${registered}
             ORDER BY seq LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
           RETURNING *`
@@ -321,7 +330,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         // The job finishes now, so it heads its chat's queue unless a wake is queued there already.
         const rows = yield* sql<WakeRow<{ readonly taken: boolean }>>`
           WITH free AS (
-            SELECT NOT EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = j.chat_id AND t.expires_at >= now())
+            SELECT NOT ${held(sql`j.chat_id`)}
               AND NOT EXISTS (SELECT 1 FROM jobs o WHERE o.chat_id = j.chat_id AND o.phase = 'wake') AS taken
             FROM jobs j WHERE j.id = ${id}
           ),
@@ -370,8 +379,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id IN (
             SELECT j.id FROM jobs j
             WHERE j.phase = 'wake' AND (j.lease_expires_at IS NULL OR j.lease_expires_at < now())
-              AND j.wake_after <= now()
-              AND NOT EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = j.chat_id AND t.expires_at >= now())
+              AND j.wake_after <= now() AND j.kind IN ${registered}
+              AND NOT ${held(sql`j.chat_id`)}
               AND NOT EXISTS (
                 SELECT 1 FROM jobs o
                 WHERE o.chat_id = j.chat_id AND o.phase = 'wake' AND (o.finished_at, o.seq) < (j.finished_at, j.seq))
@@ -390,9 +399,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
 
       deferWake: Effect.fnUntraced(function*(id, owner, delayMs, reason) {
         const due = reason === "busy"
-          ? sql`CASE WHEN EXISTS (
-              SELECT 1 FROM chat_turns t WHERE t.chat_id = jobs.chat_id AND t.expires_at >= now()
-            ) THEN now() + ${ms(delayMs)} ELSE now() END`
+          ? sql`CASE WHEN ${held(sql`jobs.chat_id`)} THEN now() + ${ms(delayMs)} ELSE now() END`
           : sql`now() + ${ms(delayMs)}`
         yield* sql`
           UPDATE jobs SET lease_owner = NULL, lease_expires_at = NULL, wake_after = ${due}, updated_at = now(),
@@ -407,39 +414,6 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             updated_at = now()
           WHERE id = ${id} AND phase = 'wake'`
       }, Effect.orDie, traced("JobsRepo.settle")),
-
-      chatTurnEnded: Effect.fnUntraced(function*(chatId, turnId, batch, settle, generation) {
-        // The marker's release (a no-op when the turn's last statement released it already) and the
-        // chat's deferred wakes made due, in one statement. The answer goes only to a chat that still
-        // exists (the operator may have deleted it during the turn).
-        const appended = batch === undefined ? sql`` : sql`
-          live AS (${liveChat(sql, chatId, generation)}),
-          appended AS (
-            ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
-          ),`
-        // The settled job is left out of `due`: one statement must not update a row twice.
-        const settled = settle === undefined ? sql`` : sql`
-          settled AS (
-            UPDATE jobs SET phase = 'settled', status = ${settle.status}, lease_owner = NULL, lease_expires_at = NULL,
-              updated_at = now()
-            WHERE id = ${settle.jobId} AND phase = 'wake'
-          ),`
-        const rows = yield* retryDeadlock(sql<{ pending: boolean; live: boolean }>`
-          WITH ${appended}${settled}
-          released AS (
-            DELETE FROM chat_turns WHERE chat_id = ${chatId} AND turn_id = ${turnId}
-          ),
-          due AS (
-            UPDATE jobs SET wake_after = LEAST(wake_after, now())
-            WHERE chat_id = ${chatId} AND phase = 'wake'${settle === undefined ? sql`` : sql` AND id <> ${settle.jobId}`}
-            RETURNING id),
-          counted AS (SELECT count(*) AS n FROM due)
-          SELECT c.n > 0 AS pending, ${batch === undefined ? sql`true` : sql`EXISTS (SELECT 1 FROM live)`} AS live${
-          shared ? sql`, CASE WHEN c.n > 0 THEN pg_notify(${jobsChannel}, 'wake') END AS notified` : sql``}
-          FROM counted c`)
-        const row = rows[0]
-        return { pending: row?.pending === true, chatGone: row?.live !== true }
-      }, Effect.orDie, traced("JobsRepo.chatTurnEnded")),
 
       notify: (topic) => sql`SELECT pg_notify(${jobsChannel}, ${topic})`.pipe(Effect.asVoid, Effect.orDie)
     })

@@ -15,7 +15,7 @@ import type { Effect } from "effect"
 export interface SubagentJob {
   readonly jobId: string
   readonly kind: JobKind
-  /** Already decoded with the kind's input schema (`jobInputSchemas`). */
+  /** Already decoded with the kind's input schema (its definition in `JobKinds.ts`). */
   readonly input: JobInput
   /** Replaces the job's activity line, e.g. `web_search: "sigma.js v3"`. */
   readonly reportActivity: (line: string) => Effect.Effect<void>

@@ -95,7 +95,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
           guard,
           known,
           generation: job.generation,
-          settles: { jobId: job.id, status }
+          settles: { id: job.id, status }
         })
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
           Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
@@ -119,7 +119,7 @@ export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
         case "Skipped":
           return yield* Effect.logDebug(`job ${job.id}: steer delivered, ${status}`)
         case "Busy":
-          // The 409: a turn holds the chat. Its end makes this wake due at once (chatTurnEnded).
+          // The 409: a turn holds the chat. Its end makes this wake due at once (JobsRepo.turnEnd).
           yield* repo.deferWake(job.id, owner, busyRetryMs, "busy")
           return yield* signals.wake.local
         case "Deferred":

@@ -8,7 +8,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { clientToolSchemas, jobToolSchemas } from "@switchboard/domain"
 import { Effect } from "effect"
-import { maxJobRounds } from "../../src/chat/TurnComposer.ts"
+import { maxServerToolRounds } from "../../src/chat/TurnComposer.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { chat, jobsOf, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
@@ -142,7 +142,7 @@ describe("job tools in a chat turn", () => {
         assert.deepStrictEqual(yield* jobsOf("bad-args"), [])
       }))
 
-    it.effect(`a model that keeps dispatching stops after ${maxJobRounds} rounds`, () =>
+    it.effect(`a model that keeps dispatching stops after ${maxServerToolRounds} rounds`, () =>
       Effect.gen(function*() {
         const before = fake.calls.length
         fake.answerWith((params) =>
@@ -153,9 +153,9 @@ describe("job tools in a chat turn", () => {
         )
         const res = yield* chat("rounds", [user("u1", "go")])
         assert.strictEqual(res.status, 200)
-        assert.strictEqual(fake.calls.length - before, maxJobRounds)
+        assert.strictEqual(fake.calls.length - before, maxServerToolRounds)
         assert.notInclude(fake.calls.at(-1)!.toolSchemas.map((t) => t.name), "research", "the last round offers no job tools")
-        assert.strictEqual((yield* jobsOf("rounds")).length, maxJobRounds - 1)
+        assert.strictEqual((yield* jobsOf("rounds")).length, maxServerToolRounds - 1)
         const transcript = yield* transcriptOf("rounds")
         assert.isUndefined(transcript.at(-1)!.toolCalls, "the dropped calls are not stored unanswered")
       }))

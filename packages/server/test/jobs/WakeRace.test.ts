@@ -16,6 +16,7 @@ import { JobRunnerLive } from "../../src/jobs/JobRunner.ts"
 import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
 import { JobSignals } from "../../src/jobs/JobSignals.ts"
 import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
+import * as JobTools from "../../src/jobs/JobTools.ts"
 import { WakePipelineLive } from "../../src/jobs/WakePipeline.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
@@ -38,11 +39,12 @@ const buildPipeline = <E, R>(
       Layer.provideMerge(TestDatabase)
     )
     const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
-      Layer.provide(wakeComposer),
+      Layer.provide(wakeComposer.pipe(Layer.provide(JobTools.layerNoDeps))),
       Layer.provide(subagents.layer),
       Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
     )
-    const services = yield* Layer.build(Layer.mergeAll(pipeline, TurnComposer.layerNoDeps).pipe(Layer.provideMerge(core)))
+    const composer = TurnComposer.layerNoDeps.pipe(Layer.provide(JobTools.layerNoDeps))
+    const services = yield* Layer.build(Layer.mergeAll(pipeline, composer).pipe(Layer.provideMerge(core)))
     return {
       composer: Context.get(services, TurnComposer),
       chats: Context.get(services, ChatRepo),

@@ -16,6 +16,8 @@
  */
 import { Config, Effect, Option } from "effect"
 import type { JobKind } from "@switchboard/domain"
+import { jobKinds, registeredKinds } from "../JobKinds.ts"
+import type { PageFetcherOptions } from "./research/PageFetcher.ts"
 
 /** An optional variable; blank or unreadable counts as absent. */
 const optional = (name: string): Effect.Effect<string | undefined> =>
@@ -26,21 +28,20 @@ const optional = (name: string): Effect.Effect<string | undefined> =>
     Effect.orElseSucceed(() => undefined)
   )
 
-const roleVariable: Record<JobKind, string> = {
-  research: "JOB_MODEL_RESEARCH",
-  demo: "JOB_MODEL_DEMO",
-  visual: "JOB_MODEL_VISUAL"
-}
-
 /**
- * The model a sub-agent of this kind uses: `JOB_MODEL_<KIND>`, else
+ * The model a sub-agent of this kind uses: its kind's variable (`JOB_MODEL_<KIND>`), else
  * `LLM_MODEL`; undefined when neither is set (the adapter's own model is then
  * used, and an adapter without one is `NotConfigured` anyway).
  */
 export const modelFor = (role: JobKind): Effect.Effect<string | undefined> =>
   Effect.gen(function*() {
-    return (yield* optional(roleVariable[role])) ?? (yield* optional("LLM_MODEL"))
+    return (yield* optional(jobKinds[role].modelVariable)) ?? (yield* optional("LLM_MODEL"))
   })
+
+/** Knobs tests turn that no environment variable does. */
+export interface SubagentOverrides {
+  readonly fetch?: Omit<PageFetcherOptions, "allowPrivate">
+}
 
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium"
 
@@ -58,11 +59,9 @@ const flag = (raw: string | undefined, byDefault: boolean): boolean =>
 
 export const readSubagentSettings: Effect.Effect<SubagentSettings> = Effect.gen(function*() {
   return {
-    models: {
-      research: yield* modelFor("research"),
-      demo: yield* modelFor("demo"),
-      visual: yield* modelFor("visual")
-    },
+    models: Object.fromEntries(
+      yield* Effect.forEach(registeredKinds, (k) => Effect.map(modelFor(k.kind), (model) => [k.kind, model] as const))
+    ) as Record<JobKind, string | undefined>,
     searchUrl: yield* optional("SEARCH_URL"),
     fetchAllowPrivate: flag(yield* optional("FETCH_ALLOW_PRIVATE"), false),
     chromiumPath: (yield* optional("CHROMIUM_PATH")) ?? DEFAULT_CHROMIUM_PATH,
