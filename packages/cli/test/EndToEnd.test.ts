@@ -10,7 +10,7 @@ import type { ChatMessage } from "@switchboard/domain"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
 import { chatStoreName } from "@switchboard/client/stores/ChatStore"
 import { tempDir } from "@switchboard/client/testing/Fakes"
@@ -20,7 +20,7 @@ const script = path.resolve(import.meta.dirname, "../../../examples/scripted-dem
 
 describe("switchboard chat against the server", () => {
   layer(
-    layerTestServer(ProviderLayer, { LLM_PROVIDER: "scripted", LLM_MODEL: "demo", LLM_API_KEY: "unused", LLM_SCRIPT: script }),
+    layerTestServer(ProviderConfig.layer, { LLM_PROVIDER: "scripted", LLM_MODEL: "demo", LLM_API_KEY: "unused", LLM_SCRIPT: script }),
     { excludeTestServices: true }
   )("scripted demo provider", (it) => {
     it.effect("completes a tool loop: tool call → transcribe_video → final answer", () =>

@@ -12,7 +12,7 @@ import { buildSubagentSteer } from "@switchboard/domain"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { makeFakeSubagents } from "@switchboard/server/testing/FakeSubagents"
 import { eventually } from "@switchboard/server/testing/JobsHelpers"
 import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
@@ -45,7 +45,7 @@ const localState = (home: string) =>
 describe("switchboard chat with sub-agent jobs", () => {
   layer(
     layerTestServer(
-      ProviderLayer,
+      ProviderConfig.layer,
       { LLM_PROVIDER: "scripted", LLM_MODEL: "demo", LLM_API_KEY: "unused", LLM_SCRIPT: script },
       { subagents: subagents.layer }
     ),

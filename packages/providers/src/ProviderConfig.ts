@@ -19,7 +19,7 @@
  * (`{base}/chat/completions`), `https://api.anthropic.com/v1` for `anthropic`
  * (`{base}/messages`).
  *
- * The server starts without any of them: `ProviderLayer` always builds, and
+ * The server starts without any of them: `layer` always builds, and
  * when the configuration is incomplete or invalid its adapter fails every call
  * with `NotConfigured` naming the variables to fix. An empty value counts as
  * missing (a `LLM_API_KEY=` line in an env file is not a key).
@@ -54,7 +54,7 @@ export interface ProviderEnv {
   readonly LLM_SCRIPT?: string
 }
 
-/** The outcome of reading the configuration: what `ProviderLayer` builds. */
+/** The outcome of reading the configuration: what `layer` builds. */
 export type ResolvedProvider =
   | { readonly kind: "openai-compatible"; readonly settings: OpenAiCompatibleSettings }
   | { readonly kind: "anthropic"; readonly settings: AnthropicSettings }
@@ -228,7 +228,7 @@ export const layerFor = (resolved: ResolvedProvider): Layer.Layer<ProviderAdapte
  * `ProviderAdapter` and `Transcriber`, chosen by configuration. Never fails to
  * build: a missing or invalid configuration yields the `NotConfigured` adapter.
  */
-export const ProviderLayer: Layer.Layer<ProviderAdapter | Transcriber> = Layer.unwrap(
+export const layer: Layer.Layer<ProviderAdapter | Transcriber> = Layer.unwrap(
   loadProvider.pipe(
     // One line at startup, so a misconfiguration shows before the first chat call fails.
     Effect.tap((resolved) => {

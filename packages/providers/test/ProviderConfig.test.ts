@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { fileURLToPath } from "node:url"
 import { ProviderAdapter, Transcriber } from "../src/ProviderAdapter.ts"
-import { loadProvider, ProviderLayer, resolveProvider } from "../src/ProviderConfig.ts"
+import * as ProviderConfig from "../src/ProviderConfig.ts"
+import { loadProvider, resolveProvider } from "../src/ProviderConfig.ts"
 import type { ResolvedProvider } from "../src/ProviderConfig.ts"
 import * as FakeAnthropic from "../src/testing/FakeAnthropic.ts"
 import * as FakeOpenAi from "../src/testing/FakeOpenAi.ts"
@@ -14,8 +15,8 @@ const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProv
 
 const load = (env: Record<string, string>) => loadProvider.pipe(Effect.provide(withEnv(env)))
 
-/** The ProviderLayer as the server builds it, from `env`. */
-const providerFrom = (env: Record<string, string>) => ProviderLayer.pipe(Layer.provide(withEnv(env)))
+/** The provider layer as the server builds it, from `env`. */
+const providerFrom = (env: Record<string, string>) => ProviderConfig.layer.pipe(Layer.provide(withEnv(env)))
 
 const chatFailure = (env: Record<string, string>) =>
   ProviderAdapter.use((adapter) => adapter.chat(params([user("hi")]))).pipe(Effect.provide(providerFrom(env)), Effect.flip)

@@ -11,29 +11,29 @@ import { Config, Effect, Layer, Logger, References } from "effect"
 import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { AdminAuthLive } from "./admin/AdminAuth.ts"
+import * as AdminAuth from "./admin/AdminAuth.ts"
 import { AdminHttp } from "./admin/AdminHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { TurnComposer } from "./chat/TurnComposer.ts"
-import { DatabaseLive } from "./db/Database.ts"
-import { HostAuthLive } from "./hosts/HostAuth.ts"
+import * as Database from "./db/Database.ts"
+import * as HostAuth from "./hosts/HostAuth.ts"
 import { HostsHttp } from "./hosts/HostsHttp.ts"
 import { HostsRepo } from "./hosts/HostsRepo.ts"
 import { TasksRepo } from "./hosts/TasksRepo.ts"
 import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
-import { ChatAuthLive } from "./http/ChatAuth.ts"
-import { BodyLimitLive, layerJsonErrors } from "./http/JsonErrors.ts"
+import * as ChatAuth from "./http/ChatAuth.ts"
+import * as JsonErrors from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
-import { RequestErrorsLive } from "./http/RequestErrors.ts"
+import * as RequestErrors from "./http/RequestErrors.ts"
 import { routeTable } from "./http/RouteTable.ts"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { ProviderPools } from "@switchboard/providers/ProviderPools"
-import { CredentialCheckLive } from "./planner/CredentialCheck.ts"
+import * as CredentialCheck from "./planner/CredentialCheck.ts"
 import { CredentialKeys } from "./planner/CredentialKeys.ts"
-import { DecisionRetention, DecisionSweepLive } from "./planner/DecisionRetention.ts"
+import { DecisionRetention, layerSweep } from "./planner/DecisionRetention.ts"
 import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
 import { PlannerDecisions } from "./planner/PlannerDecisions.ts"
 import { PlannerHttp } from "./planner/PlannerHttp.ts"
@@ -49,7 +49,7 @@ import { JobSignals } from "./jobs/JobSignals.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import * as JobTools from "./jobs/JobTools.ts"
 import type { Subagents } from "./jobs/Subagents.ts"
-import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
+import * as RealSubagents from "./jobs/subagents/RealSubagents.ts"
 
 /**
  * The host control plane and the planner proxy: repositories over the
@@ -58,7 +58,7 @@ import { SubagentsLive } from "./jobs/subagents/SubagentsLive.ts"
  * held key decrypts. The planner takes nothing from the chat
  * route's provider configuration: its provider comes from the active profile.
  */
-export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, DecisionSweepLive, CredentialCheckLive).pipe(
+export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderProfiles.layer, layerSweep, CredentialCheck.layer).pipe(
   Layer.provideMerge(DecisionRetention.layer),
   Layer.provideMerge(Layer.mergeAll(
     HostsRepo.layer,
@@ -80,7 +80,7 @@ export type SubagentsLayer<E = never, R = never> = Layer.Layer<Subagents, E, R |
  */
 export const makeApp = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
-  subagents: SubagentsLayer<E2, R2> = SubagentsLive as SubagentsLayer<E2, R2>,
+  subagents: SubagentsLayer<E2, R2> = RealSubagents.layer as SubagentsLayer<E2, R2>,
   jobsConfig: Layer.Layer<JobsConfig> = JobsConfig.layer
 ) => {
   // The chat turns get the job tools through chat's server tools port (chat/ServerTools.ts).
@@ -97,11 +97,11 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
   const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
-    Layer.provide([HostAuthLive, AdminAuthLive]),
+    Layer.provide([HostAuth.layer, AdminAuth.layer]),
     Layer.provide(services),
-    Layer.provide([ChatAuthLive, RequestErrorsLive, NodeServices.layer])
+    Layer.provide([ChatAuth.layer, RequestErrors.layer, NodeServices.layer])
   )
-  return Layer.mergeAll(api, layerApiDocs(Api), layerJsonErrors(routeTable(Api, DOCS_ROUTES)))
+  return Layer.mergeAll(api, layerApiDocs(Api), JsonErrors.layer(routeTable(Api, DOCS_ROUTES)))
 }
 
 /**
@@ -134,8 +134,8 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
     // The port is bound first (Layer.provide builds the outer layer first) and answers at once while the
     // database starts: /healthz 200, everything else 503 not_ready (see NodeServer.ts).
     return HttpRouter.serve(makeApp(provider), { routerConfig: ROUTER_CONFIG }).pipe(
-      Layer.provide(BodyLimitLive),
-      Layer.provide(DatabaseLive),
+      Layer.provide(JsonErrors.layerBodyLimit),
+      Layer.provide(Database.layer),
       Layer.provide(NodeHttpServer.layer(createNodeServer, { port: config.port, host: config.host }))
     )
   }))
@@ -152,7 +152,7 @@ const LEVELS: Record<string, LogLevel.LogLevel> = {
  * by default because no span exporter is configured and, measured with
  * `npm run bench`, the spans alone cost a third of the chat route's throughput.
  */
-export const ObservabilityLive = Layer.unwrap(Effect.gen(function*() {
+export const layerObservability = Layer.unwrap(Effect.gen(function*() {
   const format = yield* Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty"))
   const level = yield* Config.Literals(Object.keys(LEVELS), "LOG_LEVEL").pipe(Config.withDefault("info"))
   const tracing = yield* Config.Literals(["on", "off"], "TRACING").pipe(Config.withDefault("off"))
@@ -169,5 +169,5 @@ export const ObservabilityLive = Layer.unwrap(Effect.gen(function*() {
  * it with one line on stderr (`system/StartupFailure.ts`).
  */
 export const runServer: Effect.Effect<never, unknown> = withStartupChecks(Layer.launch(
-  makeServer(ProviderLayer).pipe(Layer.provide(ObservabilityLive))
+  makeServer(ProviderConfig.layer).pipe(Layer.provide(layerObservability))
 ))

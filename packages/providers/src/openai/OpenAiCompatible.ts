@@ -82,10 +82,10 @@ export const layerNoDeps = (
  * The transport named by `settings.transport`. The SDK is imported only when
  * chosen: loading the `openai` package costs the server ~7 MB of memory.
  */
-export const transportLayer = (settings: OpenAiCompatibleSettings): Layer.Layer<ChatCompletionsTransport> =>
+export const layerTransport = (settings: OpenAiCompatibleSettings): Layer.Layer<ChatCompletionsTransport> =>
   settings.transport === "sdk"
     ? Layer.unwrap(Effect.promise(() => import("./SdkTransport.ts")).pipe(Effect.map((sdk) => sdk.layer(settings))))
     : UndiciTransport.layer(settings)
 
 export const layer = (settings: OpenAiCompatibleSettings): Layer.Layer<ProviderAdapter | Transcriber> =>
-  layerNoDeps(settings).pipe(Layer.provide(transportLayer(settings)))
+  layerNoDeps(settings).pipe(Layer.provide(layerTransport(settings)))

@@ -8,7 +8,7 @@ import { AdminAuth, Unauthenticated } from "@switchboard/domain"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { tokenMatches } from "../http/ChatAuth.ts"
 
-export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
+export const layer = Layer.effect(AdminAuth, Effect.gen(function*() {
   const configured = yield* Config.option(Config.Redacted("ADMIN_TOKEN")).pipe(Effect.orElseSucceed(() => Option.none()))
   const token = Option.filter(configured, (t) => Redacted.value(t).trim() !== "")
   if (Option.isNone(token)) yield* Effect.logWarning("ADMIN_TOKEN is not set: every /admin route answers 401")

@@ -11,7 +11,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { join } from "node:path"
-import { MigrationsLive } from "./Migrations.ts"
+import * as Migrations from "./Migrations.ts"
 
 /** One connection, one `SELECT 1`, closed again: does the server at `url` answer? */
 const probe = (url: Redacted.Redacted) =>
@@ -53,8 +53,8 @@ const layerClient = Layer.unwrap(Effect.gen(function*() {
 }))
 
 /** Migrated database from configuration; provides `SqlClient` and `PgClient`. */
-export const DatabaseLive = MigrationsLive.pipe(Layer.provideMerge(layerClient))
+export const layer = Migrations.layer.pipe(Layer.provideMerge(layerClient))
 
 /** Migrated database over an explicit client layer (tests, tools). */
 export const layerMigrated = <E, R>(client: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
-  MigrationsLive.pipe(Layer.provideMerge(client))
+  Migrations.layer.pipe(Layer.provideMerge(client))

@@ -27,6 +27,6 @@ export const migrations = {
 export const migrationCount = Object.keys(migrations).length
 
 /** Applies pending migrations; the migrator's table lock makes concurrent replicas take turns. */
-export const MigrationsLive = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(
+export const layer = PgMigrator.layer({ loader: PgMigrator.fromRecord(migrations) }).pipe(
   Layer.provide(NodeServices.layer)
 )

@@ -8,7 +8,7 @@ import { CurrentHost, HostAuth, Unauthenticated } from "@switchboard/domain"
 import { Effect, Layer, Redacted } from "effect"
 import { HostsRepo } from "./HostsRepo.ts"
 
-export const HostAuthLive = Layer.effect(HostAuth, Effect.gen(function*() {
+export const layer = Layer.effect(HostAuth, Effect.gen(function*() {
   const hosts = yield* HostsRepo
   return HostAuth.of({
     hostToken: (httpEffect, { credential }) =>

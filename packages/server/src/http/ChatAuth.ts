@@ -11,7 +11,7 @@ const digest = (s: string) => createHash("sha256").update(s).digest()
 
 export const tokenMatches = (expected: string, given: string) => timingSafeEqual(digest(expected), digest(given))
 
-export const ChatAuthLive = Layer.effect(ChatAuth, Effect.gen(function*() {
+export const layer = Layer.effect(ChatAuth, Effect.gen(function*() {
   const token = yield* Config.option(Config.Redacted("CHAT_TOKEN"))
   return ChatAuth.of({
     bearer: (httpEffect, { credential }) => {

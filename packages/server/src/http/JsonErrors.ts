@@ -26,7 +26,7 @@ export const MAX_BODY_BYTES = maxRequestBodyBytes
  * fiber starts with it instead of each request building a new fiber context
  * for it here, under everything the router and the HttpApi add to it.
  */
-export const BodyLimitLive = Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
+export const layerBodyLimit = Layer.succeed(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
 
 /** The server's body limit, or, when whoever serves the app did not provide one, this layer's own. */
 const withBodyLimit = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -92,7 +92,7 @@ const isMultipartTooLarge = (failure: unknown) =>
   Multipart.isMultipartError(failure) &&
   (failure.reason._tag === "BodyTooLarge" || failure.reason._tag === "FileTooLarge" || failure.reason._tag === "FieldTooLarge")
 
-export const layerJsonErrors = (routes: RouteTable) =>
+export const layer = (routes: RouteTable) =>
   Layer.unwrap(Effect.gen(function*() {
     const cors = yield* CorsConfig
     return (HttpRouter.middleware as unknown as AnyMiddleware)((httpEffect) =>

@@ -46,7 +46,7 @@ const contentTypeOf = (request: HttpServerRequest.HttpServerRequest) =>
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   Number(request.headers["content-length"] ?? "0") > 0 || request.headers["transfer-encoding"] !== undefined
 
-export const RequestErrorsLive = Layer.succeed(RequestErrors, (httpEffect, { endpoint }) =>
+export const layer = Layer.succeed(RequestErrors, (httpEffect, { endpoint }) =>
   Effect.gen(function*() {
     const decoded = Effect.catch(httpEffect, (e) =>
       HttpApiError.HttpApiSchemaError.is(e)

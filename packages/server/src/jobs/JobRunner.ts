@@ -66,7 +66,7 @@ export const withLease = <A, E, R>(
     )
   })
 
-export const JobRunnerLive = Layer.effectDiscard(Effect.gen(function*() {
+export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const repo = yield* JobsRepo
   const signals = yield* JobSignals
   const subagents = yield* Subagents

@@ -4,11 +4,11 @@
  * dispatch jobs and the route that lists them.
  */
 import { Layer } from "effect"
-import { JobRunnerLive } from "./JobRunner.ts"
+import * as JobRunner from "./JobRunner.ts"
 import { JobsConfig } from "./JobsConfig.ts"
-import { WakePipelineLive } from "./WakePipeline.ts"
+import * as WakePipeline from "./WakePipeline.ts"
 
 /** Both background loops; `JobsConfig` from the environment unless the caller provides one. */
-export const JobsBackground = Layer.mergeAll(JobRunnerLive, WakePipelineLive)
+export const JobsBackground = Layer.mergeAll(JobRunner.layer, WakePipeline.layer)
 
 export { JobsConfig }

@@ -59,6 +59,6 @@ export class JobsConfig extends Context.Service<JobsConfig, JobsSettings>()("swi
     })
   }))
 
-  static readonly layerWith = (settings: Partial<JobsSettings>) =>
+  static readonly layerTest = (settings: Partial<JobsSettings>) =>
     Layer.succeed(JobsConfig, JobsConfig.of({ ...defaultJobsSettings, ...settings }))
 }

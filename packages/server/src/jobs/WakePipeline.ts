@@ -63,7 +63,7 @@ export const wakeGuard = (steerId: string) => (transcript: ReadonlyArray<ChatMes
   return unansweredToolCalls(transcript).length > 0 ? "defer" : "proceed"
 }
 
-export const WakePipelineLive = Layer.effectDiscard(Effect.gen(function*() {
+export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const repo = yield* JobsRepo
   const signals = yield* JobSignals
   const composer = yield* TurnComposer

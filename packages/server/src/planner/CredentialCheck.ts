@@ -43,7 +43,7 @@ export const undecryptableWarning = (profiles: ReadonlyArray<UndecryptableProfil
 }
 
 /** The check, run once while the server starts; a failed query is logged, never a reason not to start. */
-export const CredentialCheckLive = Layer.effectDiscard(
+export const layer = Layer.effectDiscard(
   undecryptableProfiles.pipe(
     Effect.flatMap((profiles) => profiles.length === 0 ? Effect.void : Effect.logWarning(undecryptableWarning(profiles))),
     Effect.catchCause((cause) => Effect.logWarning("provider profiles: the start-up credential check failed", cause))

@@ -71,7 +71,7 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
 }
 
 /** The periodic sweep of this replica, for the server's lifetime. */
-export const DecisionSweepLive = Layer.effectDiscard(Effect.gen(function*() {
+export const layerSweep = Layer.effectDiscard(Effect.gen(function*() {
   const retention = yield* DecisionRetention
   const seconds = yield* Config.Int("PLANNER_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(600))
   const intervalMs = Math.max(1, seconds) * 1000

@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Cause, Effect, Layer, Logger } from "effect"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { FakeAnthropicServer, reply as anthropicReply } from "@switchboard/providers/testing/FakeAnthropic"
 import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
@@ -20,7 +20,7 @@ const CaptureLogs = Logger.layer([Logger.make((o) => {
 const withServer = (env: Record<string, string>) =>
   Layer.unwrap(Effect.gen(function*() {
     const fake = yield* FakeOpenAiServer
-    return layerTestServer(ProviderLayer, {
+    return layerTestServer(ProviderConfig.layer, {
       LLM_PROVIDER: "openai-compatible",
       LLM_MODEL: "gpt-contract",
       LLM_API_KEY: API_KEY,
@@ -165,7 +165,7 @@ for (const transport of ["undici", "sdk"] as const) {
 
 describe("chat contract without provider configuration", () => {
   layer(
-    layerTestServer(ProviderLayer, { LLM_PROVIDER: "openai-compatible", LLM_MODEL: "m" }),
+    layerTestServer(ProviderConfig.layer, { LLM_PROVIDER: "openai-compatible", LLM_MODEL: "m" }),
     { excludeTestServices: true }
   )("server started without LLM_API_KEY", (it) => {
     it.effect("Missing required configuration", () =>
@@ -185,7 +185,7 @@ describe("chat contract without provider configuration", () => {
 describe("chat contract, anthropic provider", () => {
   const withAnthropic = Layer.unwrap(Effect.gen(function*() {
     const fake = yield* FakeAnthropicServer
-    return layerTestServer(ProviderLayer, {
+    return layerTestServer(ProviderConfig.layer, {
       LLM_PROVIDER: "anthropic",
       LLM_MODEL: "claude-contract",
       LLM_API_KEY: API_KEY,

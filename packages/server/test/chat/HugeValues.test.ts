@@ -12,7 +12,7 @@ import type { ChatMessage } from "@switchboard/domain"
 import { maxStoredValueBytes } from "@switchboard/domain"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { SqlClient } from "effect/sql"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
@@ -22,7 +22,7 @@ const user = (id: string, content: string): ChatMessage => ({ id, role: "user", 
 const withServer = (env: Record<string, string>) =>
   Layer.unwrap(Effect.gen(function*() {
     const fake = yield* FakeOpenAiServer
-    return layerTestServer(ProviderLayer, {
+    return layerTestServer(ProviderConfig.layer, {
       LLM_PROVIDER: "openai-compatible",
       LLM_MODEL: "gpt-bounds",
       LLM_API_KEY: "sk-bounds-test",

@@ -7,7 +7,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { AdminAuth } from "@switchboard/domain"
 import { Cause, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { AdminAuthLive } from "../../src/admin/AdminAuth.ts"
+import * as AdminAuthLayer from "../../src/admin/AdminAuth.ts"
 import { SqlClient } from "effect/sql"
 import { ADMIN_TOKEN, client, decisionBody, layerPlannerServer } from "../support/ControlPlane.ts"
 import { baseUrl, postJson, request } from "../support/TestServer.ts"
@@ -230,6 +230,6 @@ describe("host control plane", () => {
           assert.strictEqual(error.code, "unauthenticated")
           assert.include(error.error, "ADMIN_TOKEN")
         }
-      }).pipe(Effect.provide(AdminAuthLive.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(unset)))))))
+      }).pipe(Effect.provide(AdminAuthLayer.layer.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(unset)))))))
   }
 })

@@ -10,7 +10,7 @@ import type { JobKind, JobRecord, ProviderChatParams, ProviderChatResponse, Suba
 import { subagentFailure } from "@switchboard/domain"
 import { Deferred, Effect } from "effect"
 import { finalActivity, startActivity } from "../../src/jobs/JobActivity.ts"
-import { layerWith } from "../../src/jobs/subagents/SubagentsLive.ts"
+import * as RealSubagents from "../../src/jobs/subagents/RealSubagents.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { chat, eventually, jobsOf, settled, teacher, user } from "../support/JobsHelpers.ts"
@@ -124,7 +124,7 @@ describe("a sub-agent that answers without calling a tool", () => {
   // Every sub-agent's model answers in plain text at once: no tool call, so no tool line ever.
   fake.answerWith(script(() => ({ content: "Sigma.js v3 renders graphs with WebGL." })))
   // An executable that is never launched (the builder writes no demo): the demo sub-agent needs one to start.
-  const real = layerWith(settings({ chromiumPath: "/bin/true" }))
+  const real = RealSubagents.layerTest(settings({ chromiumPath: "/bin/true" }))
 
   layer(layerTestServer(fake.layer, {}, { subagents: real }), { excludeTestServices: true })(
     "real sub-agents",

@@ -8,7 +8,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import type { RecordedRequest } from "@switchboard/providers/testing/FakeHttp"
 import { FakeAnthropicServer, reply as anthropicReply } from "@switchboard/providers/testing/FakeAnthropic"
 import { FakeOpenAiServer, reply as openAiReply } from "@switchboard/providers/testing/FakeOpenAi"
@@ -56,7 +56,7 @@ const openAiServer = Layer.unwrap(Effect.gen(function*() {
       ], "on it")
       : openAiReply.text(kind === "wake" ? "the brief says WebGL" : "noted")
   ))
-  return layerTestServer(ProviderLayer, env("openai-compatible", fake.url), { subagents: subagents.layer })
+  return layerTestServer(ProviderConfig.layer, env("openai-compatible", fake.url), { subagents: subagents.layer })
 })).pipe(Layer.provideMerge(FakeOpenAiServer.layer()))
 
 const anthropicServer = Layer.unwrap(Effect.gen(function*() {
@@ -69,7 +69,7 @@ const anthropicServer = Layer.unwrap(Effect.gen(function*() {
       ], "on it")
       : anthropicReply.text(kind === "wake" ? "the brief says WebGL" : "noted")
   ))
-  return layerTestServer(ProviderLayer, env("anthropic", fake.url), { subagents: subagents.layer })
+  return layerTestServer(ProviderConfig.layer, env("anthropic", fake.url), { subagents: subagents.layer })
 })).pipe(Layer.provideMerge(FakeAnthropicServer.layer()))
 
 const flow = (chatId: string, requests: () => ReadonlyArray<RecordedRequest>) =>

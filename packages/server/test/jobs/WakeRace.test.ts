@@ -12,12 +12,12 @@ import { steerMessageId, subagentResultOf } from "@switchboard/domain"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { TurnComposer } from "../../src/chat/TurnComposer.ts"
-import { JobRunnerLive } from "../../src/jobs/JobRunner.ts"
+import * as JobRunner from "../../src/jobs/JobRunner.ts"
 import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
 import { JobSignals } from "../../src/jobs/JobSignals.ts"
 import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
 import * as JobTools from "../../src/jobs/JobTools.ts"
-import { WakePipelineLive } from "../../src/jobs/WakePipeline.ts"
+import * as WakePipeline from "../../src/jobs/WakePipeline.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { eventually, teacher, user } from "../support/JobsHelpers.ts"
@@ -38,10 +38,10 @@ const buildPipeline = <E, R>(
       Layer.provideMerge(fake.layer),
       Layer.provideMerge(TestDatabase)
     )
-    const pipeline = Layer.mergeAll(WakePipelineLive, JobRunnerLive).pipe(
+    const pipeline = Layer.mergeAll(WakePipeline.layer, JobRunner.layer).pipe(
       Layer.provide(wakeComposer.pipe(Layer.provide(JobTools.layerNoDeps))),
       Layer.provide(subagents.layer),
-      Layer.provide(JobsConfig.layerWith({ sweepMs: 200, leaseMs: 2_000 }))
+      Layer.provide(JobsConfig.layerTest({ sweepMs: 200, leaseMs: 2_000 }))
     )
     const composer = TurnComposer.layerNoDeps.pipe(Layer.provide(JobTools.layerNoDeps))
     const services = yield* Layer.build(Layer.mergeAll(pipeline, composer).pipe(Layer.provideMerge(core)))

@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, References } from "effect"
 import { randomBytes } from "node:crypto"
-import { CredentialCheckLive } from "../../src/planner/CredentialCheck.ts"
+import * as CredentialCheck from "../../src/planner/CredentialCheck.ts"
 import { CredentialKeys, parseKey } from "../../src/planner/CredentialKeys.ts"
 import { ProfilesRepo } from "../../src/planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "../../src/planner/ProviderProfiles.ts"
@@ -35,7 +35,7 @@ const startWith = (current: string | undefined, previous?: string) =>
     const captured = Logger.make(({ logLevel, message }) => {
       lines.push({ level: logLevel, message: (Array.isArray(message) ? message : [message]).map(String).join(" ") })
     })
-    yield* Layer.build(CredentialCheckLive.pipe(Layer.provide(keys(current, previous)))).pipe(
+    yield* Layer.build(CredentialCheck.layer.pipe(Layer.provide(keys(current, previous)))).pipe(
       Effect.scoped,
       Effect.provide(Layer.mergeAll(Logger.layer([captured]), Layer.succeed(References.MinimumLogLevel, "Debug")))
     )

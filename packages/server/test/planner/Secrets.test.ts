@@ -8,7 +8,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { ProviderLayer } from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { ADMIN_TOKEN, CREDENTIAL_KEY, client, databaseText, decisionBody, layerPlannerServer, logLines, plannerEnv } from "../support/ControlPlane.ts"
 import * as FakeAnthropic from "@switchboard/providers/testing/FakeAnthropic"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
@@ -60,7 +60,7 @@ const layerServer = Layer.unwrap(Effect.gen(function*() {
     })
   )
   return Layer.mergeAll(
-    layerPlannerServer(plannerEnv(decoys), ProviderLayer),
+    layerPlannerServer(plannerEnv(decoys), ProviderConfig.layer),
     Layer.succeed(Fakes, Fakes.of({ profile, decoyOpenAi, decoyAnthropic }))
   )
 }))

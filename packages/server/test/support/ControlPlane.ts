@@ -13,7 +13,7 @@ import { SqlClient } from "effect/sql"
 import { createServer } from "node:http"
 import { randomBytes } from "node:crypto"
 import { layerMigrated } from "../../src/db/Database.ts"
-import { BodyLimitLive } from "../../src/http/JsonErrors.ts"
+import * as JsonErrors from "../../src/http/JsonErrors.ts"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { makeApp } from "../../src/Server.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
@@ -40,7 +40,7 @@ const captureLogs = Layer.mergeAll(
 )
 
 const serve = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>) =>
-  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(Layer.provide(BodyLimitLive))
+  HttpRouter.serve(makeApp(provider), { disableLogger: true, disableListenLog: true }).pipe(Layer.provide(JsonErrors.layerBodyLimit))
 
 /** The server on an ephemeral port over a fresh test database; provides `SqlClient` for inspecting it. */
 export const layerPlannerServer = (

@@ -9,7 +9,7 @@ import type { SqlClient } from "effect/sql"
 import { HttpRouter, HttpServer } from "effect/http"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { layerMigrated } from "../../src/db/Database.ts"
-import { BodyLimitLive } from "../../src/http/JsonErrors.ts"
+import * as JsonErrors from "../../src/http/JsonErrors.ts"
 import { createNodeServer } from "../../src/http/NodeServer.ts"
 import { makeApp, ROUTER_CONFIG } from "../../src/Server.ts"
 import type { SubagentsLayer } from "../../src/Server.ts"
@@ -27,14 +27,14 @@ export interface TestServerOptions<E2 = never, R2 = never> {
   /** Defaults tuned for tests: short leases and sweeps. */
   readonly jobs?: Partial<JobsSettings>
   /**
-   * Serve without the server's body limit (`BodyLimitLive`), as a caller of
+   * Serve without the server's body limit (`JsonErrors.layerBodyLimit`), as a caller of
    * `makeApp` that forgets it would: the JSON error layer then applies its own.
    */
   readonly withoutBodyLimit?: boolean
 }
 
 const testJobsConfig = (jobs: Partial<JobsSettings> = {}) =>
-  JobsConfig.layerWith({ leaseMs: 2_000, sweepMs: 200, ...jobs })
+  JobsConfig.layerTest({ leaseMs: 2_000, sweepMs: 200, ...jobs })
 
 export const layerTestServer = <E, R, E2 = never, R2 = never>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>,
@@ -46,7 +46,7 @@ export const layerTestServer = <E, R, E2 = never, R2 = never>(
     disableListenLog: true,
     routerConfig: ROUTER_CONFIG
   }).pipe(
-    Layer.provide(options.withoutBodyLimit === true ? Layer.empty : BodyLimitLive),
+    Layer.provide(options.withoutBodyLimit === true ? Layer.empty : JsonErrors.layerBodyLimit),
     Layer.provideMerge(TestDatabase),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
@@ -118,7 +118,7 @@ export const layerReplica = <E, R, E2 = never, R2 = never>(
     disableListenLog: true,
     routerConfig: ROUTER_CONFIG
   }).pipe(
-    Layer.provide(options.withoutBodyLimit === true ? Layer.empty : BodyLimitLive),
+    Layer.provide(options.withoutBodyLimit === true ? Layer.empty : JsonErrors.layerBodyLimit),
     Layer.provide(layerMigrated(database)),
     Layer.provideMerge(NodeHttpServer.layer(createNodeServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))

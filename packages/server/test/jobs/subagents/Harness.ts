@@ -9,8 +9,8 @@ import * as OpenAiCompatible from "@switchboard/providers/openai/OpenAiCompatibl
 import { Subagents } from "../../../src/jobs/Subagents.ts"
 import { DEFAULT_CHROMIUM_PATH } from "../../../src/jobs/subagents/SubagentConfig.ts"
 import type { SubagentSettings } from "../../../src/jobs/subagents/SubagentConfig.ts"
-import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
-import type { SubagentOverrides } from "../../../src/jobs/subagents/SubagentsLive.ts"
+import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
+import type { SubagentOverrides } from "../../../src/jobs/subagents/RealSubagents.ts"
 import type { FakeOpenAi } from "@switchboard/providers/testing/FakeOpenAi"
 
 export const settings = (overrides: Partial<SubagentSettings> = {}): SubagentSettings => ({
@@ -35,7 +35,7 @@ export const providerFor = (fake: FakeOpenAi) =>
 
 /** The sub-agents layer over the fake provider. */
 export const subagentsFor = (fake: FakeOpenAi, config: SubagentSettings, overrides: SubagentOverrides = {}) =>
-  layerWith(config, overrides).pipe(Layer.provide(providerFor(fake)))
+  RealSubagents.layerTest(config, overrides).pipe(Layer.provide(providerFor(fake)))
 
 export interface RunOutcome<R extends SubagentResult> {
   readonly result: R

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Scripted from "@switchboard/providers/scripted/Scripted"
-import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
+import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
 import { runJob, settings } from "./Harness.ts"
 
 const examples = fileURLToPath(new URL("../../../../../examples/", import.meta.url))
@@ -53,7 +53,7 @@ describe("README research example", () => {
     Effect.gen(function*() {
       const server = yield* exampleSearchServer
       const script = yield* scriptFor(server.origin)
-      const subagents = layerWith(settings({ searchUrl: server.origin })).pipe(Layer.provide(Scripted.layer(script.path)))
+      const subagents = RealSubagents.layerTest(settings({ searchUrl: server.origin })).pipe(Layer.provide(Scripted.layer(script.path)))
 
       const { activity, result } = yield* runJob<ResearchResult>("research", {
         question: "research what is new in sigma.js v3",

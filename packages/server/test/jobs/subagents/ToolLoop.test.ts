@@ -9,7 +9,7 @@ import { Cause, ConfigProvider, Effect, Exit, Layer, Schema } from "effect"
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
 import { Subagents } from "../../../src/jobs/Subagents.ts"
 import { modelFor, readSubagentSettings } from "../../../src/jobs/subagents/SubagentConfig.ts"
-import { layerWith } from "../../../src/jobs/subagents/SubagentsLive.ts"
+import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
 import { activityLine, runToolLoop, tool, ToolFailure } from "../../../src/jobs/subagents/ToolLoop.ts"
 import type { ToolLoopOptions } from "../../../src/jobs/subagents/ToolLoop.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
@@ -169,7 +169,7 @@ describe("sub-agent settings", () => {
 describe("SubagentsLive", () => {
   const runVisual = (fake: ReturnType<typeof makeFakeProvider>) =>
     Subagents.use((s) => s.run({ jobId: "j1", kind: "visual", input: { brief: "b" }, reportActivity: () => Effect.void })).pipe(
-      Effect.provide(layerWith(settings()).pipe(Layer.provide(fake.layer)))
+      Effect.provide(RealSubagents.layerTest(settings()).pipe(Layer.provide(fake.layer)))
     )
 
   it.effect("a sub-agent that dies still gives the runner a result: the failure shape", () =>

@@ -58,13 +58,13 @@ const make = (settings: SubagentSettings, overrides: SubagentOverrides = {}) =>
   })
 
 /** The sub-agents, configured from the environment (`SubagentConfig.ts`). */
-export const SubagentsLive: Layer.Layer<Subagents, never, ProviderAdapter> = Layer.effect(
+export const layer: Layer.Layer<Subagents, never, ProviderAdapter> = Layer.effect(
   Subagents,
   Effect.flatMap(readSubagentSettings, make)
 )
 
 /** The sub-agents with settings given directly (tests). */
-export const layerWith = (
+export const layerTest = (
   settings: SubagentSettings,
   overrides: SubagentOverrides = {}
 ): Layer.Layer<Subagents, never, ProviderAdapter> => Layer.effect(Subagents, make(settings, overrides))
