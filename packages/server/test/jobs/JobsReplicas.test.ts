@@ -29,7 +29,13 @@ describe(`two replicas on one ${backend} database`, () => {
       const memoMap = yield* Layer.makeMemoMap
       const scope = yield* Effect.scope
       const replica = () =>
-        Layer.buildWithMemoMap(layerReplica(fake.layer, db.client(), { subagents: subagents.layer }), memoMap, scope)
+        Layer.buildWithMemoMap(
+          // No replica dies here: a lease long enough that a runner starved of CPU on a loaded machine is
+          // never taken for dead (taking a job over after its lease expired is KilledReplica's to test).
+          layerReplica(fake.layer, db.client(), { subagents: subagents.layer, jobs: { leaseMs: 20_000 } }),
+          memoMap,
+          scope
+        )
       const [a, b] = yield* Effect.all([replica(), replica()], { concurrency: 2 })
       const urls = [yield* baseUrl.pipe(Effect.provide(a)), yield* baseUrl.pipe(Effect.provide(b))]
 
