@@ -41,6 +41,9 @@ export const describeSteer = (message: ChatMessage, artifactsDir: string): strin
       const file = save(artifactsDir, `${meta.jobId}.svg`, r.svg)
       return `${head}\nFigure saved to ${file}${r.notes ? `\nNotes: ${r.notes}` : ""}`
     }
+    default:
+      // A kind this terminal has no rendering for yet (a newer server's): its text, which the model saw too.
+      return `${head}\n${message.content}`
   }
 }
 
