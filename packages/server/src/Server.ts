@@ -13,6 +13,8 @@ import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import * as AdminAuth from "./admin/AdminAuth.ts"
 import { AdminHttp } from "./admin/AdminHttp.ts"
+import { Agents } from "./agents/Agents.ts"
+import { AgentsAdminHttp, AgentsHttp } from "./agents/AgentsHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
@@ -94,9 +96,9 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
   // (each has its own job runner, wake pipeline and signals, as separate processes would).
-  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, Agents.layer))
   const api = HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
+    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp, AgentsHttp, AgentsAdminHttp]),
     Layer.provide([HostAuth.layer, AdminAuth.layer]),
     Layer.provide(services),
     Layer.provide([ChatAuth.layer, RequestErrors.layer, NodeServices.layer])
