@@ -67,18 +67,23 @@ const pathOf = (pointer: string): string =>
   pointer.split("/").slice(1).map((key) => key.replace(/~1/g, "/").replace(/~0/g, "~"))
     .reduce((path, key) => /^\d+$/.test(key) ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`, "")
 
-/** The request's context as the agent takes it, or a 400 naming the first path that fails its schema. */
-export const checkContext = (agent: AgentDefinition, context: unknown): Effect.Effect<void, InvalidRequest> => {
-  if (context === undefined) return Effect.void
+/**
+ * The request's context as the agent takes it, or a 400 naming the first path that fails its schema.
+ * The built-in's is decoded as an `AgentContext` (what it always was: keys it does not know dropped).
+ */
+export const checkContext = (
+  agent: AgentDefinition,
+  context: JsonObject | undefined
+): Effect.Effect<JsonObject | undefined, InvalidRequest> => {
+  if (context === undefined) return Effect.succeed(undefined)
   if (agent.name === BUILT_IN_AGENT) {
     return decodeAgentContext(context).pipe(
-      Effect.asVoid,
       Effect.mapError((error) => invalid(`Invalid request body: ${describeSchemaError(error.message).replace(/ at /, " at context.")}`))
     )
   }
-  if (agent.contextSchema === undefined) return Effect.void
+  if (agent.contextSchema === undefined) return Effect.succeed(context)
   const validate = validatorFor(agent.contextSchema)
-  if (validate(context)) return Effect.void
+  if (validate(context)) return Effect.succeed(context)
   const first = validate.errors?.[0]
   const at = pathOf(first?.instancePath ?? "")
   return Effect.fail(invalid(
