@@ -129,7 +129,7 @@ interface Offer {
  * client's, as an unknown tool's would be), its prompt its template filled from the context, with
  * what the port says of the offered tools appended only when some are.
  */
-export const offerOf = (
+const offerOf = (
   agent: AgentDefinition,
   context: JsonObject | undefined,
   tools: ServerToolsShape | undefined
@@ -149,8 +149,8 @@ export const offerOf = (
   }
   const kinds = new Set<string>(agent.jobKinds)
   const serverTools = (tools?.schemas ?? []).filter((schema) => kinds.has(schema.name))
-  const offered = new Set(serverTools.map((schema) => schema.name))
   const names = serverTools.map((schema) => schema.name)
+  const offered = new Set(names)
   const instructions = serverTools.length === 0 || tools === undefined
     ? undefined
     : tools.instructionsFor?.(names) ?? tools.instructions
