@@ -52,6 +52,10 @@ export const describeChatError = (error: ChatError): string => {
       return "the server is starting: retry shortly"
     case "too_many_messages":
       return `send at most ${error.limit} messages (only those the server has not stored)`
+    case "agent_not_found":
+      return `no agent named ${error.agent}`
+    case "agent_mismatch":
+      return `the chat is ${error.agent}'s: name that agent or none`
     default: {
       const unhandled: never = error
       return unhandled

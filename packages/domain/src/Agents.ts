@@ -18,7 +18,8 @@ export const BUILT_IN_AGENT = "media-editor"
 
 /** 1–64 of `a-z 0-9 - _`: safe in a URL path, a file name and a log line. */
 export const AgentName = Schema.String.check(
-  Schema.isPattern(/^[a-z0-9_-]{1,64}$/, { message: "must be 1 to 64 of a-z, 0-9, - and _" })
+  // `u`: a pattern the JSON Schema document states (JSON Schema patterns are Unicode ones).
+  Schema.isPattern(/^[a-z0-9_-]{1,64}$/u, { message: "must be 1 to 64 of a-z, 0-9, - and _" })
 )
 export type AgentName = typeof AgentName.Type
 

@@ -1,6 +1,7 @@
 /** The whole HTTP API, composed from its groups; served by the server, called by the CLI. */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AdminApi } from "./AdminApi.ts"
+import { AgentsAdminApi, AgentsApi } from "./AgentsApi.ts"
 import { finishDocument, unknownKeysRule } from "./ApiDocument.ts"
 import { ChatApi } from "./ChatApi.ts"
 import { HostsApi } from "./HostsApi.ts"
@@ -15,6 +16,8 @@ export class Api extends HttpApi.make("switchboard")
   .add(HostsApi)
   .add(PlannerApi)
   .add(AdminApi)
+  .add(AgentsApi)
+  .add(AgentsAdminApi)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",
     version: "0.1.0",

@@ -6,6 +6,7 @@
  * are plain structs (not classes) because the client persists them as JSON.
  */
 import { Schema } from "effect"
+import { AgentName } from "./Agents.ts"
 import { JobKind } from "./Jobs.ts"
 import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
@@ -102,8 +103,18 @@ export type ChatId = typeof ChatId.Type
 
 export const ChatRequest = Schema.Struct({
   messages: Schema.Array(ChatMessage).check(Schema.isMinLength(1)),
-  context: Schema.optionalKey(AgentContext),
-  chatId: Schema.optionalKey(ChatId)
+  /**
+   * What the agent's prompt and tools know of the session: for the built-in `media-editor` an
+   * `AgentContext` (checked as such: a 400 names the path), for another agent any JSON object,
+   * checked against the agent's `contextSchema` when it has one.
+   */
+  context: Schema.optionalKey(JsonObject),
+  chatId: Schema.optionalKey(ChatId),
+  /**
+   * The agent this turn runs (docs/agents.md); default: the chat's (the agent of its first turn), or
+   * the server's default agent for a chat's first turn and for turns without `chatId`.
+   */
+  agent: Schema.optionalKey(AgentName)
 })
 export type ChatRequest = typeof ChatRequest.Type
 

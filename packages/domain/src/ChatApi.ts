@@ -7,6 +7,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpAp
 import { Multipart } from "effect/http"
 import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from "./Chat.ts"
 import {
+  AgentMismatch,
+  AgentNotFound,
   anyRouteErrors,
   bodyErrors,
   ChatNotFound,
@@ -64,14 +66,28 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [...anyRouteErrors, ...bodyErrors, TooManyMessages, TurnInFlight, ProviderFailed, ProviderNotConfigured, DatabaseUnavailable, NotReady]
+      error: [
+        ...anyRouteErrors,
+        ...bodyErrors,
+        TooManyMessages,
+        AgentNotFound,
+        TurnInFlight,
+        AgentMismatch,
+        ProviderFailed,
+        ProviderNotConfigured,
+        DatabaseUnavailable,
+        NotReady
+      ]
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
         "tools' schemas, and returns the answer: text, and the tool calls the client must execute. With `chatId` " +
         "the turn is persisted write-ahead; a second turn for the same chat while one is in flight answers 409. A chat " +
         "the operator deletes while its turn runs still gets its answer, but nothing of the turn is stored. " +
-        "`messageId` is the id the server gave the assistant message: reuse it for the client's copy."
+        "`messageId` is the id the server gave the assistant message: reuse it for the client's copy. " +
+        "`agent` names the agent the turn runs (default: the chat's, else `DEFAULT_AGENT`): an unknown one " +
+        "answers 404 `agent_not_found`, one other than the chat's 409 `agent_mismatch`; `context` must satisfy " +
+        "the agent's context schema (400 naming the path)."
     })),
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },

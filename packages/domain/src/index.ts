@@ -1,5 +1,6 @@
 export * from "./AdminApi.ts"
 export * from "./Agents.ts"
+export * from "./AgentsApi.ts"
 export * from "./Api.ts"
 export * from "./Chat.ts"
 export * from "./ChatApi.ts"

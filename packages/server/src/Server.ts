@@ -13,6 +13,8 @@ import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import * as AdminAuth from "./admin/AdminAuth.ts"
 import { AdminHttp } from "./admin/AdminHttp.ts"
+import { Agents } from "./agents/Agents.ts"
+import { AgentsAdminHttp, AgentsHttp } from "./agents/AgentsHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
@@ -91,12 +93,15 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provideMerge(provider)
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
-  const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(Layer.provideMerge(core))
+  const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
+    Layer.provideMerge(core),
+    Layer.provideMerge(Agents.layer)
+  )
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
   // (each has its own job runner, wake pipeline and signals, as separate processes would).
   const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
   const api = HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp]),
+    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp, AgentsHttp, AgentsAdminHttp]),
     Layer.provide([HostAuth.layer, AdminAuth.layer]),
     Layer.provide(services),
     Layer.provide([ChatAuth.layer, RequestErrors.layer, NodeServices.layer])

@@ -44,6 +44,14 @@ export const inBatches = (messages: ReadonlyArray<ChatMessage>): Array<string> =
   return batches
 }
 
+/** What a turn's opening statement found (`beginAgentTurn`). */
+export type OpenedTurn =
+  | { readonly _tag: "Taken"; readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string }
+  /** Another live turn holds the chat. */
+  | { readonly _tag: "Held" }
+  /** The chat is another agent's (`agent`): nothing taken, nothing stored. */
+  | { readonly _tag: "OtherAgent"; readonly agent: string }
+
 export class ChatRepo extends Context.Service<ChatRepo, {
   /**
    * Takes the chat's in-flight marker for `ttl`; false when another live turn
@@ -70,6 +78,19 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     ttl: Duration.Input,
     messages?: ReadonlyArray<ChatMessage>
   ): Effect.Effect<{ readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined>
+  /**
+   * `beginTurnReading` for a turn of `agent`: a new chat is created as that agent's, and an existing
+   * one is opened only if it is that agent's — else nothing is taken or stored and the chat's agent
+   * is answered (`OtherAgent`), in the same one statement, so a turn that assumed the right agent
+   * (almost all) costs nothing more.
+   */
+  beginAgentTurn(
+    chatId: string,
+    turnId: string,
+    ttl: Duration.Input,
+    messages: ReadonlyArray<ChatMessage>,
+    agent: string
+  ): Effect.Effect<OpenedTurn>
   /**
    * Takes the marker, as `beginTurn`, for a turn whose caller read the transcript just before:
    * `messages` are appended only if the chat still has exactly `known` messages (messages are
@@ -144,6 +165,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    */
   holdChat(chatId: string, generation?: string): Effect.Effect<boolean>
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
+  /** The agent the chat keeps; `undefined` when there is no such chat. */
+  agentOf(chatId: string): Effect.Effect<string | undefined>
   /**
    * Deletes the chat: its transcript, its marker and its jobs go with it (foreign keys, ON DELETE
    * CASCADE). False when there was none.
@@ -184,36 +207,90 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     const andAlso = (fragments: ReadonlyArray<Statement.Fragment>) =>
       fragments.length === 0 ? sql`` : sql`, ${sql.csv(fragments)}`
 
+    const openOnce = Effect.fnUntraced(function*(
+      chatId: string,
+      turnId: string,
+      ttl: Duration.Input,
+      messages: ReadonlyArray<ChatMessage>,
+      agent: string | undefined
+    ) {
+      const [first, ...rest] = inBatches(messages)
+      const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+      // With an agent: the marker only on a chat this statement creates (as that agent's) or one the
+      // snapshot shows as that agent's. A chat created by another statement after this one's snapshot
+      // is neither: nothing is taken, and the caller opens again (the next snapshot sees it).
+      const created = agent === undefined
+        ? sql`INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING RETURNING generation`
+        : sql`INSERT INTO chats (id, agent) VALUES (${chatId}, ${agent}) ON CONFLICT (id) DO NOTHING RETURNING generation`
+      const agentHolds = agent === undefined
+        ? undefined
+        : sql`(EXISTS (SELECT 1 FROM chat) OR EXISTS (SELECT 1 FROM chats WHERE id = ${chatId} AND agent = ${agent}))`
+      // The statement's snapshot predates its own inserts, so the rows read are the transcript
+      // before this turn; one row with a null message stands for "nothing stored yet" (and, when
+      // the marker was not taken, is the only row: it says whose chat it is). The generation is the
+      // new row's, or the one the snapshot saw.
+      const rows = yield* retryDeadlock(sql<{
+        message: unknown
+        held: boolean
+        taken: boolean
+        agent: string | null
+        generation: string | null
+      }>`
+        WITH chat AS (${created}),
+        seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
+        marker AS (
+          ${takeMarker(sql, chatId, turnId, ttlMs, agentHolds)}
+        ),
+        appended AS (
+          ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker)`)}
+        )
+        SELECT m.message, (SELECT held FROM seen) AS held, EXISTS (SELECT 1 FROM marker) AS taken,
+          (SELECT agent FROM chats WHERE id = ${chatId}) AS agent,
+          coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
+        FROM (SELECT 1) AS one LEFT JOIN chat_messages m ON EXISTS (SELECT 1 FROM marker) AND m.chat_id = ${chatId}
+        ORDER BY m.seq`)
+      const head = rows[0]!
+      if (!head.taken) {
+        if (agent === undefined) return { _tag: "Held" } as const
+        if (head.agent !== null && head.agent !== agent) return { _tag: "OtherAgent", agent: head.agent } as const
+        return head.generation === null ? undefined : { _tag: "Held" } as const
+      }
+      // Neither: another statement created the chat after this one's snapshot (both new, at once).
+      // Rare, so read apart; the marker taken holds the chat's row.
+      const generation = head.generation ??
+        (yield* sql<{ generation: string }>`SELECT generation::text AS generation FROM chats WHERE id = ${chatId}`)[0]?.generation
+      if (generation === undefined) return yield* Effect.die(new Error(`chat ${chatId}: marker taken but no chat row`))
+      for (const batch of rest) yield* appendBatch(chatId, batch, generation)
+      const transcript = head.held
+        ? (yield* findMessages(chatId)).map((r) => r.message)
+        : yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message]))
+      return { _tag: "Taken", transcript, generation } as const
+    })
+
+    /** A turn's opening; once more when a concurrent first turn created the chat unseen (see `openOnce`). */
+    const openTurn = (
+      chatId: string,
+      turnId: string,
+      ttl: Duration.Input,
+      messages: ReadonlyArray<ChatMessage>,
+      agent: string | undefined
+    ): Effect.Effect<OpenedTurn> =>
+      openOnce(chatId, turnId, ttl, messages, agent).pipe(
+        Effect.flatMap((opened) =>
+          opened !== undefined
+            ? Effect.succeed(opened)
+            : openOnce(chatId, turnId, ttl, messages, agent).pipe(Effect.map((again) => again ?? { _tag: "Held" } as const))
+        ),
+        Effect.orDie,
+        traced("ChatRepo.beginTurnReading")
+      )
+
     return ChatRepo.of({
-      beginTurnReading: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
-        const [first, ...rest] = inBatches(messages)
-        const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
-        // The statement's snapshot predates its own inserts, so the rows read are the transcript
-        // before this turn; one row with a null message stands for "taken, nothing stored yet". The
-        // generation is the new row's, or the one the snapshot saw.
-        const rows = yield* retryDeadlock(sql<{ message: unknown; held: boolean; generation: string | null }>`
-          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING RETURNING generation),
-          seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
-          marker AS (
-            ${takeMarker(sql, chatId, turnId, ttlMs)}
-          ),
-          appended AS (
-            ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker)`)}
-          )
-          SELECT m.message, (SELECT held FROM seen) AS held,
-            coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
-          FROM marker LEFT JOIN chat_messages m ON m.chat_id = ${chatId}
-          ORDER BY m.seq`)
-        if (rows.length === 0) return undefined
-        // Neither: another statement created the chat after this one's snapshot (both new, at once).
-        // Rare, so read apart; the marker taken holds the chat's row.
-        const generation = rows[0]!.generation ??
-          (yield* sql<{ generation: string }>`SELECT generation::text AS generation FROM chats WHERE id = ${chatId}`)[0]?.generation
-        if (generation === undefined) return yield* Effect.die(new Error(`chat ${chatId}: marker taken but no chat row`))
-        for (const batch of rest) yield* appendBatch(chatId, batch, generation)
-        if (rows[0]!.held) return { transcript: (yield* findMessages(chatId)).map((r) => r.message), generation }
-        return { transcript: yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message])), generation }
-      }, Effect.orDie, traced("ChatRepo.beginTurnReading")),
+      beginTurnReading: (chatId, turnId, ttl, messages = []) =>
+        openTurn(chatId, turnId, ttl, messages, undefined).pipe(
+          Effect.map((opened) => opened._tag === "Taken" ? { transcript: opened.transcript, generation: opened.generation } : undefined)
+        ),
+      beginAgentTurn: (chatId, turnId, ttl, messages, agent) => openTurn(chatId, turnId, ttl, messages, agent),
       beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages, generation) {
         const [first, ...rest] = inBatches(messages)
         const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
@@ -346,6 +423,12 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         const rows = yield* retryDeadlock(sql`DELETE FROM chats WHERE id = ${chatId} RETURNING id`)
         return rows.length > 0
       }, Effect.orDie, traced("ChatRepo.remove")),
+      agentOf: (chatId) =>
+        sql<{ agent: string }>`SELECT agent FROM chats WHERE id = ${chatId}`.pipe(
+          Effect.map((rows) => rows[0]?.agent),
+          Effect.orDie,
+          traced("ChatRepo.agentOf")
+        ),
       transcript: Effect.fnUntraced(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)
         if (rows.length === 0 && !(yield* chatExists(chatId).pipe(Effect.orDie))) {

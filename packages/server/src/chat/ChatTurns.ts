@@ -8,36 +8,106 @@
  * Write-ahead means the incoming messages are stored before the provider is
  * called, so a provider failure, a crash or a client hanging up loses nothing
  * the user sent once the turn was accepted.
+ *
+ * The turn's agent (docs/agents.md) is resolved, and the context checked
+ * against it, before anything is written: a refused turn stores nothing. A
+ * chat keeps the agent of its first turn. The turn assumes the agent it names,
+ * else the default, and its opening statement checks the assumption against
+ * the chat's row: a chat of another agent answers which, nothing taken — the
+ * turn then runs again as that agent's, or, when it named one, is refused
+ * (409 `agent_mismatch`). The common turn (the default agent's chat) thus
+ * costs no statement more than it did before agents.
  */
-import type { ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
-import { ChatNotFound } from "@switchboard/domain"
+import type { AgentDefinition, ChatRequest, ChatResponse, InvalidRequest, TurnInFlight } from "@switchboard/domain"
+import { AgentMismatch, AgentNotFound, ChatNotFound } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { checkContext } from "../agents/AgentCheck.ts"
+import { Agents } from "../agents/Agents.ts"
+import { ChatRepo } from "./ChatRepo.ts"
 import { TurnComposer } from "./TurnComposer.ts"
+
+/**
+ * Openings of one turn when its chat turns out another agent's: the second one runs as the chat's
+ * agent, and only a chat deleted and created again as yet another agent's in between needs a third.
+ */
+const maxOpenings = 3
 
 export class ChatTurns extends Context.Service<ChatTurns, {
   /**
    * A chat the operator deleted while its turn ran still answers the turn (200, the provider's
    * answer): nothing of it is stored, no job dispatched, and the chat stays deleted.
    */
-  run(request: ChatRequest): Effect.Effect<ChatResponse, TurnInFlight | ProviderError>
+  run(
+    request: ChatRequest
+  ): Effect.Effect<ChatResponse, TurnInFlight | ProviderError | AgentNotFound | AgentMismatch | InvalidRequest>
 }>()("switchboard/server/chat/ChatTurns") {
   static readonly layerNoDeps = Layer.effect(ChatTurns, Effect.gen(function*() {
     const composer = yield* TurnComposer
+    const agents = yield* Agents
+    const repo = yield* ChatRepo
+
+    /** The agent and the context as it takes it, or the 404 / 400 that refuses the turn. */
+    const resolve = (name: string, context: ChatRequest["context"]) =>
+      Effect.gen(function*() {
+        const agent = yield* agents.get(name)
+        return { agent, context: yield* checkContext(agent, context) }
+      })
+
+    const persisted = (request: ChatRequest, chatId: string, first: { agent: AgentDefinition; context: ChatRequest["context"] }) =>
+      Effect.gen(function*() {
+        let turn = first
+        for (let opening = 1;; opening++) {
+          const outcome = yield* composer.persisted({ chatId, messages: request.messages, context: turn.context, agent: turn.agent })
+          switch (outcome._tag) {
+            // A client turn has no guard, so it is always answered (stored, or not: its chat was deleted).
+            case "Answered":
+            case "ChatGone":
+              return outcome.response
+            case "OtherAgent":
+              if (request.agent !== undefined || opening >= maxOpenings) {
+                return yield* new AgentMismatch({
+                  error: `Chat "${chatId}" is the agent "${outcome.agent}"'s` +
+                    (request.agent === undefined ? "" : `, not "${request.agent}"`) +
+                    ": a chat keeps the agent of its first turn",
+                  agent: outcome.agent
+                })
+              }
+              turn = yield* resolve(outcome.agent, request.context)
+              continue
+            default:
+              return yield* Effect.die("a client turn was not answered")
+          }
+        }
+      }).pipe(
+        // Only a guarded turn (a wake) fails so: it found its chat gone before anything was written.
+        Effect.catchIf((e) => e instanceof ChatNotFound, (e) => Effect.die(e))
+      )
+
+    /**
+     * A turn naming no agent assumes the default; when the default refuses it (no such agent, or
+     * the context is not its), the chat's own agent, if another, is the one to ask.
+     */
+    const assumed = (request: ChatRequest) => {
+      const first = resolve(request.agent ?? agents.defaultName, request.context)
+      const { chatId } = request
+      if (request.agent !== undefined || chatId === undefined) return first
+      return first.pipe(Effect.catch((refused) =>
+        repo.agentOf(chatId).pipe(Effect.flatMap((kept) =>
+          kept === undefined || kept === agents.defaultName ? Effect.fail(refused) : resolve(kept, request.context)
+        ))
+      ))
+    }
+
     return ChatTurns.of({
       run: (request) =>
-        request.chatId === undefined
-          ? composer.unpersisted(request.messages, request.context)
-          : composer.persisted({ chatId: request.chatId, messages: request.messages, context: request.context }).pipe(
-            // A client turn has no guard, so it is always answered (stored, or not: its chat was deleted).
-            Effect.flatMap((outcome) =>
-              outcome._tag === "Answered" || outcome._tag === "ChatGone"
-                ? Effect.succeed(outcome.response)
-                : Effect.die("a client turn was not answered")
-            ),
-            // Only a guarded turn (a wake) fails so: it found its chat gone before anything was written.
-            Effect.catchIf((e) => e instanceof ChatNotFound, (e) => Effect.die(e))
+        assumed(request).pipe(
+          Effect.flatMap((turn) =>
+            request.chatId === undefined
+              ? composer.unpersisted(request.messages, turn.context, turn.agent)
+              : persisted(request, request.chatId, turn)
           )
+        )
     })
   }))
 }

@@ -11,7 +11,7 @@
  * end that stores its answer and releases the marker — so a server tool adds
  * no round trip, and the in-flight marker is written by chat alone.
  */
-import type { AgentContext, ChatMessage, DispatchedJob, ToolCall, ToolSchema } from "@switchboard/domain"
+import type { ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import type { Statement } from "effect/sql"
 
@@ -61,11 +61,13 @@ export interface ServerToolsShape {
   readonly schemas: ReadonlyArray<ToolSchema>
   /** What the system prompt says of them while they are offered; `undefined`: nothing. */
   readonly instructions: string | undefined
+  /** What the system prompt says of some of them only (an agent offered a few); absent: `instructions`. */
+  readonly instructionsFor?: (names: ReadonlyArray<string>) => string | undefined
   /** Whether a call is to one of these tools (else it is the client's to execute). */
   readonly owns: (name: string) => boolean
   /** Executes one round's calls to these tools. Never fails: a bad call is answered by a tool error the model reads. */
   execute(
-    turn: { readonly chatId: string; readonly context: AgentContext | undefined },
+    turn: { readonly chatId: string; readonly context: JsonObject | undefined },
     calls: ReadonlyArray<ToolCall>
   ): Effect.Effect<ExecutedCalls>
   /** What the end of every turn of `chatId` writes (the statement that releases its marker); `settles`: see `Settlement`. */

@@ -20,6 +20,11 @@ const BASE = [
   "Answer in plain prose once you have what you need."
 ].join("\n")
 
+/** What `GET /admin/agents` shows as the built-in agent's prompt: the fixed part, and what follows it. */
+export const BUILT_IN_PROMPT_DESCRIPTION = `${BASE}\n\n` +
+  "(then, in a persisted chat, what the job tools do; then the request's project context: the project, the " +
+  "active scene, the playback position and the media assets — built by buildSystemPrompt(context))"
+
 export interface SystemPromptOptions {
   /** What the server tools' port says of them, while they are offered (a persisted chat). */
   readonly serverTools?: string | undefined

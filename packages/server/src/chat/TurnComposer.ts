@@ -33,8 +33,8 @@
  * client's continuation (its own copy of the message, deduplicated by id, then
  * its tool results) makes a valid provider conversation.
  */
-import type { AgentContext, ChatMessage, ChatResponse, DispatchedJob, ToolCall } from "@switchboard/domain"
-import { ChatNotFound, clientToolSchemas, maxStoredValueBytes, TurnInFlight } from "@switchboard/domain"
+import type { AgentContext, AgentDefinition, ChatMessage, ChatResponse, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
+import { BUILT_IN_AGENT, ChatNotFound, fillSystemPrompt, maxStoredValueBytes, TurnInFlight } from "@switchboard/domain"
 import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
@@ -42,9 +42,10 @@ import { ProviderAdapter, ProviderError } from "@switchboard/providers/ProviderA
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
 import { bothWrites, ServerTools } from "./ServerTools.ts"
-import type { Settlement, ToolWrites, WrittenRow } from "./ServerTools.ts"
+import type { ServerToolsShape, Settlement, ToolWrites, WrittenRow } from "./ServerTools.ts"
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "@switchboard/providers/Spans"
+import { mediaEditor } from "../agents/Agents.ts"
 
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
 export const maxServerToolRounds = 8
@@ -56,7 +57,13 @@ export interface TurnInput {
   readonly chatId: string
   /** The request's messages; those already stored (same id) are not stored again. */
   readonly messages: ReadonlyArray<ChatMessage>
-  readonly context: AgentContext | undefined
+  /** Checked against the agent's context schema by the caller (`checkContext`). */
+  readonly context: JsonObject | undefined
+  /**
+   * The agent the turn runs (default: the built-in). A client turn opens only a chat of this agent
+   * (or a new one, then created as its): a chat of another answers `OtherAgent`, nothing written.
+   */
+  readonly agent?: AgentDefinition
   /** `defer`: nothing is written, the turn is `Deferred`; `skip`: only `settles` is done. */
   readonly guard?: (transcript: ReadonlyArray<ChatMessage>) => TurnGuard
   /**
@@ -85,6 +92,8 @@ export type TurnOutcome =
   | { readonly _tag: "ChatGone"; readonly response: ChatResponse }
   | { readonly _tag: "Deferred" }
   | { readonly _tag: "Skipped" }
+  /** A client turn found its chat another agent's (`agent`): nothing was taken or stored. */
+  | { readonly _tag: "OtherAgent"; readonly agent: string }
 
 /** The messages of `incoming` whose ids `stored` does not have, each id once: what an append stores. */
 const unstored = (stored: ReadonlyArray<ChatMessage>, incoming: ReadonlyArray<ChatMessage>): Array<ChatMessage> => {
@@ -103,11 +112,64 @@ const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, j
   ...(jobs.length > 0 ? { jobs } : {})
 })
 
+/** What a turn of `agent` offers the provider, and says of it. */
+interface Offer {
+  readonly clientTools: ReadonlyArray<ToolSchema>
+  /** The server tools offered (`ServerTools`' schemas the agent may use). */
+  readonly serverTools: ReadonlyArray<ToolSchema>
+  /** Whether a call is to an offered server tool (else it is the client's to execute). */
+  readonly owns: (name: string) => boolean
+  readonly systemPrompt: string
+  readonly model: string | undefined
+}
+
+/**
+ * The built-in agent offers every server tool the port has, its prompt `buildSystemPrompt` as it
+ * always was; another agent offers the server tools of its `jobKinds` (a call to any other is the
+ * client's, as an unknown tool's would be), its prompt its template filled from the context, with
+ * what the port says of the offered tools appended only when some are.
+ */
+const offerOf = (
+  agent: AgentDefinition,
+  context: JsonObject | undefined,
+  tools: ServerToolsShape | undefined
+): Offer => {
+  const model = agent.model
+  if (agent.name === BUILT_IN_AGENT) {
+    const agentContext = context as AgentContext | undefined
+    return {
+      clientTools: agent.tools,
+      serverTools: tools?.schemas ?? [],
+      owns: tools === undefined ? () => false : tools.owns,
+      systemPrompt: tools === undefined
+        ? buildSystemPrompt(agentContext)
+        : buildSystemPrompt(agentContext, { serverTools: tools.instructions }),
+      model
+    }
+  }
+  const kinds = new Set<string>(agent.jobKinds)
+  const serverTools = (tools?.schemas ?? []).filter((schema) => kinds.has(schema.name))
+  const names = serverTools.map((schema) => schema.name)
+  const offered = new Set(names)
+  const instructions = serverTools.length === 0 || tools === undefined
+    ? undefined
+    : tools.instructionsFor?.(names) ?? tools.instructions
+  const filled = fillSystemPrompt(agent.systemPrompt, context)
+  return {
+    clientTools: agent.tools,
+    serverTools,
+    owns: (name) => offered.has(name),
+    systemPrompt: instructions === undefined ? filled : `${filled}\n\n${instructions}`,
+    model
+  }
+}
+
 export class TurnComposer extends Context.Service<TurnComposer, {
   /** A turn without `chatId`: nothing stored, no server tools. */
   unpersisted(
     messages: ReadonlyArray<ChatMessage>,
-    context: AgentContext | undefined
+    context: JsonObject | undefined,
+    agent?: AgentDefinition
   ): Effect.Effect<ChatResponse, ProviderError>
   persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError>
   /** How long a turn's marker lives: longer than the longest provider call. */
@@ -151,9 +213,16 @@ export class TurnComposer extends Context.Service<TurnComposer, {
 
     const unpersisted = Effect.fnUntraced(function*(
       messages: ReadonlyArray<ChatMessage>,
-      context: AgentContext | undefined
+      context: JsonObject | undefined,
+      agent: AgentDefinition = mediaEditor
     ) {
-      const answer = yield* adapter.chat({ messages, systemPrompt: buildSystemPrompt(context), toolSchemas: clientToolSchemas })
+      const offer = offerOf(agent, context, undefined)
+      const answer = yield* adapter.chat({
+        messages,
+        systemPrompt: offer.systemPrompt,
+        toolSchemas: offer.clientTools,
+        ...(offer.model === undefined ? {} : { model: offer.model })
+      })
       const calls = answer.toolCalls ?? []
       return respond(yield* assistantMessage(answer.content, calls), calls, [])
     }, traced("TurnComposer.unpersisted"))
@@ -177,8 +246,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           // A client turn: the marker, the stored transcript and the write-ahead append (ids already
           // stored are left as they were) in one statement (a large request's further batches right
           // after); the conversation is the transcript and then what was new in the request.
-          const opened = yield* repo.beginTurnReading(chatId, turnId, markerTtl, input.messages)
-          if (opened === undefined) return undefined
+          const opened = yield* repo.beginAgentTurn(chatId, turnId, markerTtl, input.messages, (input.agent ?? mediaEditor).name)
+          if (opened._tag === "Held") return undefined
+          if (opened._tag === "OtherAgent") return { otherAgent: opened.agent }
           const stored = opened.transcript
           return {
             decision: "proceed" as TurnGuard,
@@ -228,7 +298,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     ) {
       const { chatId, context } = input
       const conversation = [...transcript]
-      const systemPrompt = buildSystemPrompt(context, { serverTools: tools.instructions })
+      const offer = offerOf(input.agent ?? mediaEditor, context, tools)
+      const { systemPrompt, owns } = offer
+      const model = offer.model === undefined ? {} : { model: offer.model }
       const dispatched: Array<DispatchedJob> = []
       const turnEnd = tools.turnEnded(chatId, input.settles)
       let renewed = false
@@ -241,11 +313,12 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         const answer = yield* adapter.chat({
           messages: conversation,
           systemPrompt,
-          toolSchemas: toolsOffered && tools.schemas.length > 0 ? [...clientToolSchemas, ...tools.schemas] : clientToolSchemas
+          toolSchemas: toolsOffered && offer.serverTools.length > 0 ? [...offer.clientTools, ...offer.serverTools] : offer.clientTools,
+          ...model
         })
         const calls = answer.toolCalls ?? []
-        const clientCalls = calls.filter((c) => !tools.owns(c.name))
-        const serverCalls = toolsOffered ? calls.filter((c) => tools.owns(c.name)) : []
+        const clientCalls = calls.filter((c) => !owns(c.name))
+        const serverCalls = toolsOffered ? calls.filter((c) => owns(c.name)) : []
         if (serverCalls.length < calls.length - clientCalls.length) {
           yield* Effect.logWarning(`chat ${chatId}: server tool calls past the round limit (${maxServerToolRounds}) were dropped`)
         }
@@ -322,6 +395,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           if (accepted === undefined) {
             return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
           }
+          if ("otherAgent" in accepted) return Effect.succeed({ _tag: "OtherAgent", agent: accepted.otherAgent })
           switch (accepted.decision) {
             case "defer":
               return Effect.succeed({ _tag: "Deferred" })
@@ -338,7 +412,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           }
         },
         (accepted) => {
-          if (accepted === undefined || end.ended) return Effect.void
+          if (accepted === undefined || "otherAgent" in accepted || end.ended) return Effect.void
           // The marker released, with the tools' end writes (wakes that waited behind this turn due now).
           const turnEnd = tools.turnEnded(chatId, undefined)
           return repo.turnEnded(chatId, turnId, turnEnd).pipe(Effect.flatMap(({ row }) => turnEnd.after(row)))

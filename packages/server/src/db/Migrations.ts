@@ -13,6 +13,7 @@ import retentionKeyset from "./migrations/0004_retention_keyset.ts"
 import hostRevocationTaskCancel from "./migrations/0005_host_revocation_task_cancel.ts"
 import chatGeneration from "./migrations/0006_chat_generation.ts"
 import jobKindUnchecked from "./migrations/0007_job_kind_unchecked.ts"
+import agents from "./migrations/0008_agents.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -21,7 +22,8 @@ export const migrations = {
   "0004_retention_keyset": retentionKeyset,
   "0005_host_revocation_task_cancel": hostRevocationTaskCancel,
   "0006_chat_generation": chatGeneration,
-  "0007_job_kind_unchecked": jobKindUnchecked
+  "0007_job_kind_unchecked": jobKindUnchecked,
+  "0008_agents": agents
 }
 
 export const migrationCount = Object.keys(migrations).length

@@ -77,6 +77,7 @@ export const layerNoDeps = Layer.effect(ServerTools, Effect.gen(function*() {
   return ServerTools.of({
     schemas: registeredKinds.map((k) => k.tool),
     instructions: jobsInstructions(registeredKinds.map((k) => k.kind)),
+    instructionsFor: jobsInstructions,
     owns: isRegisteredKind,
     execute,
     turnEnded: (chatId, settles) => ({

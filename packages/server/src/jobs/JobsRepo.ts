@@ -18,8 +18,8 @@
  * and a stored job of a kind this server does not know (a newer replica's)
  * is never claimed nor listed by it.
  */
-import type { AgentContext, JobInput, JobKind, JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
-import { ChatMessage } from "@switchboard/domain"
+import type { JobInput, JobKind, JobRecord, JobStatus, JsonObject, SubagentResult } from "@switchboard/domain"
+import { BUILT_IN_AGENT, ChatMessage } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
@@ -36,8 +36,8 @@ export interface NewJob {
   readonly kind: JobKind
   readonly toolCallId: string
   readonly input: JobInput
-  /** The agent context of the turn that dispatched it: its wake turn gets the same system prompt. */
-  readonly context: AgentContext | undefined
+  /** The context of the turn that dispatched it: its wake turn gets the same system prompt. */
+  readonly context: JsonObject | undefined
 }
 
 /** A job as a runner or a wake holds it. */
@@ -47,7 +47,7 @@ export interface ClaimedJob {
   readonly kind: JobKind
   readonly toolCallId: string
   readonly input: unknown
-  readonly context: AgentContext | undefined
+  readonly context: JsonObject | undefined
   readonly activity: string
   readonly result: SubagentResult | undefined
   readonly runAttempts: number
@@ -63,6 +63,8 @@ export interface ClaimedWake extends ClaimedJob {
    * never to a chat created again under the same id after the operator deleted this one.
    */
   readonly generation: string
+  /** The agent its chat keeps (`chats.agent`): the wake turn is that agent's. */
+  readonly agent: string
 }
 
 /** A wake's job, to settle with its public status in the statement that ends the wake turn. */
@@ -86,7 +88,7 @@ interface JobRow {
   readonly kind: JobKind
   readonly tool_call_id: string
   readonly input: unknown
-  readonly context: AgentContext | null
+  readonly context: JsonObject | null
   readonly status: JobStatus
   readonly activity: string
   readonly result: SubagentResult | null
@@ -99,6 +101,8 @@ interface JobRow {
   readonly finished_at: Date | string | null
   /** Its chat's generation: only in the rows of the statements that claim wakes. */
   readonly chat_generation?: string
+  /** Its chat's agent: likewise. */
+  readonly chat_agent?: string
 }
 
 const iso = (t: Date | string) => new Date(t).toISOString()
@@ -225,7 +229,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         const wakes: Array<{ readonly job: JobRow & Extra; readonly wake: ClaimedWake }> = []
         for (const { job, messages } of groups) {
           // Always read: the claiming statement takes it from the job's chat row, which the job references.
-          const wake = { ...toClaimed(job), generation: job.chat_generation ?? "", transcript: yield* decodeTranscript(messages) }
+          const wake = {
+            ...toClaimed(job),
+            generation: job.chat_generation ?? "",
+            agent: job.chat_agent ?? BUILT_IN_AGENT,
+            transcript: yield* decodeTranscript(messages)
+          }
           wakes.push({ job, wake })
         }
         return wakes
@@ -346,7 +355,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             RETURNING jobs.*, free.taken${
           shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END AS notified` : sql``}
           )
-          SELECT to_jsonb(d) || jsonb_build_object('chat_generation', (SELECT generation FROM chats WHERE id = d.chat_id)) AS job,
+          SELECT to_jsonb(d) || jsonb_build_object(
+            'chat_generation', (SELECT generation FROM chats WHERE id = d.chat_id),
+            'chat_agent', (SELECT agent FROM chats WHERE id = d.chat_id)) AS job,
             NULL::jsonb AS message, 0::bigint AS seq
           FROM done d
           UNION ALL
@@ -388,7 +399,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             FOR UPDATE OF j SKIP LOCKED)
             RETURNING *
           )
-          SELECT to_jsonb(c) || jsonb_build_object('chat_generation', (SELECT generation FROM chats WHERE id = c.chat_id)) AS job,
+          SELECT to_jsonb(c) || jsonb_build_object(
+            'chat_generation', (SELECT generation FROM chats WHERE id = c.chat_id),
+            'chat_agent', (SELECT agent FROM chats WHERE id = c.chat_id)) AS job,
             NULL::jsonb AS message, c.finished_at, c.seq AS job_seq, 0::bigint AS seq
           FROM claimed c
           UNION ALL

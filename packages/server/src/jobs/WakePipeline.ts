@@ -19,6 +19,11 @@
  *   more jobs; client calls are left for the client) and settles the job —
  *   `done`/`error` — in the transaction that stores the answer.
  *
+ * A wake turn is the chat's agent's (docs/agents.md), as the claim read it from
+ * the chat's row: its prompt, its tools, its model. An agent deleted since is a
+ * failed wake (retried, as a provider outage is) until the operator defines it
+ * again: a steer is never dropped for it.
+ *
  * A chat deleted by the operator takes its jobs with it: a wake under way
  * finds its chat gone (the composer's `ChatNotFound` or `ChatGone`), stores
  * nothing and ends there.
@@ -42,6 +47,7 @@ import { Cause, Clock, Effect, Layer, Option, Ref } from "effect"
 import type { TurnGuard } from "../chat/TurnComposer.ts"
 import { TurnComposer } from "../chat/TurnComposer.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
+import { Agents } from "../agents/Agents.ts"
 import { forkClaimLoop } from "./ClaimLoop.ts"
 import { makeOwner, withLease } from "./JobRunner.ts"
 import { JobSignals } from "./JobSignals.ts"
@@ -68,6 +74,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const signals = yield* JobSignals
   const composer = yield* TurnComposer
   const chats = yield* ChatRepo
+  const agents = yield* Agents
   const config = yield* JobsConfig
   const owner = makeOwner("wake")
 
@@ -88,10 +95,13 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       const outcome = yield* Effect.gen(function*() {
         const known = job.transcript
         if (guard(known) === "defer") return { _tag: "Deferred" } as const
+        // Read per wake, as a client turn reads it: the agent's latest definition.
+        const agent = yield* agents.get(job.agent)
         const turn = composer.persisted({
           chatId: job.chatId,
           messages: [steer],
           context: job.context,
+          agent,
           guard,
           known,
           generation: job.generation,

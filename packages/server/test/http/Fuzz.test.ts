@@ -17,7 +17,7 @@
  * (NodeServer.ts) and tested byte by byte in chat/RequestEdges.test.ts.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import { ChatRequest } from "@switchboard/domain"
+import { AgentContext, BUILT_IN_AGENT, ChatRequest } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { fromSchema, jsonValue } from "../support/DocumentArbitrary.ts"
@@ -36,8 +36,22 @@ const decodeChatRequest = Schema.decodeUnknownSync(ChatRequest)
 const chatBodySchema = (document as any).paths["/api/agent/chat"].post.requestBody.content["application/json"].schema
 
 /** A valid turn with a fresh chat id and distinct message ids, so the stored transcript is predictable. */
+/**
+ * The document lets a turn name any agent and send any JSON object as `context`; what the server
+ * accepts depends on the agent (docs/agents.md): here the built-in's, whose context is an
+ * `AgentContext`, generated from that schema's own document.
+ */
+const agentContextDocument = Schema.toJsonSchemaDocument(AgentContext)
+const agentContext = fromSchema({ $defs: agentContextDocument.definitions }, agentContextDocument.schema)
+
 const validTurn = (run: () => number) =>
-  fromSchema(document, chatBodySchema).map((generated: any) => {
+  fc.tuple(fromSchema(document, chatBodySchema), agentContext).map(([body, context]: [any, unknown]) => {
+    const { agent, context: _, ...rest } = body
+    const generated = {
+      ...rest,
+      ...(agent === undefined ? {} : { agent: BUILT_IN_AGENT }),
+      ...("context" in body ? { context } : {})
+    }
     const n = run()
     // Any documented length (≤ 128) round-trips (issue 8 A5): the prefix keeps chat ids distinct.
     const chatId = `f${n}.${String(generated.chatId ?? "")}`.slice(0, 128)

@@ -93,8 +93,9 @@ describe("OpenAPI document", () => {
         assert.deepStrictEqual(errors("/api/agent/chat", "post"), {
           "400": ["invalid_request", "too_many_messages"],
           "401": ["unauthenticated"],
+          "404": ["agent_not_found"],
           "405": ["method_not_allowed"],
-          "409": ["turn_in_flight"],
+          "409": ["turn_in_flight", "agent_mismatch"],
           "413": ["payload_too_large"],
           "415": ["unsupported_media_type"],
           "500": ["internal_error"],

@@ -10,6 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { steerMessageId, subagentResultOf } from "@switchboard/domain"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Agents } from "../../src/agents/Agents.ts"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { TurnComposer } from "../../src/chat/TurnComposer.ts"
 import * as JobRunner from "../../src/jobs/JobRunner.ts"
@@ -41,7 +42,8 @@ const buildPipeline = <E, R>(
     const pipeline = Layer.mergeAll(WakePipeline.layer, JobRunner.layer).pipe(
       Layer.provide(wakeComposer.pipe(Layer.provide(JobTools.layerNoDeps))),
       Layer.provide(subagents.layer),
-      Layer.provide(JobsConfig.layerTest({ sweepMs: 200, leaseMs: 2_000 }))
+      Layer.provide(JobsConfig.layerTest({ sweepMs: 200, leaseMs: 2_000 })),
+      Layer.provide(Agents.layer)
     )
     const composer = TurnComposer.layerNoDeps.pipe(Layer.provide(JobTools.layerNoDeps))
     const services = yield* Layer.build(Layer.mergeAll(pipeline, composer).pipe(Layer.provideMerge(core)))

@@ -1,0 +1,93 @@
+/**
+ * What an agent definition must satisfy beyond its schema, checked when it is
+ * written (so a turn never finds a broken agent): tool names unique and not
+ * the server's own (the job tools), and a `contextSchema` that is a JSON
+ * Schema a validator compiles. And, per turn, the request's context checked
+ * against the agent's schema — the built-in's `AgentContext`, or the stored
+ * JSON Schema — with a 400 naming the path.
+ */
+import type { AgentDefinition, JsonObject } from "@switchboard/domain"
+import { AgentContext, BUILT_IN_AGENT, InvalidRequest, JobKind } from "@switchboard/domain"
+import { Ajv } from "ajv"
+import type { ValidateFunction } from "ajv"
+import { Effect, Schema } from "effect"
+import { describeSchemaError } from "../http/RequestErrors.ts"
+
+// strict: false — an operator's schema may carry keywords this validator does not know (`examples`, vendor ones).
+const ajv = new Ajv({ strict: false, allErrors: false })
+
+/**
+ * Compiled validators by schema text. Bounded; a pure function's memo (the same schema compiles the
+ * same validator on every replica), so it holds nothing replicas could disagree on.
+ */
+const compiled = new Map<string, ValidateFunction>()
+const MAX_COMPILED = 256
+
+const validatorFor = (schema: JsonObject): ValidateFunction => {
+  const key = JSON.stringify(schema)
+  let validate = compiled.get(key)
+  if (validate === undefined) {
+    validate = ajv.compile(schema)
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!)
+    compiled.set(key, validate)
+  }
+  return validate
+}
+
+const invalid = (error: string) => new InvalidRequest({ error })
+
+/** The definition, or a 400 saying what is wrong with it. */
+export const checkAgent = (agent: AgentDefinition): Effect.Effect<AgentDefinition, InvalidRequest> =>
+  Effect.gen(function*() {
+    const seen = new Set<string>()
+    for (const [i, tool] of agent.tools.entries()) {
+      if (seen.has(tool.name)) return yield* invalid(`Invalid request body: tools[${i}]: the tool "${tool.name}" is declared twice`)
+      if ((JobKind.literals as ReadonlyArray<string>).includes(tool.name)) {
+        return yield* invalid(
+          `Invalid request body: tools[${i}]: "${tool.name}" is a job tool the server runs; list it in jobKinds instead`
+        )
+      }
+      seen.add(tool.name)
+    }
+    if (agent.contextSchema !== undefined) {
+      const schema = agent.contextSchema
+      yield* Effect.try({
+        try: () => validatorFor(schema),
+        catch: (cause) =>
+          invalid(`Invalid request body: contextSchema is not a JSON Schema: ${cause instanceof Error ? cause.message : String(cause)}`)
+      })
+    }
+    return agent
+  })
+
+const decodeAgentContext = Schema.decodeUnknownEffect(AgentContext)
+
+/** `/a/b/0` (a JSON pointer) → `a.b[0]`, the way the other 400s name a path. */
+const pathOf = (pointer: string): string =>
+  pointer.split("/").slice(1).map((key) => key.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce((path, key) => /^\d+$/.test(key) ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`, "")
+
+/**
+ * The request's context as the agent takes it, or a 400 naming the first path that fails its schema.
+ * The built-in's is decoded as an `AgentContext` (what it always was: keys it does not know dropped).
+ */
+export const checkContext = (
+  agent: AgentDefinition,
+  context: JsonObject | undefined
+): Effect.Effect<JsonObject | undefined, InvalidRequest> => {
+  if (context === undefined) return Effect.succeed(undefined)
+  if (agent.name === BUILT_IN_AGENT) {
+    return decodeAgentContext(context).pipe(
+      Effect.mapError((error) => invalid(`Invalid request body: ${describeSchemaError(error.message).replace(/ at /, " at context.")}`))
+    )
+  }
+  if (agent.contextSchema === undefined) return Effect.succeed(context)
+  const validate = validatorFor(agent.contextSchema)
+  if (validate(context)) return Effect.succeed(context)
+  const first = validate.errors?.[0]
+  const at = pathOf(first?.instancePath ?? "")
+  return Effect.fail(invalid(
+    `Invalid request body: context${at === "" ? "" : `.${at}`} ${first?.message ?? "does not match the agent's context schema"} ` +
+      `(agent "${agent.name}")`
+  ))
+}
