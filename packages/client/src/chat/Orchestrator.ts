@@ -78,6 +78,11 @@ export interface Orchestrator {
     messages?: ReadonlyArray<ChatMessage>,
     context?: TurnContext | null
   ) => Effect.Effect<RunResult, TurnError, ChatTransport>
+  /**
+   * Checks the agent's client tools against the registry (`GET /api/agents/{name}`), once: `run` and
+   * `send` do it themselves, before anything else; a caller may do it first to refuse early.
+   */
+  readonly checkAgent: Effect.Effect<void, TurnError, ChatTransport>
   /** Appends a user message with `content` to `chatStore`, then runs over the stored history. */
   readonly send: (
     content: string,
@@ -144,14 +149,15 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
   // Once per orchestrator: a passed check is kept; a failed one (a missing tool, the server down)
   // is asked again on the next turn, since the registry or the agent may have changed meanwhile.
   let agentChecked = agentName === undefined
-  const checkAgent = (transport: ChatTransport["Service"]) =>
-    Effect.gen(function*() {
-      if (agentChecked || agentName === undefined) return
+  const checkAgent: Orchestrator["checkAgent"] = Effect.suspend(() =>
+    agentChecked || agentName === undefined ? Effect.void : Effect.gen(function*() {
+      const transport = yield* ChatTransport
       const info = yield* transport.agent(agentName)
       const missing = agentToolsMissing(info, registry.getAll().map((tool) => tool.name))
       if (missing !== undefined) return yield* missing
       agentChecked = true
     })
+  )
 
   /** Validate, then execute; never fails: every outcome is a ToolResult. */
   const resolveToolCall = (call: ToolCall, context: TurnContext | null): Effect.Effect<ToolResult> => {
@@ -201,7 +207,7 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
       chat().setError(null)
       chat().setLoading(true)
       agent().setActiveTool(null)
-      yield* checkAgent(transport)
+      yield* checkAgent
 
       const jobs: Array<DispatchedJob> = []
       const executeAll = function*(toolCalls: ReadonlyArray<ToolCall>) {
@@ -267,10 +273,18 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
       traced("Orchestrator.run")
     )
 
+  // Checked before the message is stored: a refused agent leaves no unanswered message in the history.
   const send: Orchestrator["send"] = (content, context) =>
-    Effect.sync(() => chat().addMessage({ role: "user", content: stripNul(content) })).pipe(
+    checkAgent.pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          chat().setError(error.message)
+          agent().setStatus("error")
+        })
+      ),
+      Effect.andThen(Effect.sync(() => chat().addMessage({ role: "user", content: stripNul(content) }))),
       Effect.andThen(run(undefined, context))
     )
 
-  return { run, send }
+  return { run, send, checkAgent }
 }

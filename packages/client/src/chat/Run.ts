@@ -12,7 +12,7 @@
  * the process (building it compiles the API's schemas): every later `run`
  * against the same server reuses it and its keep-alive connections.
  */
-import type { AgentContext, ChatMessage, JsonObject, ToolParameter } from "@switchboard/domain"
+import type { ChatMessage, JsonObject, ToolParameter } from "@switchboard/domain"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
 import { MediaTranscriber } from "../api/MediaTranscriber.ts"
 import { makeTransientAgentStore } from "../stores/AgentStore.ts"
@@ -31,11 +31,8 @@ export interface RunTool {
   readonly name: string
   readonly description: string
   readonly parameters: ReadonlyArray<ToolParameter>
-  /** `agentContext` is the turn's context: an `AgentContext` for the media editor, the agent's own object otherwise. */
-  readonly execute: (
-    args: Readonly<Record<string, unknown>>,
-    context: { readonly agentContext: AgentContext | JsonObject | null }
-  ) => unknown
+  /** `agentContext` is the turn's context: the agent's own object (an `AgentContext` for the media editor). */
+  readonly execute: (args: Readonly<Record<string, unknown>>, context: { readonly agentContext: JsonObject | null }) => unknown
 }
 
 export interface RunOptions {
