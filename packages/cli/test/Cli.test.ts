@@ -3,7 +3,7 @@
  * on `bin/switchboard.js`, a fake API on a local port, a temporary
  * SWITCHBOARD_HOME.
  */
-import type { ChatMessage, ChatRequest } from "@switchboard/domain"
+import type { AgentContext, ChatMessage, ChatRequest } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -27,7 +27,7 @@ const fakeApi = (request: RecordedRequest) => {
     const result = last.toolResult?.result as { text?: string } | undefined
     return { json: { content: `Transcript says: ${result?.text ?? last.toolResult?.error}`, messageId: `srv_${n}` } }
   }
-  if (body.context?.mediaAssets.some((a) => a.kind === "video") && last?.content.includes("transcribe")) {
+  if ((body.context as AgentContext | undefined)?.mediaAssets.some((a) => a.kind === "video") && last?.content.includes("transcribe")) {
     return {
       json: {
         content: "",

@@ -9,6 +9,7 @@
 export * from "./api/ApiClient.ts"
 export * from "./api/ApiFailure.ts"
 export * from "./api/MediaTranscriber.ts"
+export * from "./chat/AgentToolsMissing.ts"
 export * from "./chat/ChatTransport.ts"
 export * from "./chat/Orchestrator.ts"
 export * from "./chat/Run.ts"

@@ -128,6 +128,7 @@ for (const [implementation, layerFor] of implementations) {
           Effect.provide(layerFor({ baseUrl: server.url })),
           Effect.flip
         )
+        assert(error._tag === "ChatTransportError")
         assert.strictEqual(error.status, 502)
         assert.strictEqual(stores.chatStore.getState().error, "LLM provider error (provider_error)")
         assert.isFalse(stores.chatStore.getState().loading)

@@ -2,7 +2,8 @@
  * `switchboard admin …`: the operator's side of the planner proxy, over every
  * `/admin` route (docs/planner.md): hosts (add, list, revoke, rotate-token),
  * tasks (add, show, list, cancel), chats (delete), provider profiles, the
- * decision log, its retention sweep and the credential-key rotation.
+ * decision log, its retention sweep and the credential-key rotation; and the
+ * agents (docs/agents.md: apply a file of agents, list them).
  *
  * `--server` and `--token` (else `ADMIN_TOKEN`) go before or after the
  * subcommand. Output is for people by default (one line per item), `--json`
@@ -15,7 +16,7 @@
  * other users can see it in the process list.
  */
 import { ProviderKind, TaskStatus } from "@switchboard/domain"
-import type { HostView, ProfileView, TaskView } from "@switchboard/domain"
+import type { AgentDefinition, HostView, ProfileView, TaskView } from "@switchboard/domain"
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type { HttpApiClient } from "effect/http-api"
@@ -23,6 +24,7 @@ import type { Api } from "@switchboard/domain"
 import { ApiClient } from "@switchboard/client/api/ApiClient"
 import { describeApiFailure } from "@switchboard/client/api/ApiFailure"
 import { serverFlag } from "./ServerFlag.ts"
+import { loadAgentsFile, planApply } from "./AgentsFile.ts"
 import { CliFailure, failWith } from "./CliFailure.ts"
 
 const adminRoot = Command.make("admin").pipe(
@@ -371,8 +373,62 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
     )
   )
 
+// ---------------------------------------------------------------------------
+// agents
+
+const listOrDash = (items: ReadonlyArray<string>) => items.length === 0 ? "-" : items.join(",")
+
+const agentLine = (agent: AgentDefinition) =>
+  `${agent.name}${agent.builtIn ? " (built in)" : ""}  tools ${listOrDash(agent.tools.map((t) => t.name))}  ` +
+  `jobs ${listOrDash(agent.jobKinds)}${agent.description === "" ? "" : `  ${agent.description}`}`
+
+const agentsApply = Command.make("apply", {
+  file: Argument.String("file").pipe(
+    Argument.withDescription("A JSON or YAML file: `agents:` with a list of agents, or a list of agents")
+  ),
+  json: jsonFlag
+}, ({ file, json }) =>
+  Effect.gen(function*() {
+    // The file is checked before the server is asked anything.
+    const agents = yield* loadAgentsFile(file).pipe(Effect.catchTag("CliFailure", (e) => fail(e.message)))
+    return yield* withAdmin((client) =>
+      Effect.gen(function*() {
+        const { agents: existing } = yield* client.agentsAdmin.list()
+        const planned = yield* planApply(agents, existing).pipe(Effect.catchTag("CliFailure", (e) => fail(e.message)))
+        for (const agent of planned) {
+          if (agent.action !== "unchanged") yield* client.agentsAdmin.put({ params: { name: agent.name }, payload: agent.body })
+          if (!json) yield* Console.log(`${agent.action.padEnd(9)} ${agent.name}`)
+        }
+        if (json) yield* printJson({ agents: planned.map(({ action, name }) => ({ name, action })) })
+      })
+    )
+  })).pipe(
+    Command.withDescription(
+      "Define the agents of a JSON or YAML file ({ agents: [{ name, description?, systemPrompt, tools?, jobKinds?, " +
+        "contextSchema?, model? }] } or a bare list), checked against the API's schema first (an error names the path " +
+        "in the file). Idempotent: each agent is reported created, updated or unchanged, and only the first two are " +
+        "written (PUT /admin/agents/{name}). Agents absent from the file are left as they are."
+    )
+  )
+
+const agentsList = Command.make("list", { json: jsonFlag }, ({ json }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const { agents } = yield* client.agentsAdmin.list()
+      if (json) return yield* printJson({ agents })
+      for (const agent of agents) yield* Console.log(agentLine(agent))
+    })
+  )).pipe(
+    Command.withDescription("Every agent, the built-in one first: name, client tools, job kinds, description (--json adds the prompts).")
+  )
+
+const agentsGroup = Command.make("agents").pipe(
+  Command.withDescription("Agents as configuration: apply a file of agents, list them."),
+  Command.withSubcommands([agentsApply, agentsList])
+)
+
 export const adminCommand = adminRoot.pipe(
-  Command.withDescription("Operate the server: hosts, tasks, chats, provider profiles, decisions (needs ADMIN_TOKEN)."),
-  Command.withShortDescription("Operate hosts, tasks, chats, provider profiles and the decision log"),
-  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate])
+  Command.withDescription("Operate the server: hosts, tasks, chats, provider profiles, decisions, agents (needs ADMIN_TOKEN)."),
+  Command.withShortDescription("Operate hosts, tasks, chats, provider profiles, the decision log and agents"),
+  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate, agentsGroup])
 )

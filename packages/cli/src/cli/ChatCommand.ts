@@ -5,6 +5,8 @@
  * reads stdin and runs one turn per non-empty line. History and context live
  * in the state directory (`$SWITCHBOARD_HOME`, default `~/.switchboard`), so a
  * conversation continues across runs until `--new`. Status goes to stderr.
+ * `--agent NAME` names the agent of every turn; its client tools are checked
+ * against this CLI's registry (`transcribe_video` only) before the first turn.
  * Exit code 1 when a turn failed (API or network error) or the input is bad.
  */
 import { AgentContext } from "@switchboard/domain"
@@ -68,6 +70,14 @@ export const chatCommand = Command.make("chat", {
     Flag.withMetavar("FILE"),
     Flag.optional
   ),
+  agent: Flag.String("agent").pipe(
+    Flag.withDescription(
+      "The agent to talk to (default: the conversation's, else the server's default agent). Checked first: this CLI " +
+        "implements only the client tool transcribe_video, so an agent with other client tools is refused, naming them"
+    ),
+    Flag.withMetavar("NAME"),
+    Flag.optional
+  ),
   newChat: Flag.Boolean("new").pipe(
     Flag.withDescription("Start a new conversation (forget the stored history)"),
     Flag.withDefault(false)
@@ -81,7 +91,7 @@ export const chatCommand = Command.make("chat", {
     Flag.withMetavar("DIR"),
     Flag.optional
   )
-}, ({ artifacts, context, message, newChat, noWait, server, token }) =>
+}, ({ agent, artifacts, context, message, newChat, noWait, server, token }) =>
   Effect.gen(function*() {
     const dir = stateDirectory()
     const chatStore = makeChatStore(fileStorage(dir))
@@ -95,7 +105,9 @@ export const chatCommand = Command.make("chat", {
     }
 
     const registry = makeDefaultRegistry(yield* MediaTranscriber, { readAsset: readAssetFromDisk })
-    const orchestrator = makeOrchestrator({ chatStore, agentStore, registry })
+    const orchestrator = makeOrchestrator({ chatStore, agentStore, registry, agent: Option.getOrUndefined(agent) })
+    // Before anything is sent or stored: a refused agent leaves the conversation as it was.
+    yield* orchestrator.checkAgent.pipe(Effect.catch((error) => fail(error.message)))
     yield* reportStatus(agentStore)
 
     const lock = yield* Semaphore.make(1)
@@ -168,6 +180,8 @@ export const chatCommand = Command.make("chat", {
   )).pipe(
     Command.withDescription(
       "Talk to the agent: runs the tool-call loop against a Switchboard server and prints the answer. " +
+        "--agent NAME talks to another agent than the default; it is refused before the first turn when it has " +
+        "client tools other than transcribe_video (the only one this CLI implements), naming them. " +
         "History persists in $SWITCHBOARD_HOME (default ~/.switchboard). " +
         "Exit code 1 when a turn failed."
     ),

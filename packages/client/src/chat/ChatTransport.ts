@@ -1,18 +1,23 @@
 /**
  * `ChatTransport`: the orchestrator's only way to reach the model — one
- * `POST /api/agent/chat` turn. A port so the orchestrator can be tested with a
- * scripted fake, and so every API/network failure reaches it as one error
- * type carrying a readable message.
+ * `POST /api/agent/chat` turn — and the agent it talks to: `agent(name)`
+ * reads an agent's public view (`GET /api/agents/{name}`), whose tools the
+ * orchestrator checks against its registry before the first turn. A port so
+ * the orchestrator can be tested with a scripted fake, and so every
+ * API/network failure reaches it as one error type carrying a readable
+ * message.
  *
  * Two implementations with the same answers and the same errors: `layer`
  * (production) posts with the platform's `fetch` and decodes the answer with
  * the domain's `ChatResponse` schema; `layerNoDeps` goes through the typed
  * HttpApi client. The loop makes one call per step, and the typed client
  * costs about 250 µs of CPU more per call than `fetch` (`npm run bench`,
- * orchestrator case), so the step's own request skips it.
+ * orchestrator case), so the step's own request skips it. The agent lookup,
+ * once per orchestrator, goes through the typed client in both, built on the
+ * first lookup so a transport that never names an agent never pays for it.
  */
 import { Api, ChatResponse } from "@switchboard/domain"
-import type { ChatRequest } from "@switchboard/domain"
+import type { AgentInfo, AgentName, ChatRequest } from "@switchboard/domain"
 import { Context, Data, Effect, Layer, Redacted, Result, Schema } from "effect"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import { ApiClient } from "../api/ApiClient.ts"
@@ -33,6 +38,8 @@ export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
 
 export class ChatTransport extends Context.Service<ChatTransport, {
   send(request: ChatRequest): Effect.Effect<ChatResponse, ChatTransportError>
+  /** An agent's public view: its client tools, job kinds and context schema (never its prompt). */
+  agent(name: AgentName): Effect.Effect<AgentInfo, ChatTransportError>
 }>()("switchboard/client/chat/ChatTransport") {
   /** Over the typed HttpApi client. */
   static readonly layerNoDeps: Layer.Layer<ChatTransport, never, ApiClient> = Layer.effect(
@@ -41,27 +48,44 @@ export class ChatTransport extends Context.Service<ChatTransport, {
       const client = yield* ApiClient
       return ChatTransport.of({
         send: Effect.fn("ChatTransport.send")(function*(request: ChatRequest) {
-          return yield* client.chat.chat({ payload: request }).pipe(
-            Effect.catch((error) =>
-              describeApiFailure(error).pipe(
-                Effect.flatMap((failure) => Effect.fail(new ChatTransportError({ ...failure, cause: error })))
-              )
-            )
-          )
-        })
+          return yield* client.chat.chat({ payload: request }).pipe(Effect.catch(transportError))
+        }),
+        agent: (name) => lookUpAgent(client, name)
       })
     })
   )
 
   /** Production: HTTP to `baseUrl` with fetch, bearer token when given. */
   static readonly layer = (options: ApiClientOptions): Layer.Layer<ChatTransport> =>
-    Layer.sync(ChatTransport, () => makeFetchTransport(options))
+    Layer.effect(
+      ChatTransport,
+      Effect.map(
+        Effect.cached(Effect.service(ApiClient).pipe(Effect.provide(ApiClient.layer(options)))),
+        (typedClient) => makeFetchTransport(options, typedClient)
+      )
+    )
 
-  /** A transport answering with `send`; tests script the model with it. */
+  /**
+   * A transport answering with `send`; tests script the model with it. `agent`
+   * answers the lookups; without it every agent is unknown (404 `agent_not_found`).
+   */
   static readonly layerTest = (
-    send: (request: ChatRequest) => Effect.Effect<ChatResponse, ChatTransportError>
-  ): Layer.Layer<ChatTransport> => Layer.succeed(ChatTransport, ChatTransport.of({ send }))
+    send: (request: ChatRequest) => Effect.Effect<ChatResponse, ChatTransportError>,
+    agent: (name: AgentName) => Effect.Effect<AgentInfo, ChatTransportError> = (name) =>
+      Effect.fail(new ChatTransportError({ message: `No agent named "${name}"`, status: 404, code: "agent_not_found" }))
+  ): Layer.Layer<ChatTransport> => Layer.succeed(ChatTransport, ChatTransport.of({ send, agent }))
 }
+
+const transportError = (error: unknown): Effect.Effect<never, ChatTransportError> =>
+  describeApiFailure(error).pipe(
+    Effect.flatMap((failure) => Effect.fail(new ChatTransportError({ ...failure, cause: error })))
+  )
+
+const lookUpAgent = (client: ApiClient["Service"], name: AgentName): Effect.Effect<AgentInfo, ChatTransportError> =>
+  client.agents.get({ params: { name } }).pipe(
+    Effect.catch(transportError),
+    Effect.withSpan("ChatTransport.agent", { attributes: { agent: name } })
+  )
 
 /** The chat endpoint as the domain's HttpApi declares it (one source of truth for the path). */
 const chatEndpoint = (Api as unknown as {
@@ -78,7 +102,10 @@ type Answer =
   | { readonly _tag: "Response"; readonly status: number; readonly text: string }
   | { readonly _tag: "Unreachable"; readonly cause: unknown }
 
-const makeFetchTransport = (options: ApiClientOptions): ChatTransport["Service"] => {
+const makeFetchTransport = (
+  options: ApiClientOptions,
+  typedClient: Effect.Effect<ApiClient["Service"]>
+): ChatTransport["Service"] => {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${chatEndpoint.path}`
   const token = options.token === undefined ? "" : Redacted.isRedacted(options.token) ? Redacted.value(options.token) : options.token
   const headers: Record<string, string> = {
@@ -119,6 +146,7 @@ const makeFetchTransport = (options: ApiClientOptions): ChatTransport["Service"]
 
   return ChatTransport.of({
     // Interrupting the effect aborts the signal, and with it the request.
-    send: (request) => Effect.flatMap(Effect.promise((signal) => post(request, signal)), answered)
+    send: (request) => Effect.flatMap(Effect.promise((signal) => post(request, signal)), answered),
+    agent: (name) => Effect.flatMap(typedClient, (client) => lookUpAgent(client, name))
   })
 }

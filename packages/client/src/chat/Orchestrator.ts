@@ -2,7 +2,9 @@
  * The orchestrator (docs/chat.md, the orchestrator): drives one
  * user turn through the multi-step tool-call loop.
  *
- *   sending    → POST { messages, context, chatId } through `ChatTransport`
+ *   checking   → once per orchestrator, when it names an agent: the agent's
+ *                client tools against the registry (`AgentToolsMissing`)
+ *   sending    → POST { messages, context, chatId, agent } through `ChatTransport`
  *   processing → the answer asked for tools: validate, execute, append results
  *   (loop)     → send the grown history back
  *   responding → the answer is final: append it
@@ -18,7 +20,7 @@
  * on the next iteration; assistant messages reuse the server's `messageId`, so
  * the transcript the server persists under `chatId` has no duplicates.
  */
-import type { AgentContext, ChatMessage, DispatchedJob, ToolCall, ToolResult } from "@switchboard/domain"
+import type { AgentContext, AgentName, ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolResult } from "@switchboard/domain"
 import { unansweredToolCalls } from "@switchboard/domain"
 import { Cause, Clock, Effect, References } from "effect"
 import type { Tracer } from "effect"
@@ -28,6 +30,8 @@ import type { AgentState } from "../stores/AgentStore.ts"
 import type { ChatState, NewChatMessage } from "../stores/ChatStore.ts"
 import type { ToolRegistry } from "../tools/ToolRegistry.ts"
 import { validateToolCall } from "../tools/ValidateToolCall.ts"
+import { agentToolsMissing } from "./AgentToolsMissing.ts"
+import type { AgentToolsMissing } from "./AgentToolsMissing.ts"
 import { ChatTransport } from "./ChatTransport.ts"
 import type { ChatTransportError } from "./ChatTransport.ts"
 
@@ -41,11 +45,26 @@ export type RunResult =
   | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
   | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
 
+/**
+ * What a turn's agent knows of the session: the built-in media editor's
+ * `AgentContext`, or any JSON object another agent's context schema describes.
+ */
+export type TurnContext = AgentContext | JsonObject
+
+/** Why a turn stopped before the model answered. */
+export type TurnError = ChatTransportError | AgentToolsMissing
+
 export interface OrchestratorDeps {
   /** Persisted (`makeChatStore`) or not (`makeTransientChatStore`). */
   readonly chatStore: StoreApi<ChatState>
   readonly agentStore: StoreApi<AgentState>
   readonly registry: ToolRegistry
+  /**
+   * The agent every turn names (`agent` in the body); default: the chat's, or
+   * the server's default agent. Before the first turn its client tools are
+   * checked against `registry`.
+   */
+  readonly agent?: AgentName | undefined
 }
 
 export interface Orchestrator {
@@ -57,13 +76,18 @@ export interface Orchestrator {
    */
   readonly run: (
     messages?: ReadonlyArray<ChatMessage>,
-    context?: AgentContext | null
-  ) => Effect.Effect<RunResult, ChatTransportError, ChatTransport>
+    context?: TurnContext | null
+  ) => Effect.Effect<RunResult, TurnError, ChatTransport>
+  /**
+   * Checks the agent's client tools against the registry (`GET /api/agents/{name}`), once: `run` and
+   * `send` do it themselves, before anything else; a caller may do it first to refuse early.
+   */
+  readonly checkAgent: Effect.Effect<void, TurnError, ChatTransport>
   /** Appends a user message with `content` to `chatStore`, then runs over the stored history. */
   readonly send: (
     content: string,
-    context?: AgentContext | null
-  ) => Effect.Effect<RunResult, ChatTransportError, ChatTransport>
+    context?: TurnContext | null
+  ) => Effect.Effect<RunResult, TurnError, ChatTransport>
 }
 
 /** Text and JSON crossing to the server must be NUL-free (the transcript lives in PostgreSQL). */
@@ -117,18 +141,34 @@ const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
     fiber.getRef(References.TracerEnabled) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
   )
 
-export const makeOrchestrator = ({ agentStore, chatStore, registry }: OrchestratorDeps): Orchestrator => {
+export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, registry }: OrchestratorDeps): Orchestrator => {
   const chat = () => chatStore.getState()
   const agent = () => agentStore.getState()
+  const named = agentName === undefined ? {} : { agent: agentName }
+
+  // Once per orchestrator: a passed check is kept; a failed one (a missing tool, the server down)
+  // is asked again on the next turn, since the registry or the agent may have changed meanwhile.
+  let agentChecked = agentName === undefined
+  const checkAgent: Orchestrator["checkAgent"] = Effect.suspend(() =>
+    agentChecked || agentName === undefined ? Effect.void : Effect.gen(function*() {
+      const transport = yield* ChatTransport
+      const info = yield* transport.agent(agentName)
+      const missing = agentToolsMissing(info, registry.getAll().map((tool) => tool.name))
+      if (missing !== undefined) return yield* missing
+      agentChecked = true
+    })
+  )
 
   /** Validate, then execute; never fails: every outcome is a ToolResult. */
-  const resolveToolCall = (call: ToolCall, context: AgentContext | null): Effect.Effect<ToolResult> => {
+  const resolveToolCall = (call: ToolCall, context: TurnContext | null): Effect.Effect<ToolResult> => {
     const validation = validateToolCall(call, registry.get(call.name))
     if (validation._tag === "Invalid") {
       return Effect.succeed({ toolCallId: call.id, name: call.name, error: stripNul(validation.error) })
     }
     // suspend: a tool that throws while *building* its effect is captured like one that dies inside it.
-    return Effect.suspend(() => validation.tool.execute(validation.args, { agentContext: context })).pipe(
+    // The domain's ToolContext names the media editor's context; another agent's tools get its own object.
+    const agentContext = context as AgentContext | null
+    return Effect.suspend(() => validation.tool.execute(validation.args, { agentContext })).pipe(
       // A tool that returns nothing still answers the call: `result: null`, as the contract's shape has it.
       Effect.map((value): ToolResult => ({ toolCallId: call.id, name: call.name, result: toJsonValue(value) ?? null })),
       Effect.catchCause((cause) =>
@@ -167,6 +207,7 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
       chat().setError(null)
       chat().setLoading(true)
       agent().setActiveTool(null)
+      yield* checkAgent
 
       const jobs: Array<DispatchedJob> = []
       const executeAll = function*(toolCalls: ReadonlyArray<ToolCall>) {
@@ -190,7 +231,8 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
         const response = yield* transport.send({
           messages: history,
           ...(agentContext === null ? {} : { context: agentContext }),
-          chatId
+          chatId,
+          ...named
         })
         // The server's id keeps the persisted transcript and ours aligned; an empty one would fail validation.
         const id = response.messageId !== "" ? { id: response.messageId } : {}
@@ -231,10 +273,18 @@ export const makeOrchestrator = ({ agentStore, chatStore, registry }: Orchestrat
       traced("Orchestrator.run")
     )
 
+  // Checked before the message is stored: a refused agent leaves no unanswered message in the history.
   const send: Orchestrator["send"] = (content, context) =>
-    Effect.sync(() => chat().addMessage({ role: "user", content: stripNul(content) })).pipe(
+    checkAgent.pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          chat().setError(error.message)
+          agent().setStatus("error")
+        })
+      ),
+      Effect.andThen(Effect.sync(() => chat().addMessage({ role: "user", content: stripNul(content) }))),
       Effect.andThen(run(undefined, context))
     )
 
-  return { run, send }
+  return { run, send, checkAgent }
 }

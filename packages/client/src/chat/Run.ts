@@ -1,16 +1,18 @@
 /**
- * `run(messages, context, { serverUrl, token? })`: the orchestrator loop for
+ * `run(messages, context, { serverUrl, token?, agent? })`: the orchestrator loop for
  * programs that do not write Effect. One user turn — sending, tool calls
  * validated and executed, results sent back, at most `maxIterations` rounds —
  * resolved as a Promise of the messages the turn added (the final assistant
  * message last). It is the same `makeOrchestrator` loop `switchboard chat`
- * runs, over stores that live for the turn (not persisted).
+ * runs, over stores that live for the turn (not persisted). With `agent`,
+ * every request names it, and before the first request the agent's client
+ * tools are checked against the tools given (or the built-in registry).
  *
  * The HTTP client of a `(serverUrl, token)` pair is built once and kept for
  * the process (building it compiles the API's schemas): every later `run`
  * against the same server reuses it and its keep-alive connections.
  */
-import type { AgentContext, ChatMessage, ToolParameter } from "@switchboard/domain"
+import type { ChatMessage, JsonObject, ToolParameter } from "@switchboard/domain"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
 import { MediaTranscriber } from "../api/MediaTranscriber.ts"
 import { makeTransientAgentStore } from "../stores/AgentStore.ts"
@@ -19,15 +21,18 @@ import type { NewChatMessage } from "../stores/ChatStore.ts"
 import { makeDefaultRegistry } from "../tools/DefaultRegistry.ts"
 import { ToolRegistry } from "../tools/ToolRegistry.ts"
 import type { ReadAsset } from "../tools/TranscribeVideo.ts"
+import { AgentToolsMissing } from "./AgentToolsMissing.ts"
 import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
 import { makeOrchestrator } from "./Orchestrator.ts"
+import type { TurnContext } from "./Orchestrator.ts"
 
 /** A client-side tool with a plain (sync or async) `execute`; throwing or rejecting is a tool error the model sees. */
 export interface RunTool {
   readonly name: string
   readonly description: string
   readonly parameters: ReadonlyArray<ToolParameter>
-  readonly execute: (args: Readonly<Record<string, unknown>>, context: { readonly agentContext: AgentContext | null }) => unknown
+  /** `agentContext` is the turn's context: the agent's own object (an `AgentContext` for the media editor). */
+  readonly execute: (args: Readonly<Record<string, unknown>>, context: { readonly agentContext: JsonObject | null }) => unknown
 }
 
 export interface RunOptions {
@@ -35,6 +40,12 @@ export interface RunOptions {
   readonly serverUrl: string
   /** Its `CHAT_TOKEN`, when it has one. */
   readonly token?: string | undefined
+  /**
+   * The agent to talk to (`agent` in the body); default: the chat's, or the server's default agent.
+   * Before the first request its client tools are checked against `tools` (or the built-in registry):
+   * a missing one rejects with `AgentToolsMissing`, naming every missing tool.
+   */
+  readonly agent?: string | undefined
   /** The conversation the server persists the turn under; default: a new one per call. */
   readonly chatId?: string | undefined
   /** The tools the client executes; default: the built-in registry (`transcribe_video`, uploading to this server). */
@@ -97,11 +108,12 @@ const registryOf = (tools: ReadonlyArray<RunTool>): ToolRegistry => {
  * calls, tool results, and the final assistant message last (when the loop
  * hits its cap of 8 rounds, that last message says "Reached maximum iteration
  * limit"). Rejects with a `ChatTransportError` (`message`, `status`, `code`)
- * when the server or the network fails.
+ * when the server or the network fails, with `AgentToolsMissing` when the
+ * agent needs a client tool the registry lacks (no request is sent then).
  */
 export const run = async (
   messages: ReadonlyArray<NewChatMessage>,
-  context: AgentContext | null | undefined,
+  context: TurnContext | null | undefined,
   options: RunOptions
 ): Promise<ReadonlyArray<ChatMessage>> => {
   const client = clientFor(options.serverUrl, options.token)
@@ -117,7 +129,7 @@ export const run = async (
       await client.runPromise(Effect.service(MediaTranscriber)),
       options.readAsset === undefined ? {} : { readAsset: options.readAsset }
     )
-  const orchestrator = makeOrchestrator({ chatStore, agentStore, registry })
+  const orchestrator = makeOrchestrator({ chatStore, agentStore, registry, agent: options.agent })
 
   const exit = await client.runPromiseExit(
     orchestrator.run(undefined, context ?? null),
@@ -125,7 +137,9 @@ export const run = async (
   )
   if (Exit.isSuccess(exit)) return chatStore.getState().messages.slice(before)
   const failure = exit.cause.reasons.find(Cause.isFailReason)
-  if (failure !== undefined && failure.error instanceof ChatTransportError) throw failure.error
+  if (failure !== undefined && (failure.error instanceof ChatTransportError || failure.error instanceof AgentToolsMissing)) {
+    throw failure.error
+  }
   if (options.signal?.aborted === true) throw options.signal.reason ?? new DOMException("The turn was aborted", "AbortError")
   throw new Error(`the turn failed: ${String(exit.cause)}`)
 }

@@ -2,7 +2,7 @@
  * Test doubles: a scripted `ChatTransport` that records every request, a
  * recording `MediaTranscriber`, fake tools, and stores over memory.
  */
-import type { AgentContext, ChatRequest, ChatResponse, ToolCall, ToolDefinition, ToolParameter } from "@switchboard/domain"
+import type { AgentContext, AgentInfo, ChatRequest, ChatResponse, ToolCall, ToolDefinition, ToolParameter } from "@switchboard/domain"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -15,9 +15,13 @@ import { memoryStorage } from "../../src/stores/StateStorage.ts"
 
 export type ScriptStep = ChatResponse | ChatTransportError | ((request: ChatRequest) => ChatResponse)
 
-/** Answers with the script's steps in order; past its end, fails like a server would. */
-export const scriptedTransport = (script: ReadonlyArray<ScriptStep>) => {
+/**
+ * Answers with the script's steps in order; past its end, fails like a server would.
+ * `agents` answers the agent lookups (recorded in `agentLookups`); any other name is a 404.
+ */
+export const scriptedTransport = (script: ReadonlyArray<ScriptStep>, agents: ReadonlyArray<AgentInfo> = []) => {
   const requests: Array<ChatRequest> = []
+  const agentLookups: Array<string> = []
   const layer = ChatTransport.layerTest((request) =>
     Effect.suspend(() => {
       // Snapshot: the orchestrator keeps growing its history array after the call.
@@ -28,9 +32,15 @@ export const scriptedTransport = (script: ReadonlyArray<ScriptStep>) => {
       }
       if (step instanceof ChatTransportError) return Effect.fail(step)
       return Effect.succeed(typeof step === "function" ? step(request) : step)
-    })
-  )
-  return { layer, requests }
+    }), (name) =>
+    Effect.suspend(() => {
+      agentLookups.push(name)
+      const found = agents.find((agent) => agent.name === name)
+      return found !== undefined
+        ? Effect.succeed(found)
+        : Effect.fail(new ChatTransportError({ message: `No agent named "${name}"`, status: 404, code: "agent_not_found" }))
+    }))
+  return { layer, requests, agentLookups }
 }
 
 let seq = 0
