@@ -48,8 +48,18 @@ export const ProviderChatParams = Schema.Struct({
 })
 export type ProviderChatParams = typeof ProviderChatParams.Type
 
+/** Tokens one provider call used, as the provider reported them. */
+export const ProviderUsage = Schema.Struct({
+  inputTokens: Schema.Finite,
+  outputTokens: Schema.Finite,
+  cachedInputTokens: Schema.optionalKey(Schema.Finite)
+})
+export type ProviderUsage = typeof ProviderUsage.Type
+
 export const ProviderChatResponse = Schema.Struct({
   content: Schema.String,
-  toolCalls: Schema.optionalKey(Schema.Array(ProviderToolCall))
+  toolCalls: Schema.optionalKey(Schema.Array(ProviderToolCall)),
+  /** When the provider reported it. */
+  usage: Schema.optionalKey(ProviderUsage)
 })
 export type ProviderChatResponse = typeof ProviderChatResponse.Type

@@ -4,8 +4,7 @@
  * (openai-compatible, anthropic, scripted) are Layers of this service, chosen
  * by configuration in `ProviderConfig.ts`.
  */
-import { Context, Data } from "effect"
-import type { Effect } from "effect"
+import { Context, Data, Effect, Stream } from "effect"
 import type { ProviderChatParams, ProviderChatResponse, ProviderFailureReason } from "@switchboard/domain"
 
 /**
@@ -58,9 +57,44 @@ export const publicReason = (error: ProviderError): ProviderFailureReason => {
   }
 }
 
+/**
+ * What a streamed provider call yields, in the provider's order: text and tool calls as they are
+ * generated, then exactly one `finish` whose response is what `chat` would have answered — its
+ * `content` the text deltas concatenated, its `toolCalls` the calls started (same ids, arguments
+ * parsed as `chat` parses them), with the usage when the provider reported it.
+ */
+export type ProviderStreamEvent =
+  | { readonly type: "text-delta"; readonly delta: string }
+  | { readonly type: "tool-call-start"; readonly id: string; readonly name: string }
+  | { readonly type: "tool-call-delta"; readonly id: string; readonly delta: string }
+  | { readonly type: "finish"; readonly response: ProviderChatResponse }
+
 export class ProviderAdapter extends Context.Service<ProviderAdapter, {
   chat(params: ProviderChatParams): Effect.Effect<ProviderChatResponse, ProviderError>
+  /**
+   * The same call, streamed. Interrupting the stream's consumer aborts the provider request (its
+   * connection is closed), so a stopped turn stops the generation it paid for.
+   */
+  stream(params: ProviderChatParams): Stream.Stream<ProviderStreamEvent, ProviderError>
 }>()("switchboard/server/llm/ProviderAdapter") {}
+
+/**
+ * A whole answer as a stream: its text in one delta, each call started with its arguments in one
+ * delta, then `finish`. For adapters (and fakes) whose provider does not stream.
+ */
+export const streamOfAnswer = <R>(
+  answer: Effect.Effect<ProviderChatResponse, ProviderError, R>
+): Stream.Stream<ProviderStreamEvent, ProviderError, R> =>
+  Stream.unwrap(Effect.map(answer, (response) => {
+    const events: Array<ProviderStreamEvent> = []
+    if (response.content !== "") events.push({ type: "text-delta", delta: response.content })
+    for (const call of response.toolCalls ?? []) {
+      events.push({ type: "tool-call-start", id: call.id, name: call.name })
+      events.push({ type: "tool-call-delta", id: call.id, delta: call.invalidArgs ?? JSON.stringify(call.args) })
+    }
+    events.push({ type: "finish", response })
+    return Stream.fromIterable(events)
+  }))
 
 /** A media file to transcribe, as uploaded by the client. */
 export interface TranscriptionInput {

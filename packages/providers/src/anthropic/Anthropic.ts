@@ -15,7 +15,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { buildMessagesRequest, parseMessage } from "./AnthropicWire.ts"
-import { ProviderAdapter, ProviderError, Transcriber } from "../ProviderAdapter.ts"
+import { ProviderAdapter, ProviderError, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
 import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "../ProviderHttp.ts"
 import * as UndiciPool from "../openai/UndiciPool.ts"
 import { traced } from "../Spans.ts"
@@ -76,7 +76,8 @@ const adapterLayer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter>
         secrets: secretsOf(settings),
         maxResponseBytes: maxResponseBytesOf(settings)
       })
-      return ProviderAdapter.of({ chat: chatOver(pool, settings) })
+      const chat = chatOver(pool, settings)
+      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
     })
   )
 

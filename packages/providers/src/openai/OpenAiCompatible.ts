@@ -13,7 +13,7 @@ import type { ProviderChatParams } from "@switchboard/domain"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
 import { buildChatRequest, parseChatCompletion, parseTranscription } from "./OpenAiWire.ts"
-import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
+import { ProviderAdapter, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
 import type { TranscriptionInput } from "../ProviderAdapter.ts"
 import { withDeadline } from "../ProviderHttp.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
@@ -56,7 +56,8 @@ export const layerNoDeps = (
     ProviderAdapter,
     Effect.gen(function*() {
       const transport = yield* ChatCompletionsTransport
-      return ProviderAdapter.of({ chat: chatVia(transport.send, settings, transport.kind) })
+      const chat = chatVia(transport.send, settings, transport.kind)
+      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
     })
   )
   const transcriber = Layer.effect(

@@ -45,7 +45,7 @@ import { resolve } from "node:path"
 import { Role } from "@switchboard/domain"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } from "@switchboard/domain"
 import * as NotConfigured from "../NotConfigured.ts"
-import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
+import { ProviderAdapter, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
 import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
 import { providerText, toolResultContent } from "../openai/OpenAiWire.ts"
 
@@ -215,13 +215,14 @@ export const loadScript = (path: string): Effect.Effect<Script, ProviderError> =
 /** Both services answering from an in-memory script (handy in tests). */
 export const layerFromScript = (script: Script): Layer.Layer<ProviderAdapter | Transcriber> =>
   Layer.mergeAll(
-    Layer.succeed(ProviderAdapter, ProviderAdapter.of({
-      chat: (params) => {
+    Layer.succeed(ProviderAdapter, (() => {
+      const chat = (params: ProviderChatParams) => {
         const delayMs = replyFor(script, params.messages).delayMs ?? 0
         const response = Effect.sync(() => answer(script, params))
         return delayMs > 0 ? Effect.andThen(Effect.sleep(delayMs), response) : response
       }
-    })),
+      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
+    })()),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: (input) => Effect.succeed(transcription(script, input)) }))
   )
 

@@ -5,7 +5,7 @@
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
-import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
+import { ProviderAdapter, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
 
 export type Answer = (params: ProviderChatParams) => Effect.Effect<ProviderChatResponse, ProviderError>
 
@@ -14,12 +14,13 @@ export const makeFakeProvider = () => {
   const transcriptions: Array<TranscriptionInput> = []
   let answer: Answer = () => Effect.succeed({ content: "ok" })
   const layer = Layer.mergeAll(
-    Layer.succeed(ProviderAdapter, ProviderAdapter.of({
-      chat: (params) => Effect.suspend(() => {
+    Layer.succeed(ProviderAdapter, (() => {
+      const chat = (params: ProviderChatParams) => Effect.suspend(() => {
         calls.push(params)
         return answer(params)
       })
-    })),
+      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
+    })()),
     Layer.succeed(Transcriber, Transcriber.of({
       transcribe: (input) => Effect.sync(() => {
         transcriptions.push(input)
