@@ -48,6 +48,25 @@ export const TranscriptionLanguage = Text.check(Schema.isPattern(/^[a-z]{2,3}(-[
   description: "An ISO 639 language code, optionally with a region or script: `en`, `pt-BR`"
 }))
 
+/**
+ * A streamed turn's body as the OpenAPI document shows it: the AI SDK's UI message stream
+ * (protocol v1) — `data: <chunk JSON>` events, `data: [DONE]` last (docs/streaming.md).
+ */
+export const UiMessageStream = Schema.String.pipe(
+  HttpApiSchema.asText({ contentType: "text/event-stream" }),
+  Schema.annotate({
+    description: "Server-sent events: one `data: <chunk as JSON>` event per UI message chunk (`start`, `start-step`, " +
+      "`text-delta`, `tool-input-available`, `tool-output-available`, `finish`, `error`, …), then `data: [DONE]`; " +
+      "`: keep-alive` comments after 15 s without a chunk. Header `x-vercel-ai-ui-message-stream: v1`."
+  })
+)
+
+export const StopResult = Schema.Struct({
+  /** Whether a turn was running (and is now stopped, its partial answer stored). */
+  stopped: Schema.Boolean
+})
+export type StopResult = typeof StopResult.Type
+
 /** The upload takes two parts (`file`, optional `language`); more are refused before they are read. */
 export const TRANSCRIPTION_MAX_PARTS = 2
 
@@ -87,7 +106,29 @@ export class ChatApi extends HttpApiGroup.make("chat")
         "`messageId` is the id the server gave the assistant message: reuse it for the client's copy. " +
         "`agent` names the agent the turn runs (default: the chat's, else `DEFAULT_AGENT`): an unknown one " +
         "answers 404 `agent_not_found`, one other than the chat's 409 `agent_mismatch`; `context` must satisfy " +
-        "the agent's context schema (400 naming the path)."
+        "the agent's context schema (400 naming the path). With `Accept: text/event-stream` the turn is streamed " +
+        "(the AI SDK's UI message stream, protocol v1) once the provider starts answering; errors before that are " +
+        "the JSON answers above. A streamed turn outlives its connection."
+    })),
+    HttpApiEndpoint.get("follow", "/api/chats/:chatId/stream", {
+      params: { chatId: ChatId },
+      success: [UiMessageStream, HttpApiSchema.NoContent],
+      error: [...anyRouteErrors, InvalidRequest, NotFound, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Follow the chat's running turn",
+      description: "204 when no turn of the chat is running; else the running turn's stream from its first chunk, " +
+        "then live to its end — on every replica, whichever runs the turn. Wake turns (a sub-agent's result " +
+        "being answered) are turns of their chat too."
+    })),
+    HttpApiEndpoint.post("stop", "/api/chats/:chatId/stop", {
+      params: { chatId: ChatId },
+      success: StopResult,
+      error: [...anyRouteErrors, InvalidRequest, NotFound, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Stop the chat's running turn",
+      description: "Aborts the running turn's provider call on whichever replica runs it; what was generated so far " +
+        "is stored as the assistant message with `metadata.stopped: true`, and the chat is free when this answers " +
+        "(within 10 s). `{ stopped: false }` when no turn was running."
     })),
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },

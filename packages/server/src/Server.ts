@@ -19,6 +19,7 @@ import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
 import { TurnComposer } from "./chat/TurnComposer.ts"
+import { TurnStreams } from "./chat/TurnStreams.ts"
 import * as Database from "./db/Database.ts"
 import * as HostAuth from "./hosts/HostAuth.ts"
 import { HostsHttp } from "./hosts/HostsHttp.ts"
@@ -94,6 +95,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
+    Layer.provideMerge(TurnStreams.layer),
     Layer.provideMerge(core),
     Layer.provideMerge(Agents.layer)
   )

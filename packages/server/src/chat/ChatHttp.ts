@@ -3,14 +3,17 @@
  * wire errors of docs/errors.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
-import { Api, maxStoredValueBytes, PayloadTooLarge, TooManyMessages } from "@switchboard/domain"
+import { Api, maxStoredValueBytes, PayloadTooLarge, TooManyMessages, UI_STREAM_HEADERS, wantsEventStream } from "@switchboard/domain"
 import type { ChatRequest } from "@switchboard/domain"
-import { Config, Effect, Schema } from "effect"
+import { Config, Effect, Schema, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
+import { readEvents } from "./LiveTurn.ts"
+import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
 
@@ -40,11 +43,16 @@ const oversizedMessage = (payload: ChatRequest, contentLength: string | undefine
   })
 }
 
+/** A streamed body's response (docs/streaming.md): pulled by the socket, so a slow reader holds nothing. */
+export const eventStreamResponse = (events: Stream.Stream<string>): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(Stream.encodeText(events), { headers: UI_STREAM_HEADERS, contentType: UI_STREAM_HEADERS["content-type"]! })
+
 export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handlers) {
   const turns = yield* ChatTurns
   const repo = yield* ChatRepo
   const transcriber = yield* Transcriber
   const maxMessages = yield* MaxMessagesConfig
+  const streams = yield* TurnStreams
 
   return handlers.handleAll({
     chat: ({ payload, request }) => {
@@ -56,10 +64,21 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
         }))
       }
       const oversized = oversizedMessage(payload, request.headers["content-length"])
-      return oversized !== undefined
-        ? Effect.fail(oversized)
-        : turns.run(payload).pipe(Effect.catchTag("ProviderError", toWireError))
+      if (oversized !== undefined) return Effect.fail(oversized)
+      if (wantsEventStream(request.headers.accept)) {
+        // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
+        return streams.start(payload.chatId, (live) => turns.run(payload, live)).pipe(
+          Effect.catchTag("ProviderError", toWireError),
+          Effect.map((live) => eventStreamResponse(readEvents(live)) as never)
+        )
+      }
+      return streams.run(payload.chatId, false, (live) => turns.run(payload, live)).pipe(Effect.catchTag("ProviderError", toWireError))
     },
+    follow: ({ params }) =>
+      streams.follow(params.chatId).pipe(
+        Effect.map((events) => events === undefined ? HttpServerResponse.empty({ status: 204 }) as never : eventStreamResponse(events) as never)
+      ),
+    stop: ({ params }) => streams.stop(params.chatId).pipe(Effect.map((stopped) => ({ stopped }))),
     messages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages }))),
     transcribe: Effect.fn(function*({ payload }) {
       const upload = yield* readUpload(payload)

@@ -25,6 +25,7 @@ import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { checkContext } from "../agents/AgentCheck.ts"
 import { Agents } from "../agents/Agents.ts"
 import { ChatRepo } from "./ChatRepo.ts"
+import type { LiveTurn } from "./LiveTurn.ts"
 import { TurnComposer } from "./TurnComposer.ts"
 
 /**
@@ -39,7 +40,9 @@ export class ChatTurns extends Context.Service<ChatTurns, {
    * answer): nothing of it is stored, no job dispatched, and the chat stays deleted.
    */
   run(
-    request: ChatRequest
+    request: ChatRequest,
+    /** The turn's stream (`TurnStreams`): followed, stopped, and the streamed answer's chunks. */
+    live?: LiveTurn
   ): Effect.Effect<ChatResponse, TurnInFlight | ProviderError | AgentNotFound | AgentMismatch | InvalidRequest>
 }>()("switchboard/server/chat/ChatTurns") {
   static readonly layerNoDeps = Layer.effect(ChatTurns, Effect.gen(function*() {
@@ -54,11 +57,22 @@ export class ChatTurns extends Context.Service<ChatTurns, {
         return { agent, context: yield* checkContext(agent, context) }
       })
 
-    const persisted = (request: ChatRequest, chatId: string, first: { agent: AgentDefinition; context: ChatRequest["context"] }) =>
+    const persisted = (
+      request: ChatRequest,
+      chatId: string,
+      first: { agent: AgentDefinition; context: ChatRequest["context"] },
+      live: LiveTurn | undefined
+    ) =>
       Effect.gen(function*() {
         let turn = first
         for (let opening = 1;; opening++) {
-          const outcome = yield* composer.persisted({ chatId, messages: request.messages, context: turn.context, agent: turn.agent })
+          const outcome = yield* composer.persisted({
+            chatId,
+            messages: request.messages,
+            context: turn.context,
+            agent: turn.agent,
+            ...(live === undefined ? {} : { live })
+          })
           switch (outcome._tag) {
             // A client turn has no guard, so it is always answered (stored, or not: its chat was deleted).
             case "Answered":
@@ -100,12 +114,12 @@ export class ChatTurns extends Context.Service<ChatTurns, {
     }
 
     return ChatTurns.of({
-      run: (request) =>
+      run: (request, live) =>
         assumed(request).pipe(
           Effect.flatMap((turn) =>
             request.chatId === undefined
-              ? composer.unpersisted(request.messages, turn.context, turn.agent)
-              : persisted(request, request.chatId, turn)
+              ? composer.unpersisted(request.messages, turn.context, turn.agent, live)
+              : persisted(request, request.chatId, turn, live)
           )
         )
     })

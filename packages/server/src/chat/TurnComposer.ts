@@ -33,12 +33,12 @@
  * client's continuation (its own copy of the message, deduplicated by id, then
  * its tool results) makes a valid provider conversation.
  */
-import type { AgentContext, AgentDefinition, ChatMessage, ChatResponse, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
+import type { AgentContext, AgentDefinition, ChatMessage, ChatResponse, DispatchedJob, JsonObject, ProviderChatParams, ProviderChatResponse, ProviderUsage, ToolCall, ToolSchema } from "@switchboard/domain"
 import { BUILT_IN_AGENT, ChatNotFound, fillSystemPrompt, maxStoredValueBytes, TurnInFlight } from "@switchboard/domain"
-import { Clock, Config, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Config, Context, Deferred, Duration, Effect, Exit, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { ProviderAdapter, ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter, ProviderError, streamOfAnswer } from "@switchboard/providers/ProviderAdapter"
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
 import { bothWrites, ServerTools } from "./ServerTools.ts"
@@ -46,6 +46,9 @@ import type { ServerToolsShape, Settlement, ToolWrites, WrittenRow } from "./Ser
 import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "@switchboard/providers/Spans"
 import { mediaEditor } from "../agents/Agents.ts"
+import type { LiveTurn } from "./LiveTurn.ts"
+import { close, publish } from "./LiveTurn.ts"
+import { errorText } from "./TurnErrors.ts"
 
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
 export const maxServerToolRounds = 8
@@ -79,12 +82,135 @@ export interface TurnInput {
    * chat). The turn is accepted only by that chat, not by one created again under the same id.
    */
   readonly generation?: string
+  /**
+   * The turn's stream (docs/streaming.md): with one, the provider is called streaming, every chunk
+   * is published to it, and a stop asked of it ends the provider call and stores what it produced.
+   */
+  readonly live?: LiveTurn
 }
 
 /** Set once the turn's own last statement released the marker and made the chat's wakes due. */
 interface TurnEnd {
   ended: boolean
+  /** The provider's usage, summed over the turn's rounds (streamed turns: the `finish` reports it). */
+  usage: ProviderUsage | undefined
+  /** The turn was stopped: its answer is what the provider produced until then. */
+  stopped: boolean
 }
+
+/** One provider round's answer, and whether a stop cut it short (then it has no tool calls). */
+interface RoundAnswer extends ProviderChatResponse {
+  readonly stopped: boolean
+}
+
+const addUsage = (total: ProviderUsage | undefined, more: ProviderUsage | undefined): ProviderUsage | undefined =>
+  more === undefined ? total : total === undefined ? more : {
+    inputTokens: total.inputTokens + more.inputTokens,
+    outputTokens: total.outputTokens + more.outputTokens,
+    ...(total.cachedInputTokens !== undefined || more.cachedInputTokens !== undefined
+      ? { cachedInputTokens: (total.cachedInputTokens ?? 0) + (more.cachedInputTokens ?? 0) }
+      : {})
+  }
+
+/**
+ * A streamed turn's last chunk: `finish` (with the chat, the usage, whether it was stopped) or the
+ * `error` the JSON answer would have carried. A turn interrupted (its replica stopping) ends its
+ * stream with an error too: its readers learn it ended rather than wait.
+ */
+const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatResponse, unknown>, chatId: string | undefined, end: TurnEnd) => {
+  if (Exit.isSuccess(exit)) {
+    const outcome = exit.value
+    // A turn that did not run (another agent's chat, a deferred wake) has no stream of its own.
+    if ("_tag" in outcome && outcome._tag !== "Answered" && outcome._tag !== "ChatGone") return close(live)
+    return publish(live, {
+      type: "finish",
+      ...(end.stopped ? { finishReason: "other" as const } : {}),
+      messageMetadata: {
+        ...(chatId === undefined ? {} : { chatId }),
+        ...(end.usage === undefined ? {} : { usage: { inputTokens: end.usage.inputTokens, outputTokens: end.usage.outputTokens } }),
+        ...(end.stopped ? { stopped: true } : {})
+      }
+    })
+  }
+  publish(live, { type: "error", errorText: errorText(exit.cause) })
+}
+
+/** A server tool round, as the stream shows it: each call with its result (a job's acknowledgement). */
+const publishExecuted = (live: LiveTurn, calls: ReadonlyArray<ToolCall>, results: ReadonlyArray<ChatMessage>) => {
+  for (const call of calls) {
+    const result = results.find((m) => m.toolResult?.toolCallId === call.id)?.toolResult
+    publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
+    publish(live, {
+      type: "tool-output-available",
+      toolCallId: call.id,
+      output: result === undefined ? null : result.error !== undefined ? { error: result.error } : result.result ?? null
+    })
+  }
+  publish(live, { type: "finish-step" })
+}
+
+/**
+ * Publishes a streamed provider call's output as UI chunks while it arrives: text, and the client's
+ * tool calls with their argument deltas (a server tool's call is shown once executed, with its
+ * acknowledgement). A stop ends the call (its connection closed) with the text so far and no calls.
+ * A round whose text outgrows a stored message fails as `TooLarge` at once, not at its end.
+ */
+const streamRound = (
+  adapter: ProviderAdapter["Service"],
+  live: LiveTurn,
+  params: ProviderChatParams,
+  owns: (name: string) => boolean,
+  round: number
+): Effect.Effect<RoundAnswer, ProviderError> =>
+  Effect.gen(function*() {
+    publish(live, { type: "start-step" })
+    const textId = `${live.messageId}_text_${round}`
+    let text = ""
+    let first = true
+    let response: ProviderChatResponse | undefined
+    const clientCalls = new Set<string>()
+    yield* (live.providerStreams ? adapter.stream(params) : streamOfAnswer(adapter.chat(params))).pipe(
+      Stream.interruptWhen(Deferred.await(live.stopped)),
+      Stream.runForEach((event) => {
+        if (first) {
+          first = false
+          Deferred.doneUnsafe(live.started, Exit.void)
+        }
+        switch (event.type) {
+          case "text-delta":
+            if (text === "") publish(live, { type: "text-start", id: textId })
+            text += event.delta
+            if (text.length > maxStoredValueBytes) {
+              return Effect.fail(new ProviderError({ reason: "TooLarge", message: `the answer outgrew the ${maxStoredValueBytes} bytes a stored message holds` }))
+            }
+            publish(live, { type: "text-delta", id: textId, delta: event.delta })
+            break
+          case "tool-call-start":
+            if (!owns(event.name)) {
+              clientCalls.add(event.id)
+              publish(live, { type: "tool-input-start", toolCallId: event.id, toolName: event.name })
+            }
+            break
+          case "tool-call-delta":
+            if (clientCalls.has(event.id)) publish(live, { type: "tool-input-delta", toolCallId: event.id, inputTextDelta: event.delta })
+            break
+          case "finish":
+            response = event.response
+            break
+        }
+        return Effect.void
+      })
+    )
+    if (text !== "") publish(live, { type: "text-end", id: textId })
+    if (response === undefined) {
+      if (yield* Deferred.isDone(live.stopped)) return { content: text, stopped: true }
+      return yield* new ProviderError({ reason: "InvalidResponse", message: "the provider's stream ended without finishing" })
+    }
+    for (const call of response.toolCalls ?? []) {
+      if (!owns(call.name)) publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
+    }
+    return { ...response, stopped: false }
+  })
 
 export type TurnOutcome =
   | { readonly _tag: "Answered"; readonly response: ChatResponse }
@@ -169,7 +295,8 @@ export class TurnComposer extends Context.Service<TurnComposer, {
   unpersisted(
     messages: ReadonlyArray<ChatMessage>,
     context: JsonObject | undefined,
-    agent?: AgentDefinition
+    agent?: AgentDefinition,
+    live?: LiveTurn
   ): Effect.Effect<ChatResponse, ProviderError>
   persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError>
   /** How long a turn's marker lives: longer than the longest provider call. */
@@ -202,29 +329,48 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         Effect.as({ _tag: "ChatGone", response } as const)
       )
 
-    const assistantMessage = (content: string, toolCalls: ReadonlyArray<ToolCall>) =>
+    const assistantMessage = (
+      content: string,
+      toolCalls: ReadonlyArray<ToolCall>,
+      options: { readonly id?: string; readonly metadata?: JsonObject } = {}
+    ) =>
       Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
-        id: `msg_${randomUUID()}`,
+        id: options.id ?? `msg_${randomUUID()}`,
         role: "assistant",
         content,
         ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
         timestamp: now
       })))
 
     const unpersisted = Effect.fnUntraced(function*(
       messages: ReadonlyArray<ChatMessage>,
       context: JsonObject | undefined,
-      agent: AgentDefinition = mediaEditor
+      agent: AgentDefinition = mediaEditor,
+      live?: LiveTurn
     ) {
       const offer = offerOf(agent, context, undefined)
-      const answer = yield* adapter.chat({
+      const params: ProviderChatParams = {
         messages,
         systemPrompt: offer.systemPrompt,
         toolSchemas: offer.clientTools,
         ...(offer.model === undefined ? {} : { model: offer.model })
-      })
-      const calls = answer.toolCalls ?? []
-      return respond(yield* assistantMessage(answer.content, calls), calls, [])
+      }
+      if (live === undefined) {
+        const answer = yield* adapter.chat(params)
+        const calls = answer.toolCalls ?? []
+        return respond(yield* assistantMessage(answer.content, calls), calls, [])
+      }
+      const end: TurnEnd = { ended: false, usage: undefined, stopped: false }
+      return yield* Effect.gen(function*() {
+        publish(live, { type: "start", messageId: live.messageId })
+        const answer = yield* streamRound(adapter, live, params, () => false, 1)
+        publish(live, { type: "finish-step" })
+        end.usage = answer.usage
+        end.stopped = answer.stopped
+        const calls = answer.toolCalls ?? []
+        return respond(yield* assistantMessage(answer.content, calls, { id: live.messageId }), calls, [])
+      }).pipe(Effect.onExit((exit) => Effect.sync(() => endLive(live, exit, undefined, end))))
     }, traced("TurnComposer.unpersisted"))
 
     /** A turn's end written: the tools' `after` (the statement committed), the release then needing nothing. */
@@ -296,13 +442,14 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       generation: string | undefined,
       end: TurnEnd
     ) {
-      const { chatId, context } = input
+      const { chatId, context, live } = input
       const conversation = [...transcript]
       const offer = offerOf(input.agent ?? mediaEditor, context, tools)
       const { systemPrompt, owns } = offer
       const model = offer.model === undefined ? {} : { model: offer.model }
       const dispatched: Array<DispatchedJob> = []
       const turnEnd = tools.turnEnded(chatId, input.settles)
+      if (live !== undefined) publish(live, { type: "start", messageId: live.messageId })
       let renewed = false
       for (let round = 1;; round++) {
         const toolsOffered = round < maxServerToolRounds
@@ -310,19 +457,28 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         // that executed server tools did so in its own statement).
         if (round > 1 && !renewed) yield* repo.renewTurn(chatId, turnId, markerTtl)
         renewed = false
-        const answer = yield* adapter.chat({
+        const params: ProviderChatParams = {
           messages: conversation,
           systemPrompt,
           toolSchemas: toolsOffered && offer.serverTools.length > 0 ? [...offer.clientTools, ...offer.serverTools] : offer.clientTools,
           ...model
-        })
+        }
+        const answer: RoundAnswer = live === undefined
+          ? { ...(yield* adapter.chat(params)), stopped: false }
+          : yield* streamRound(adapter, live, params, owns, round)
+        end.usage = addUsage(end.usage, answer.usage)
+        end.stopped = answer.stopped
         const calls = answer.toolCalls ?? []
         const clientCalls = calls.filter((c) => !owns(c.name))
         const serverCalls = toolsOffered ? calls.filter((c) => owns(c.name)) : []
         if (serverCalls.length < calls.length - clientCalls.length) {
           yield* Effect.logWarning(`chat ${chatId}: server tool calls past the round limit (${maxServerToolRounds}) were dropped`)
         }
-        const assistant = yield* assistantMessage(answer.content, [...serverCalls, ...clientCalls])
+        const assistant = yield* assistantMessage(answer.content, [...serverCalls, ...clientCalls], {
+          // The stream announced the turn's first message under this id.
+          ...(round === 1 && live !== undefined ? { id: live.messageId } : {}),
+          ...(answer.stopped ? { metadata: { stopped: true } } : {})
+        })
         // An answer the transcript could not hold is refused like one the provider could not send.
         if (!fitsStorage(assistant)) {
           return yield* new ProviderError({
@@ -331,6 +487,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           })
         }
         if (serverCalls.length === 0) {
+          if (live !== undefined) publish(live, { type: "finish-step" })
           // The common end: the answer stored, the tools' end writes (a wake's job settled), the marker
           // released, in one statement (the release that follows has nothing left to do).
           const [only, ...more] = inBatches([assistant])
@@ -344,6 +501,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         }
         const executed = yield* tools.execute({ chatId, context }, serverCalls)
         const results = executed.results
+        if (live !== undefined) publishExecuted(live, serverCalls, results)
         const last = clientCalls.length > 0
         const batches = inBatches([assistant, ...results])
         // A round that executed server tools: its calls, their results (no server tool call is ever
@@ -386,11 +544,15 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     // A client that goes away interrupts the turn (the provider call is aborted, nothing of an answer
     // is stored) and the release frees the chat at once.
     const persisted = Effect.fnUntraced(function*(input: TurnInput) {
-      const { chatId } = input
+      const { chatId, live } = input
       const turnId = randomUUID()
-      const end: TurnEnd = { ended: false }
-      return yield* Effect.acquireUseRelease(
-        accept(input, turnId),
+      const end: TurnEnd = { ended: false, usage: undefined, stopped: false }
+      const turn = Effect.acquireUseRelease(
+        accept(input, turnId).pipe(Effect.tap((accepted) =>
+          Effect.sync(() => {
+            if (live !== undefined && accepted !== undefined && !("otherAgent" in accepted)) live.turnId = turnId
+          })
+        )),
         (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError> => {
           if (accepted === undefined) {
             return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
@@ -418,6 +580,10 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           return repo.turnEnded(chatId, turnId, turnEnd).pipe(Effect.flatMap(({ row }) => turnEnd.after(row)))
         }
       )
+      if (live === undefined) return yield* turn
+      // The stream's last chunk once the turn's end is stored (or nothing was): readers that see
+      // `finish` find the answer in the transcript.
+      return yield* turn.pipe(Effect.onExit((exit) => Effect.sync(() => endLive(live, exit, chatId, end))))
     }, traced("TurnComposer.persisted"))
 
     return TurnComposer.of({ unpersisted, persisted, markerTtl })

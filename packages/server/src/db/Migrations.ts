@@ -14,6 +14,7 @@ import hostRevocationTaskCancel from "./migrations/0005_host_revocation_task_can
 import chatGeneration from "./migrations/0006_chat_generation.ts"
 import jobKindUnchecked from "./migrations/0007_job_kind_unchecked.ts"
 import agents from "./migrations/0008_agents.ts"
+import turnChunks from "./migrations/0009_turn_chunks.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -23,7 +24,8 @@ export const migrations = {
   "0005_host_revocation_task_cancel": hostRevocationTaskCancel,
   "0006_chat_generation": chatGeneration,
   "0007_job_kind_unchecked": jobKindUnchecked,
-  "0008_agents": agents
+  "0008_agents": agents,
+  "0009_turn_chunks": turnChunks
 }
 
 export const migrationCount = Object.keys(migrations).length

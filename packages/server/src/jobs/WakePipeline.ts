@@ -45,6 +45,7 @@ import {
 import type { JobInput } from "@switchboard/domain"
 import { Cause, Clock, Effect, Layer, Option, Ref } from "effect"
 import type { TurnGuard } from "../chat/TurnComposer.ts"
+import { TurnStreams } from "../chat/TurnStreams.ts"
 import { TurnComposer } from "../chat/TurnComposer.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
 import { Agents } from "../agents/Agents.ts"
@@ -73,6 +74,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const repo = yield* JobsRepo
   const signals = yield* JobSignals
   const composer = yield* TurnComposer
+  const streams = yield* TurnStreams
   const chats = yield* ChatRepo
   const agents = yield* Agents
   const config = yield* JobsConfig
@@ -97,16 +99,19 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         if (guard(known) === "defer") return { _tag: "Deferred" } as const
         // Read per wake, as a client turn reads it: the agent's latest definition.
         const agent = yield* agents.get(job.agent)
-        const turn = composer.persisted({
-          chatId: job.chatId,
-          messages: [steer],
-          context: job.context,
-          agent,
-          guard,
-          known,
-          generation: job.generation,
-          settles: { id: job.id, status }
-        })
+        // A wake turn streams like a client's: a UI following the chat sees the answer being written.
+        const turn = streams.run(job.chatId, true, (live) =>
+          composer.persisted({
+            chatId: job.chatId,
+            messages: [steer],
+            context: job.context,
+            agent,
+            guard,
+            known,
+            generation: job.generation,
+            settles: { id: job.id, status },
+            live
+          }))
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
           Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
         )

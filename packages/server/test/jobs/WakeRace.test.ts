@@ -13,6 +13,7 @@ import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { Agents } from "../../src/agents/Agents.ts"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { TurnComposer } from "../../src/chat/TurnComposer.ts"
+import { TurnStreams } from "../../src/chat/TurnStreams.ts"
 import * as JobRunner from "../../src/jobs/JobRunner.ts"
 import { JobsConfig } from "../../src/jobs/JobsConfig.ts"
 import { JobSignals } from "../../src/jobs/JobSignals.ts"
@@ -43,7 +44,8 @@ const buildPipeline = <E, R>(
       Layer.provide(wakeComposer.pipe(Layer.provide(JobTools.layerNoDeps))),
       Layer.provide(subagents.layer),
       Layer.provide(JobsConfig.layerTest({ sweepMs: 200, leaseMs: 2_000 })),
-      Layer.provide(Agents.layer)
+      Layer.provide(Agents.layer),
+      Layer.provide(TurnStreams.layer)
     )
     const composer = TurnComposer.layerNoDeps.pipe(Layer.provide(JobTools.layerNoDeps))
     const services = yield* Layer.build(Layer.mergeAll(pipeline, composer).pipe(Layer.provideMerge(core)))

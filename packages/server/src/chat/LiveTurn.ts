@@ -1,0 +1,114 @@
+/**
+ * A running turn's stream, as this replica holds it (docs/streaming.md): the
+ * chunks published so far, each encoded once as its SSE event, read by any
+ * number of readers from any position.
+ *
+ * The chunks are the one buffer: a reader is only a position in them, so a
+ * slow reader (its socket full, its stream not pulled) costs nothing but its
+ * position, and a hundred readers cost what one does. What the buffer holds
+ * is bounded by the turn: its text by the stored message's limit (a round
+ * whose text outgrows it fails the turn, `TurnComposer`), its rounds by
+ * `maxServerToolRounds`. It is dropped with the turn.
+ *
+ * A turn outlives its readers: a reader that goes away only stops reading.
+ * `stop` is the one way to end a turn early; the composer watches `stopped`.
+ */
+import type { UiChunk } from "@switchboard/domain"
+import { isTerminalChunk, SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
+import { Deferred, Duration, Effect, Option, Stream } from "effect"
+
+/** A stream with no chunk for this long sends an SSE comment, so proxies keep it open. */
+export const KEEP_ALIVE = Duration.seconds(15)
+
+export interface LiveTurn {
+  readonly chatId: string | undefined
+  /** The marker's turn id, once the turn was accepted. */
+  turnId: string | undefined
+  /** The id of the assistant message the stream starts (`start.messageId`). */
+  readonly messageId: string
+  /**
+   * Whether the provider is called streaming. A request that asked for JSON keeps the provider's
+   * plain call (its answer arrives whole, as one delta); its turn can still be followed and stopped.
+   */
+  readonly providerStreams: boolean
+  /** Every chunk published, as its SSE event, in order. */
+  readonly events: Array<string>
+  /** Whether the last event is the terminal one (`finish` or `error`). */
+  ended: boolean
+  /** Readers waiting for the next event. */
+  readonly waiting: Set<() => void>
+  /** Completed by `stop`: the composer ends the provider call and stores what it has. */
+  readonly stopped: Deferred.Deferred<void>
+  /** Completed at the provider's first output: a streamed request answers its 200 then (an earlier failure is its JSON error). */
+  readonly started: Deferred.Deferred<void>
+}
+
+export const makeLiveTurn = (chatId: string | undefined, messageId: string, providerStreams: boolean): Effect.Effect<LiveTurn> =>
+  Effect.gen(function*() {
+    return {
+      chatId,
+      providerStreams,
+      turnId: undefined,
+      messageId,
+      events: [],
+      ended: false,
+      waiting: new Set(),
+      stopped: yield* Deferred.make<void>(),
+      started: yield* Deferred.make<void>()
+    }
+  })
+
+const wake = (live: LiveTurn) => {
+  if (live.waiting.size === 0) return
+  const readers = [...live.waiting]
+  live.waiting.clear()
+  for (const resume of readers) resume()
+}
+
+/** Appends a chunk (nothing after the terminal one) and wakes the readers. */
+export const publish = (live: LiveTurn, chunk: UiChunk): void => {
+  if (live.ended) return
+  live.events.push(sseEvent(chunk))
+  if (isTerminalChunk(chunk)) live.ended = true
+  wake(live)
+}
+
+/** Ends a stream that has no terminal chunk yet (a turn interrupted without one): readers stop. */
+export const close = (live: LiveTurn): void => {
+  if (live.ended) return
+  live.ended = true
+  wake(live)
+}
+
+export const isStopRequested = (live: LiveTurn): Effect.Effect<boolean> => Deferred.isDone(live.stopped)
+
+/** Resolves when an event past `position` exists or the stream ended, or after `timeout`: false then. */
+const nextEvent = (live: LiveTurn, position: number, timeout: Duration.Duration): Effect.Effect<boolean> =>
+  live.events.length > position || live.ended
+    ? Effect.succeed(true)
+    : Effect.callback<boolean>((resume) => {
+      const onEvent = () => resume(Effect.succeed(true))
+      live.waiting.add(onEvent)
+      const timer = setTimeout(() => {
+        live.waiting.delete(onEvent)
+        resume(Effect.succeed(false))
+      }, Duration.toMillis(timeout))
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        live.waiting.delete(onEvent)
+      })
+    })
+
+/**
+ * The SSE body from the first event, then live to the end and `[DONE]`; a keep-alive comment after
+ * `keepAlive` without an event. Pulled by the response: a reader that is not pulled holds nothing.
+ */
+export const readEvents = (live: LiveTurn, keepAlive: Duration.Duration = KEEP_ALIVE): Stream.Stream<string> =>
+  Stream.paginate(0, (position: number) =>
+    nextEvent(live, position, keepAlive).pipe(Effect.map((arrived): readonly [ReadonlyArray<string>, Option.Option<number>] => {
+      if (!arrived) return [[SSE_KEEP_ALIVE], Option.some(position)]
+      const fresh = live.events.slice(position)
+      const next = position + fresh.length
+      if (live.ended && next === live.events.length) return [[...fresh, SSE_DONE], Option.none()]
+      return [fresh, Option.some(next)]
+    })))

@@ -1,0 +1,24 @@
+/**
+ * A streamed turn's failure after its 200, as the `error` chunk says it
+ * (docs/streaming.md): the sentence the JSON answer would have carried before
+ * the stream started — never the provider's own words, never a stack.
+ */
+import { Cause, Option } from "effect"
+import { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { NOT_CONFIGURED_PREFIX } from "@switchboard/providers/NotConfigured"
+
+export const errorText = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.findErrorOption(cause)
+  if (Option.isSome(error)) {
+    const failure = error.value
+    if (failure instanceof ProviderError) {
+      if (failure.reason !== "NotConfigured") return "LLM provider error"
+      return failure.message.startsWith(NOT_CONFIGURED_PREFIX) ? failure.message : `${NOT_CONFIGURED_PREFIX}${failure.message}`
+    }
+    if (typeof failure === "object" && failure !== null && "error" in failure && typeof failure.error === "string") {
+      return failure.error
+    }
+  }
+  if (Cause.hasInterruptsOnly(cause)) return "The turn was interrupted: the server is stopping. The transcript holds what was stored"
+  return "Internal server error"
+}

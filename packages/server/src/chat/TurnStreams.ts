@@ -1,0 +1,283 @@
+/**
+ * The running turns of this replica, and how any replica reaches any turn
+ * (docs/streaming.md): follow a chat's running turn from its first chunk,
+ * stop it, start one that outlives the request that started it.
+ *
+ * A turn runs on one replica and its stream is held there (`LiveTurn`); the
+ * replica's readers read it from memory. On PostgreSQL the stream is also
+ * written to `turn_chunks` (`TurnLog`) so that the other replicas' readers
+ * can follow it, and stops travel by notification. The embedded database is
+ * one process (its DATA_DIR lock): there, every turn is this replica's.
+ *
+ * What is in memory here is only this replica's own turns and readers;
+ * which turn a chat is running is the marker's to say (`chat_turns`).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
+import { toWireError } from "@switchboard/providers/ProviderWireError"
+import { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import type { LiveTurn } from "./LiveTurn.ts"
+import { close, KEEP_ALIVE, makeLiveTurn, readEvents } from "./LiveTurn.ts"
+import type { LogRow } from "./TurnLog.ts"
+import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
+
+/** How long a stop waits for the stopped turn to store its answer and free the chat. */
+const STOP_WAIT = Duration.seconds(10)
+/** A follower on another replica that heard nothing for this long checks the turn still runs. */
+const FOLLOWER_CHECK = Duration.seconds(2)
+
+interface Running {
+  readonly live: LiveTurn
+  /** Completed when the turn's effect ended (its answer stored or not). */
+  readonly done: Deferred.Deferred<void>
+}
+
+const isTerminalEvent = (event: string) => event.startsWith(`data: {"type":"finish"`) || event.startsWith(`data: {"type":"error"`)
+
+export class TurnStreams extends Context.Service<TurnStreams, {
+  /**
+   * Runs `turn` with a live stream, in the caller's fiber: followers and stops find it once the
+   * turn holds its chat's marker. Interrupting the caller interrupts the turn.
+   */
+  run<A, E>(chatId: string | undefined, providerStreams: boolean, turn: (live: LiveTurn) => Effect.Effect<A, E>): Effect.Effect<A, E>
+  /**
+   * Starts `turn` on this replica, detached from the caller: it runs to its end whoever reads it.
+   * Answers once the provider produced its first output (the stream to read), or fails with the
+   * turn's error when it failed before (a 409, a 502 the caller answers as JSON).
+   */
+  start<A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>): Effect.Effect<LiveTurn, E>
+  /** The SSE body of the chat's running turn from its first chunk, live to its end; none when no turn runs. */
+  follow(chatId: string): Effect.Effect<Stream.Stream<string> | undefined>
+  /** Stops the chat's running turn, on whichever replica, and waits (bounded) for the chat to be free. */
+  stop(chatId: string): Effect.Effect<boolean>
+}>()("switchboard/server/chat/TurnStreams") {
+  static readonly layer = Layer.effect(TurnStreams, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const embedded = yield* EmbeddedDatabase
+    const log = makeTurnLog(sql)
+    const scope = yield* Effect.scope
+
+    const byChat = new Map<string, Set<Running>>()
+    /** This replica's turns whose events the log has not all written yet, with how many it has. */
+    const unwritten = new Map<LiveTurn, number>()
+    /** Ended turns whose rows go at the time given. */
+    const forgetting: Array<{ readonly turnId: string; readonly at: number }> = []
+    /** Followers on this replica of turns another runs, woken by the log's notifications. */
+    const following = new Map<string, Set<() => void>>()
+
+    const runningOf = (chatId: string): Running | undefined => {
+      for (const running of byChat.get(chatId) ?? []) {
+        if (running.live.turnId !== undefined) return running
+      }
+      return undefined
+    }
+
+    const register = (chatId: string | undefined, providerStreams: boolean) =>
+      Effect.gen(function*() {
+        const live = yield* makeLiveTurn(chatId, `msg_${randomUUID()}`, providerStreams)
+        const running: Running = { live, done: yield* Deferred.make<void>() }
+        if (chatId !== undefined) {
+          const set = byChat.get(chatId) ?? new Set()
+          set.add(running)
+          byChat.set(chatId, set)
+          if (!embedded) unwritten.set(live, 0)
+        }
+        return running
+      })
+
+    const unregister = (running: Running) =>
+      Effect.sync(() => {
+        const { chatId } = running.live
+        close(running.live)
+        if (chatId !== undefined) {
+          const set = byChat.get(chatId)
+          set?.delete(running)
+          if (set?.size === 0) byChat.delete(chatId)
+        }
+        Deferred.doneUnsafe(running.done, Exit.void)
+      })
+
+    const withLive = <A, E>(chatId: string | undefined, providerStreams: boolean, turn: (live: LiveTurn) => Effect.Effect<A, E>) =>
+      Effect.acquireUseRelease(register(chatId, providerStreams), (running) => turn(running.live), unregister)
+
+    // -- the log (PostgreSQL only) -----------------------------------------------------------
+
+    const flush = Effect.suspend(() => {
+      const rows: Array<LogRow> = []
+      const now = Date.now()
+      for (const [live, count] of unwritten) {
+        if (live.turnId === undefined || live.chatId === undefined) {
+          // Never accepted (a 409, another agent's chat): nothing to write.
+          if (live.ended) unwritten.delete(live)
+          continue
+        }
+        for (let seq = count; seq < live.events.length; seq++) {
+          rows.push({ turnId: live.turnId, seq, chatId: live.chatId, event: live.events[seq]! })
+        }
+        unwritten.set(live, live.events.length)
+        if (live.ended) {
+          unwritten.delete(live)
+          forgetting.push({ turnId: live.turnId, at: now + KEEP_ENDED_MS })
+        }
+      }
+      let due = 0
+      while (due < forgetting.length && forgetting[due]!.at <= now) due++
+      const forget = forgetting.splice(0, due).map((f) => f.turnId)
+      return Effect.all([
+        rows.length > 0 ? log.write(rows) : Effect.void,
+        forget.length > 0 ? log.forget(forget) : Effect.void
+      ], { discard: true })
+    })
+
+    const wakeFollowers = (payload: string) => {
+      const ids = payload === "*" ? [...following.keys()] : payload.split(",")
+      for (const id of ids) {
+        const waiters = following.get(id)
+        if (waiters === undefined) continue
+        following.delete(id)
+        for (const resume of waiters) resume()
+      }
+    }
+
+    const stopLocal = (turnId: string) => {
+      for (const set of byChat.values()) {
+        for (const running of set) {
+          if (running.live.turnId === turnId) Deferred.doneUnsafe(running.live.stopped, Exit.void)
+        }
+      }
+    }
+
+    if (!embedded) {
+      const pg = yield* PgClient.PgClient
+      yield* flush.pipe(
+        Effect.tapCause((cause) => Effect.logWarning("turn streams: writing the chunk log failed", cause)),
+        Effect.ignore,
+        Effect.repeat(Schedule.spaced(FLUSH_EVERY)),
+        Effect.forkScoped
+      )
+      yield* log.sweep.pipe(Effect.ignore, Effect.repeat(Schedule.spaced("1 minute")), Effect.forkScoped)
+      yield* Effect.gen(function*() {
+        const notifications = yield* pg.listen(turnsChannel)
+        // Whatever was written while not listening: followers look again.
+        wakeFollowers("*")
+        while (true) {
+          const { payload } = yield* Queue.take(notifications)
+          if (payload.startsWith("written:")) wakeFollowers(payload.slice("written:".length))
+          else if (payload.startsWith("stop:")) stopLocal(payload.slice("stop:".length))
+        }
+      }).pipe(
+        Effect.scoped,
+        Effect.tapCause((cause) => Effect.logWarning("turn streams: notification listener lost, reconnecting", cause)),
+        Effect.retry(Schedule.spaced("1 second")),
+        Effect.forkScoped
+      )
+    }
+
+    /** Resolves at the next notification that the turn's rows were written, or after `timeout` (false). */
+    const nextWritten = (turnId: string, timeout: Duration.Duration) =>
+      Effect.callback<boolean>((resume) => {
+        const onWritten = () => resume(Effect.succeed(true))
+        const waiters = following.get(turnId) ?? new Set()
+        waiters.add(onWritten)
+        following.set(turnId, waiters)
+        const timer = setTimeout(() => {
+          waiters.delete(onWritten)
+          if (waiters.size === 0) following.delete(turnId)
+          resume(Effect.succeed(false))
+        }, Duration.toMillis(timeout))
+        return Effect.sync(() => {
+          clearTimeout(timer)
+          waiters.delete(onWritten)
+          if (waiters.size === 0) following.delete(turnId)
+        })
+      })
+
+    /**
+     * Another replica's turn, from the log: the rows past the position, then the next notification.
+     * A turn that no longer holds its chat's marker and wrote no end (its replica died) ends its
+     * stream with an error: the transcript holds what was stored.
+     */
+    const followLog = (chatId: string, turnId: string): Stream.Stream<string> => {
+      interface Position {
+        readonly after: number
+        readonly quietMs: number
+      }
+      const ended = [sseEvent({ type: "error", errorText: "The turn ended without finishing (its server stopped): the transcript holds what was stored" }), SSE_DONE]
+      return Stream.paginate({ after: -1, quietMs: 0 } as Position, (position) =>
+        Effect.gen(function*() {
+          const rows = yield* log.eventsAfter(turnId, position.after)
+          if (rows.length > 0) {
+            const events = rows.map((r) => r.event)
+            const last = rows[rows.length - 1]!
+            if (isTerminalEvent(last.event)) return [[...events, SSE_DONE], Option.none<Position>()] as const
+            return [events, Option.some({ after: last.seq, quietMs: 0 })] as const
+          }
+          if (position.quietMs >= Duration.toMillis(KEEP_ALIVE)) {
+            return [[SSE_KEEP_ALIVE], Option.some({ after: position.after, quietMs: 0 })] as const
+          }
+          const arrived = yield* nextWritten(turnId, FOLLOWER_CHECK)
+          if (arrived) return [[], Option.some({ after: position.after, quietMs: 0 })] as const
+          if ((yield* log.markerOf(chatId)) !== turnId) {
+            const late = yield* log.eventsAfter(turnId, position.after)
+            if (late.length > 0) return [late.map((r) => r.event), Option.some({ after: late[late.length - 1]!.seq, quietMs: 0 })] as const
+            return [ended, Option.none<Position>()] as const
+          }
+          return [[], Option.some({ after: position.after, quietMs: position.quietMs + Duration.toMillis(FOLLOWER_CHECK) })] as const
+        }))
+    }
+
+    return TurnStreams.of({
+      run: withLive,
+      start: <A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>) =>
+        Effect.gen(function*() {
+          const exit = yield* Deferred.make<Exit.Exit<A, E>>()
+          const live = yield* Deferred.make<LiveTurn>()
+          yield* withLive(chatId, true, (l) =>
+            Deferred.succeed(live, l).pipe(
+              Effect.andThen(turn(l)),
+              // After the 200 a failure is the stream's `error` chunk; logged here as the JSON answer's would be.
+              Effect.tapError((e) => e instanceof ProviderError ? Effect.ignore(toWireError(e)) : Effect.void)
+            )).pipe(
+              Effect.exit,
+              Effect.flatMap((e) => Deferred.succeed(exit, e)),
+              Effect.forkIn(scope)
+            )
+          const l = yield* Deferred.await(live)
+          const first = yield* Effect.raceFirst(Deferred.await(l.started).pipe(Effect.as(undefined)), Deferred.await(exit))
+          if (first !== undefined && Exit.isFailure(first)) return yield* Effect.failCause(first.cause)
+          return l
+        }),
+      follow: (chatId) =>
+        Effect.gen(function*() {
+          const local = runningOf(chatId)
+          if (local !== undefined) return readEvents(local.live)
+          if (embedded) return undefined
+          const turnId = yield* log.markerOf(chatId)
+          return turnId === undefined ? undefined : followLog(chatId, turnId)
+        }),
+      stop: (chatId) =>
+        Effect.gen(function*() {
+          const local = runningOf(chatId)
+          if (local !== undefined) {
+            Deferred.doneUnsafe(local.live.stopped, Exit.void)
+            yield* Deferred.await(local.done).pipe(Effect.timeoutOption(STOP_WAIT))
+            return true
+          }
+          if (embedded) return false
+          const turnId = yield* log.markerOf(chatId)
+          if (turnId === undefined) return false
+          yield* log.askStop(turnId).pipe(Effect.orDie)
+          // Bounded: a replica that died holding the turn leaves the marker to expire on its own.
+          yield* log.markerOf(chatId).pipe(
+            Effect.repeat({ until: (held) => held !== turnId, schedule: Schedule.spaced("25 millis") }),
+            Effect.timeoutOption(STOP_WAIT)
+          )
+          return true
+        })
+    })
+  }))
+}
