@@ -5,46 +5,15 @@
  * from the first chunk, stop with the partial answer stored.
  */
 import { assert, describe, layer } from "@effect/vitest"
-import type { ChatMessage, ProviderChatParams, UiChunk } from "@switchboard/domain"
-import { Effect, Fiber, Layer, Stream } from "effect"
-import { ProviderAdapter, streamOfAnswer, Transcriber } from "@switchboard/providers/ProviderAdapter"
-import type { ProviderStreamEvent } from "@switchboard/providers/ProviderAdapter"
+import type { ChatMessage, UiChunk } from "@switchboard/domain"
+import { Effect, Fiber } from "effect"
+import { paced } from "../support/PacedProvider.ts"
 import { eventually, transcriptOf } from "../support/JobsHelpers.ts"
 import { backend } from "../support/TestDatabase.ts"
 import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
 import { readEventStream, streamedText, streamInit } from "../support/EventStream.ts"
 
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1 })
-
-/** A provider streaming `pieces` `gapMs` apart, recording whether each call was cut short. */
-const paced = () => {
-  const state = { pieces: ["Hello", ", ", "world", "."], gapMs: 0, calls: [] as Array<ProviderChatParams>, interrupted: 0, toolCall: false }
-  const events = (params: ProviderChatParams): Stream.Stream<ProviderStreamEvent> => {
-    state.calls.push(params)
-    const content = state.pieces.join("")
-    const lastIsTool = params.messages[params.messages.length - 1]?.role === "tool"
-    const calls = state.toolCall && !lastIsTool ? [{ id: "call_1", name: "transcribe_video", args: { assetId: "a1" } }] : []
-    const deltas = Stream.fromIterable(state.pieces).pipe(
-      Stream.mapEffect((delta) =>
-        Effect.as(state.gapMs > 0 ? Effect.sleep(state.gapMs) : Effect.void, { type: "text-delta" as const, delta }).pipe(
-          Effect.onInterrupt(() => Effect.sync(() => state.interrupted++))
-        ))
-    )
-    const tail: Array<ProviderStreamEvent> = [
-      ...calls.flatMap((c) => [{ type: "tool-call-start" as const, id: c.id, name: c.name }, { type: "tool-call-delta" as const, id: c.id, delta: JSON.stringify(c.args) }]),
-      { type: "finish", response: { content, ...(calls.length > 0 ? { toolCalls: calls } : {}), usage: { inputTokens: 7, outputTokens: 4 } } }
-    ]
-    return Stream.concat(deltas, Stream.fromIterable(tail))
-  }
-  const layer = Layer.mergeAll(
-    Layer.succeed(ProviderAdapter, ProviderAdapter.of({
-      chat: (params) => streamOfAnswer(Effect.succeed({ content: state.pieces.join("") })).pipe(Stream.runDrain, Effect.as({ content: state.pieces.join("") }), Effect.tap(() => Effect.sync(() => state.calls.push(params)))),
-      stream: events
-    })),
-    Layer.succeed(Transcriber, Transcriber.of({ transcribe: () => Effect.succeed("") }))
-  )
-  return { state, layer }
-}
 
 const provider = paced()
 
