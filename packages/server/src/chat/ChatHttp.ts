@@ -72,7 +72,9 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
           Effect.map((live) => eventStreamResponse(readEvents(live)) as never)
         )
       }
-      return streams.run(payload.chatId, false, (live) => turns.run(payload, live)).pipe(Effect.catchTag("ProviderError", toWireError))
+      // Without a chat there is nothing to follow or stop: the plain call, as ever.
+      const turn = payload.chatId === undefined ? turns.run(payload) : streams.run(payload.chatId, false, (live) => turns.run(payload, live))
+      return turn.pipe(Effect.catchTag("ProviderError", toWireError))
     },
     follow: ({ params }) =>
       streams.follow(params.chatId).pipe(

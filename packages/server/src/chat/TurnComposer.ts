@@ -180,7 +180,8 @@ const streamRound = (
           case "text-delta":
             if (text === "") publish(live, { type: "text-start", id: textId })
             text += event.delta
-            if (text.length > maxStoredValueBytes) {
+            // Only a stored answer is bounded so (without a chat nothing is stored).
+            if (live.chatId !== undefined && text.length > maxStoredValueBytes) {
               return Effect.fail(new ProviderError({ reason: "TooLarge", message: `the answer outgrew the ${maxStoredValueBytes} bytes a stored message holds` }))
             }
             publish(live, { type: "text-delta", id: textId, delta: event.delta })

@@ -5,7 +5,7 @@
  * streaming is tested against the provider fakes over HTTP).
  */
 import type { ProviderChatParams } from "@switchboard/domain"
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Exit, Layer, Stream } from "effect"
 import { ProviderAdapter, streamOfAnswer, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderStreamEvent } from "@switchboard/providers/ProviderAdapter"
 
@@ -18,16 +18,15 @@ export const paced = () => {
     const lastIsTool = params.messages[params.messages.length - 1]?.role === "tool"
     const calls = state.toolCall && !lastIsTool ? [{ id: "call_1", name: "transcribe_video", args: { assetId: "a1" } }] : []
     const deltas = Stream.fromIterable(state.pieces).pipe(
-      Stream.mapEffect((delta) =>
-        Effect.as(state.gapMs > 0 ? Effect.sleep(state.gapMs) : Effect.void, { type: "text-delta" as const, delta }).pipe(
-          Effect.onInterrupt(() => Effect.sync(() => state.interrupted++))
-        ))
+      Stream.mapEffect((delta) => Effect.as(state.gapMs > 0 ? Effect.sleep(state.gapMs) : Effect.void, { type: "text-delta" as const, delta }))
     )
     const tail: Array<ProviderStreamEvent> = [
       ...calls.flatMap((c) => [{ type: "tool-call-start" as const, id: c.id, name: c.name }, { type: "tool-call-delta" as const, id: c.id, delta: JSON.stringify(c.args) }]),
       { type: "finish", response: { content, ...(calls.length > 0 ? { toolCalls: calls } : {}), usage: { inputTokens: 7, outputTokens: 4 } } }
     ]
-    return Stream.concat(deltas, Stream.fromIterable(tail))
+    return Stream.concat(deltas, Stream.fromIterable(tail)).pipe(
+      Stream.onExit((exit) => Exit.hasInterrupts(exit) ? Effect.sync(() => state.interrupted++) : Effect.void)
+    )
   }
   const layer = Layer.mergeAll(
     Layer.succeed(ProviderAdapter, ProviderAdapter.of({
