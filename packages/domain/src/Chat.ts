@@ -48,11 +48,19 @@ export type DataPart = typeof DataPart.Type
 export const Part = Schema.Union([TextPart, DataPart])
 export type Part = typeof Part.Type
 
-export const ChatMessage = Schema.Struct({
+/** The longest message id, in code points. */
+export const MAX_MESSAGE_ID = 200
+
+/** A message's id. */
+export const MessageId = NonEmptyText.check(
   // Counted in code points, as JSON Schema's maxLength is, so the document and the decoder agree.
-  id: NonEmptyText.check(Schema.makeFilter((id: string) => [...id].length <= 200 ? undefined : "at most 200 characters", {
-    toJsonSchema: () => ({ maxLength: 200 })
-  })),
+  Schema.makeFilter((id: string) => [...id].length <= MAX_MESSAGE_ID ? undefined : `at most ${MAX_MESSAGE_ID} characters`, {
+    toJsonSchema: () => ({ maxLength: MAX_MESSAGE_ID })
+  })
+)
+
+export const ChatMessage = Schema.Struct({
+  id: MessageId,
   role: Role,
   content: Text,
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
