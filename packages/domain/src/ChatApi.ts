@@ -24,6 +24,7 @@ import {
   Unauthenticated
 } from "./Errors.ts"
 import { Text } from "./Json.ts"
+import { UiChatRequest, UiTranscript } from "./UiMessages.ts"
 
 /** How `/api/*` is authenticated, as the OpenAPI document says it. */
 export const chatAuthRule = "`Authorization: Bearer $CHAT_TOKEN` on every `/api/*` operation, required only when the " +
@@ -137,6 +138,46 @@ export class ChatApi extends HttpApiGroup.make("chat")
     }).annotateMerge(OpenApi.annotations({
       summary: "The persisted transcript of a chat",
       description: "Every message of the chat's turns, in order, as stored write-ahead."
+    })),
+    HttpApiEndpoint.get("uiMessages", "/api/chats/:chatId/ui-messages", {
+      params: { chatId: ChatId },
+      success: UiTranscript,
+      error: [...anyRouteErrors, InvalidRequest, ChatNotFound, NotFound, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "The transcript as the AI SDK's UIMessages",
+      description: "The persisted transcript for the AI SDK's clients (`useChat`'s `messages`): text parts, tool parts " +
+        "with their state (a tool message folded into the call it answers), steers with their `data-subagent-artifact` " +
+        "part and `metadata.subagentResult`; each message's `metadata.timestamp` is its time (epoch ms)."
+    })),
+    HttpApiEndpoint.post("uiChat", "/api/ui/chat", {
+      payload: UiChatRequest,
+      success: UiMessageStream,
+      error: [
+        ...anyRouteErrors,
+        ...bodyErrors,
+        TooManyMessages,
+        AgentNotFound,
+        TurnInFlight,
+        AgentMismatch,
+        ProviderFailed,
+        ProviderNotConfigured,
+        DatabaseUnavailable,
+        NotReady
+      ]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "A turn for the AI SDK's clients (useChat)",
+      description: "`DefaultChatTransport`'s request: `id` is the chat, `messages` its UIMessages (those already " +
+        "stored are skipped by id), `agent` and `context` may come as its `body` extras. Answers the streamed turn. A " +
+        "client tool's call ends the stream at `tool-input-available`; the client adds the output and sends again. " +
+        "`trigger: \"regenerate-message\"` answers again after the stored transcript (it is append-only)."
+    })),
+    HttpApiEndpoint.get("uiFollow", "/api/ui/chat/:id/stream", {
+      params: { id: ChatId },
+      success: [UiMessageStream, HttpApiSchema.NoContent],
+      error: [...anyRouteErrors, InvalidRequest, NotFound, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Resume the chat's running turn (the AI SDK's resume route)",
+      description: "The same as `GET /api/chats/{chatId}/stream`, at the path `DefaultChatTransport` resumes from."
     })),
     HttpApiEndpoint.post("transcribe", "/api/media/transcriptions", {
       payload: TranscriptionUpload,

@@ -3,9 +3,18 @@
  * wire errors of docs/errors.md. Provider failures are logged here, once, with
  * the (already redacted) cause; the client only ever sees the fixed 502 body.
  */
-import { Api, maxStoredValueBytes, PayloadTooLarge, TooManyMessages, UI_STREAM_HEADERS, wantsEventStream } from "@switchboard/domain"
-import type { ChatRequest } from "@switchboard/domain"
-import { Config, Effect, Schema, Stream } from "effect"
+import {
+  Api,
+  fromUiMessages,
+  maxStoredValueBytes,
+  PayloadTooLarge,
+  toUiMessages,
+  TooManyMessages,
+  UI_STREAM_HEADERS,
+  wantsEventStream
+} from "@switchboard/domain"
+import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
+import { Clock, Config, Effect, Schema, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Transcriber } from "@switchboard/providers/ProviderAdapter"
@@ -47,6 +56,28 @@ const oversizedMessage = (payload: ChatRequest, contentLength: string | undefine
 export const eventStreamResponse = (events: Stream.Stream<string>): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.stream(Stream.encodeText(events), { headers: UI_STREAM_HEADERS, contentType: UI_STREAM_HEADERS["content-type"]! })
 
+/**
+ * `POST /api/ui/chat`'s body as a turn. The AI SDK's clients send their whole history each time:
+ * what the transcript holds already is left out here (by id, and a tool result for a call the
+ * transcript has answered, whatever its id), so a long chat is not refused for its length and no
+ * result is stored twice.
+ */
+const fromUiRequest = (repo: ChatRepo["Service"], payload: UiChatRequest) =>
+  Effect.gen(function*() {
+    const stored = yield* repo.transcript(payload.id).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+    const ids = new Set(stored.map((m) => m.id))
+    const answered = new Set(stored.flatMap((m) => m.toolResult === undefined ? [] : [m.toolResult.toolCallId]))
+    const messages = fromUiMessages(payload.messages, yield* Clock.currentTimeMillis).filter((m) =>
+      !ids.has(m.id) && (m.toolResult === undefined || !answered.has(m.toolResult.toolCallId))
+    )
+    return {
+      chatId: payload.id,
+      messages,
+      ...(payload.agent === undefined ? {} : { agent: payload.agent }),
+      ...(payload.context === undefined ? {} : { context: payload.context })
+    } satisfies ChatRequest as ChatRequest
+  })
+
 export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handlers) {
   const turns = yield* ChatTurns
   const repo = yield* ChatRepo
@@ -54,33 +85,51 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const maxMessages = yield* MaxMessagesConfig
   const streams = yield* TurnStreams
 
+  /** The request's bounds, checked before anything runs: the 400/413 that refuse it whole. */
+  const admitted = (payload: ChatRequest, contentLength: string | undefined): TooManyMessages | PayloadTooLarge | undefined => {
+    if (payload.messages.length > maxMessages) {
+      return new TooManyMessages({
+        error: `Invalid request body: ${payload.messages.length} messages at messages; at most ${maxMessages} per request ` +
+          "(CHAT_MAX_MESSAGES). With a chatId, send only the messages the server has not stored yet",
+        limit: maxMessages
+      })
+    }
+    return oversizedMessage(payload, contentLength)
+  }
+
+  /** The streamed turn: its 200 once the provider answers, the JSON error of a failure before that. */
+  const streamed = (payload: ChatRequest, announce?: string) =>
+    streams.start(payload.chatId, (live) => turns.run(payload, live), announce).pipe(
+      Effect.catchTag("ProviderError", toWireError),
+      // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
+      Effect.map((live) => eventStreamResponse(readEvents(live)) as never)
+    )
+
+  const follow = (chatId: string) =>
+    streams.follow(chatId).pipe(
+      Effect.map((events) => events === undefined ? HttpServerResponse.empty({ status: 204 }) as never : eventStreamResponse(events) as never)
+    )
+
   return handlers.handleAll({
     chat: ({ payload, request }) => {
-      if (payload.messages.length > maxMessages) {
-        return Effect.fail(new TooManyMessages({
-          error: `Invalid request body: ${payload.messages.length} messages at messages; at most ${maxMessages} per request ` +
-            "(CHAT_MAX_MESSAGES). With a chatId, send only the messages the server has not stored yet",
-          limit: maxMessages
-        }))
-      }
-      const oversized = oversizedMessage(payload, request.headers["content-length"])
-      if (oversized !== undefined) return Effect.fail(oversized)
-      if (wantsEventStream(request.headers.accept)) {
-        // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
-        return streams.start(payload.chatId, (live) => turns.run(payload, live)).pipe(
-          Effect.catchTag("ProviderError", toWireError),
-          Effect.map((live) => eventStreamResponse(readEvents(live)) as never)
-        )
-      }
+      const refused = admitted(payload, request.headers["content-length"])
+      if (refused !== undefined) return Effect.fail(refused)
+      if (wantsEventStream(request.headers.accept)) return streamed(payload)
       // Without a chat there is nothing to follow or stop: the plain call, as ever.
       const turn = payload.chatId === undefined ? turns.run(payload) : streams.run(payload.chatId, false, (live) => turns.run(payload, live))
       return turn.pipe(Effect.catchTag("ProviderError", toWireError))
     },
-    follow: ({ params }) =>
-      streams.follow(params.chatId).pipe(
-        Effect.map((events) => events === undefined ? HttpServerResponse.empty({ status: 204 }) as never : eventStreamResponse(events) as never)
-      ),
+    follow: ({ params }) => follow(params.chatId),
     stop: ({ params }) => streams.stop(params.chatId).pipe(Effect.map((stopped) => ({ stopped }))),
+    uiChat: Effect.fn(function*({ payload, request }) {
+      const chatRequest = yield* fromUiRequest(repo, payload)
+      const refused = admitted(chatRequest, request.headers["content-length"])
+      if (refused !== undefined) return yield* refused
+      const last = payload.messages[payload.messages.length - 1]
+      return yield* streamed(chatRequest, last?.role === "assistant" ? last.id : undefined)
+    }),
+    uiFollow: ({ params }) => follow(params.id),
+    uiMessages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages: toUiMessages(messages) }))),
     messages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages }))),
     transcribe: Effect.fn(function*({ payload }) {
       const upload = yield* readUpload(payload)

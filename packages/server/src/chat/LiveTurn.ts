@@ -24,8 +24,13 @@ export interface LiveTurn {
   readonly chatId: string | undefined
   /** The marker's turn id, once the turn was accepted. */
   turnId: string | undefined
-  /** The id of the assistant message the stream starts (`start.messageId`). */
+  /** The id under which the turn's first assistant message is stored. */
   readonly messageId: string
+  /**
+   * The id `start` announces: the stored one, or the message a continuation extends (the AI SDK's
+   * clients append a continuation's rounds to the message its `start` names, docs/streaming.md).
+   */
+  readonly announcedId: string
   /**
    * Whether the provider is called streaming. A request that asked for JSON keeps the provider's
    * plain call (its answer arrives whole, as one delta); its turn can still be followed and stopped.
@@ -43,10 +48,16 @@ export interface LiveTurn {
   readonly started: Deferred.Deferred<void>
 }
 
-export const makeLiveTurn = (chatId: string | undefined, messageId: string, providerStreams: boolean): Effect.Effect<LiveTurn> =>
+export const makeLiveTurn = (
+  chatId: string | undefined,
+  messageId: string,
+  providerStreams: boolean,
+  announcedId: string = messageId
+): Effect.Effect<LiveTurn> =>
   Effect.gen(function*() {
     return {
       chatId,
+      announcedId,
       providerStreams,
       turnId: undefined,
       messageId,

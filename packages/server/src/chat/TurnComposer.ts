@@ -364,7 +364,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       }
       const end: TurnEnd = { ended: false, usage: undefined, stopped: false }
       return yield* Effect.gen(function*() {
-        publish(live, { type: "start", messageId: live.messageId })
+        publish(live, { type: "start", messageId: live.announcedId })
         const answer = yield* streamRound(adapter, live, params, () => false, 1)
         publish(live, { type: "finish-step" })
         end.usage = answer.usage
@@ -450,7 +450,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       const model = offer.model === undefined ? {} : { model: offer.model }
       const dispatched: Array<DispatchedJob> = []
       const turnEnd = tools.turnEnded(chatId, input.settles)
-      if (live !== undefined) publish(live, { type: "start", messageId: live.messageId })
+      if (live !== undefined) publish(live, { type: "start", messageId: live.announcedId })
       let renewed = false
       for (let round = 1;; round++) {
         const toolsOffered = round < maxServerToolRounds

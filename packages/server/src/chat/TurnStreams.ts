@@ -49,7 +49,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
    * Answers once the provider produced its first output (the stream to read), or fails with the
    * turn's error when it failed before (a 409, a 502 the caller answers as JSON).
    */
-  start<A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>): Effect.Effect<LiveTurn, E>
+  start<A, E>(
+    chatId: string | undefined,
+    turn: (live: LiveTurn) => Effect.Effect<A, E>,
+    /** The message a continuation extends, announced by `start` instead of the stored id. */
+    announce?: string
+  ): Effect.Effect<LiveTurn, E>
   /** The SSE body of the chat's running turn from its first chunk, live to its end; none when no turn runs. */
   follow(chatId: string): Effect.Effect<Stream.Stream<string> | undefined>
   /** Stops the chat's running turn, on whichever replica, and waits (bounded) for the chat to be free. */
@@ -76,9 +81,9 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       return undefined
     }
 
-    const register = (chatId: string | undefined, providerStreams: boolean) =>
+    const register = (chatId: string | undefined, providerStreams: boolean, announce?: string) =>
       Effect.gen(function*() {
-        const live = yield* makeLiveTurn(chatId, `msg_${randomUUID()}`, providerStreams)
+        const live = yield* makeLiveTurn(chatId, `msg_${randomUUID()}`, providerStreams, announce)
         const running: Running = { live, done: yield* Deferred.make<void>() }
         if (chatId !== undefined) {
           const set = byChat.get(chatId) ?? new Set()
@@ -101,8 +106,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
         Deferred.doneUnsafe(running.done, Exit.void)
       })
 
-    const withLive = <A, E>(chatId: string | undefined, providerStreams: boolean, turn: (live: LiveTurn) => Effect.Effect<A, E>) =>
-      Effect.acquireUseRelease(register(chatId, providerStreams), (running) => turn(running.live), unregister)
+    const withLive = <A, E>(
+      chatId: string | undefined,
+      providerStreams: boolean,
+      turn: (live: LiveTurn) => Effect.Effect<A, E>,
+      announce?: string
+    ) => Effect.acquireUseRelease(register(chatId, providerStreams, announce), (running) => turn(running.live), unregister)
 
     // -- the log (PostgreSQL only) -----------------------------------------------------------
 
@@ -232,7 +241,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
 
     return TurnStreams.of({
       run: withLive,
-      start: <A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>) =>
+      start: <A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>, announce?: string) =>
         Effect.gen(function*() {
           const exit = yield* Deferred.make<Exit.Exit<A, E>>()
           const live = yield* Deferred.make<LiveTurn>()
@@ -241,7 +250,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
               Effect.andThen(turn(l)),
               // After the 200 a failure is the stream's `error` chunk; logged here as the JSON answer's would be.
               Effect.tapError((e) => e instanceof ProviderError ? Effect.ignore(toWireError(e)) : Effect.void)
-            )).pipe(
+            ), announce).pipe(
               Effect.exit,
               Effect.flatMap((e) => Deferred.succeed(exit, e)),
               Effect.forkIn(scope)

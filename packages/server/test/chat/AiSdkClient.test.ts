@@ -1,0 +1,130 @@
+/**
+ * The AI SDK's own client code against the real server (docs/streaming.md):
+ * `DefaultChatTransport` sends what `useChat` sends to `POST /api/ui/chat`,
+ * `readUIMessageStream` reads the answer into a `UIMessage` as `useChat`
+ * does, and `validateUIMessages` accepts `GET /api/chats/{id}/ui-messages`
+ * after each turn. The `ai` package is the pinned devDependency.
+ */
+import { assert, describe, layer } from "@effect/vitest"
+import { DefaultChatTransport, readUIMessageStream, validateUIMessages } from "ai"
+import type { UIMessage } from "ai"
+import { Effect } from "effect"
+import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
+import { eventually, settled, teacher, transcriptOf } from "../support/JobsHelpers.ts"
+import { backend } from "../support/TestDatabase.ts"
+import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
+
+const fake = makeFakeProvider()
+const subagents = makeFakeSubagents()
+
+const userMessage = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] })
+
+/** One `useChat` request: the transport's stream read to its end into the assistant message it builds. */
+const send = (chatId: string, messages: Array<UIMessage>) =>
+  Effect.gen(function*() {
+    const base = yield* baseUrl
+    return yield* Effect.promise(async () => {
+      const transport = new DefaultChatTransport<UIMessage>({ api: `${base}/api/ui/chat` })
+      const stream = await transport.sendMessages({
+        chatId,
+        messages,
+        trigger: "submit-message",
+        messageId: undefined,
+        abortSignal: undefined
+      })
+      const last = messages[messages.length - 1]
+      // A continuation extends the assistant message it continues, as `useChat` does.
+      const continued = last?.role === "assistant" ? structuredClone(last) : undefined
+      let message: UIMessage | undefined
+      for await (const snapshot of readUIMessageStream({ stream, ...(continued === undefined ? {} : { message: continued }) })) {
+        message = snapshot
+      }
+      return message!
+    })
+  })
+
+/** The transcript as UIMessages, checked by the AI SDK's own validator. */
+const uiMessages = (chatId: string) =>
+  Effect.gen(function*() {
+    const res = yield* request(`/api/chats/${chatId}/ui-messages`)
+    assert.strictEqual(res.status, 200)
+    return yield* Effect.promise(() => validateUIMessages<UIMessage>({ messages: res.json.messages }))
+  })
+
+const textOf = (message: UIMessage) => message.parts.flatMap((p) => p.type === "text" ? [p.text] : []).join("")
+
+describe(`the AI SDK's client against the server (${backend})`, () => {
+  layer(layerTestServer(fake.layer, {}, { subagents: subagents.layer }), { excludeTestServices: true })("useChat's wire", (it) => {
+    it.effect("a text answer: the UIMessage built from the stream is the stored answer", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        const answer = yield* send("ui-text", [userMessage("u1", "hello there")])
+        assert.strictEqual(answer.role, "assistant")
+        assert.strictEqual(textOf(answer), "you said: hello there")
+        const stored = (yield* transcriptOf("ui-text")).filter((m) => m.role === "assistant")
+        assert.deepStrictEqual(stored.map((m) => [m.id, m.content]), [[answer.id, "you said: hello there"]])
+        const messages = yield* uiMessages("ui-text")
+        assert.deepStrictEqual(messages.map((m) => m.role), ["user", "assistant"])
+        assert.strictEqual(textOf(messages[1]!), "you said: hello there")
+      }))
+
+    it.effect("a client tool round trip the way useChat does it: the stream ends at tool-input-available, the output is added, the next request continues", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => {
+          const last = params.messages.at(-1)
+          if (last?.role === "tool") return Effect.succeed({ content: `transcript says: ${JSON.stringify(last.toolResult?.result)}` })
+          return Effect.succeed({ content: "", toolCalls: [{ id: "call_tv_1", name: "transcribe_video", args: { assetId: "v1" } }] })
+        })
+        const question = userMessage("u1", "what does the interview say?")
+        const first = yield* send("ui-tool", [question])
+        const part = first.parts.find((p) => p.type === "tool-transcribe_video") as any
+        assert.strictEqual(part.state, "input-available")
+        assert.deepStrictEqual(part.input, { assetId: "v1" })
+        assert.deepStrictEqual((yield* uiMessages("ui-tool")).map((m) => m.role), ["user", "assistant"])
+
+        // useChat's addToolOutput, then the automatic resend of the whole history.
+        const withOutput: UIMessage = {
+          ...first,
+          parts: first.parts.map((p) => p.type === "tool-transcribe_video" ? { ...(p as any), state: "output-available", output: { text: "We ship Friday" } } : p)
+        }
+        const continued = yield* send("ui-tool", [question, withOutput])
+        assert.strictEqual(continued.id, first.id, "the continuation extends the message it continues")
+        assert.include(textOf(continued), "We ship Friday")
+        const transcript = yield* transcriptOf("ui-tool")
+        assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "assistant", "tool", "assistant"])
+        assert.strictEqual(transcript.filter((m) => m.role === "tool").length, 1)
+
+        // Sent again with the next question, nothing is stored twice.
+        yield* send("ui-tool", [question, continued, userMessage("u2", "thanks")])
+        const after = yield* transcriptOf("ui-tool")
+        assert.deepStrictEqual(after.map((m) => m.role), ["user", "assistant", "tool", "assistant", "user", "assistant"])
+        const messages = yield* uiMessages("ui-tool")
+        const tool = messages[1]!.parts.find((p) => p.type === "tool-transcribe_video") as any
+        assert.strictEqual(tool.state, "output-available")
+      }))
+
+    it.effect("a turn that dispatches a research job: the dispatch's output is its acknowledgement; the steer and the wake answer follow", () =>
+      Effect.gen(function*() {
+        fake.answerWith((params) => Effect.succeed(teacher(params)))
+        subagents.gated()
+        const answer = yield* send("ui-job", [userMessage("u1", "research graph layouts")])
+        const dispatch = answer.parts.find((p) => p.type === "tool-research") as any
+        assert.strictEqual(dispatch.state, "output-available")
+        assert.strictEqual(dispatch.output.status, "dispatched")
+        assert.strictEqual(dispatch.output.kind, "research")
+        assert.include(textOf(answer), "dispatched")
+        yield* uiMessages("ui-job")
+
+        // The file's only job.
+        const [job] = yield* subagents.waitForRuns(1)
+        yield* subagents.finish(job!.jobId, researchResult("Force-directed layouts suit small graphs."))
+        yield* settled("ui-job")
+        const messages = yield* eventually(uiMessages("ui-job"), (ms) => ms.length >= 4 && textOf(ms[ms.length - 1]!).startsWith("wake answer"), "the wake answer")
+        const steer = messages.find((m) => (m.metadata as any)?.subagentResult !== undefined)!
+        assert.isDefined(steer)
+        assert.isTrue(steer.parts.some((p) => p.type === "data-subagent-artifact"))
+        assert.strictEqual(messages.filter((m) => m === steer).length, 1)
+      }))
+  })
+})
