@@ -8,6 +8,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { DefaultChatTransport, readUIMessageStream, validateUIMessages } from "ai"
 import type { UIMessage } from "ai"
+import { subagentResultOf } from "@switchboard/domain"
 import { Effect } from "effect"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
@@ -116,9 +117,30 @@ describe(`the AI SDK's client against the server (${backend})`, () => {
         assert.include(textOf(answer), "dispatched")
         yield* uiMessages("ui-job")
 
+        // The wake turn takes a moment, so that it is followed while it runs.
+        fake.answerWith((params) => {
+          const last = params.messages.at(-1)
+          const answer = Effect.succeed(teacher(params))
+          return last !== undefined && subagentResultOf(last) !== undefined ? Effect.delay(answer, "400 millis") : answer
+        })
         // The file's only job.
         const [job] = yield* subagents.waitForRuns(1)
         yield* subagents.finish(job!.jobId, researchResult("Force-directed layouts suit small graphs."))
+        // useChat's resume (`resume: true`): the transport's reconnect, on the AI SDK's resume route.
+        const base = yield* baseUrl
+        const wake = yield* eventually(
+          Effect.promise(async () => {
+            const transport = new DefaultChatTransport<UIMessage>({ api: `${base}/api/ui/chat` })
+            const stream = await transport.reconnectToStream({ chatId: "ui-job" })
+            if (stream === null) return undefined
+            let message: UIMessage | undefined
+            for await (const snapshot of readUIMessageStream({ stream })) message = snapshot
+            return message
+          }),
+          (m) => m !== undefined,
+          "the wake turn, followed while it runs"
+        )
+        assert.match(textOf(wake!), /^wake answer: /u)
         yield* settled("ui-job")
         const messages = yield* eventually(uiMessages("ui-job"), (ms) => ms.length >= 4 && textOf(ms[ms.length - 1]!).startsWith("wake answer"), "the wake answer")
         const steer = messages.find((m) => (m.metadata as any)?.subagentResult !== undefined)!

@@ -101,6 +101,27 @@ describe(`streamed turns (${backend})`, () => {
         provider.state.gapMs = 0
       }))
 
+    it.effect("a reader that stops reading holds the turn back in nothing: it ends and is stored while the reader sleeps", () =>
+      Effect.gen(function*() {
+        // Enough text to fill the socket's buffers many times over if the server pushed it regardless.
+        provider.state.pieces = Array.from({ length: 400 }, (_, i) => `${i}`.padEnd(2_000, "."))
+        provider.state.gapMs = 0
+        const base = yield* baseUrl
+        const reader = yield* Effect.promise(async () => {
+          const response = await fetch(`${base}/api/agent/chat`, streamInit({ chatId: "s-slow", messages: [user("u1", "a lot")] }))
+          const body = response.body!.getReader()
+          await body.read()
+          return body
+        })
+        const answers = yield* eventually(
+          transcriptOf("s-slow").pipe(Effect.map((t) => t.filter((m) => m.role === "assistant"))),
+          (a) => a.length === 1,
+          "the answer stored while its reader does not read"
+        )
+        assert.strictEqual(answers[0]!.content.length, 400 * 2_000)
+        yield* Effect.promise(() => reader.cancel())
+      }))
+
     it.effect("stop stores the partial answer with metadata.stopped and frees the chat at once", () =>
       Effect.gen(function*() {
         provider.state.pieces = Array.from({ length: 40 }, (_, i) => `w${i} `)

@@ -1,0 +1,50 @@
+/**
+ * A running turn's stream in memory (chat/LiveTurn.ts): readers from the
+ * first event at any time, the terminal chunk then `[DONE]`, a keep-alive
+ * comment when nothing comes, and one buffer whatever the number of readers.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
+import { Duration, Effect, Fiber, Stream } from "effect"
+import { makeLiveTurn, publish, readEvents } from "../../src/chat/LiveTurn.ts"
+
+describe("LiveTurn", () => {
+  it.live("a reader that comes late reads from the first event; every reader ends at the terminal chunk and [DONE]", () =>
+    Effect.gen(function*() {
+      const live = yield* makeLiveTurn("c1", "m1", true)
+      publish(live, { type: "start", messageId: "m1" })
+      const early = yield* Stream.runCollect(readEvents(live)).pipe(Effect.forkChild)
+      publish(live, { type: "text-delta", id: "t", delta: "a" })
+      yield* Effect.sleep("10 millis")
+      publish(live, { type: "text-delta", id: "t", delta: "b" })
+      const late = yield* Stream.runCollect(readEvents(live)).pipe(Effect.forkChild)
+      publish(live, { type: "finish" })
+      publish(live, { type: "text-delta", id: "t", delta: "after the end" })
+      const expected = [
+        sseEvent({ type: "start", messageId: "m1" }),
+        sseEvent({ type: "text-delta", id: "t", delta: "a" }),
+        sseEvent({ type: "text-delta", id: "t", delta: "b" }),
+        sseEvent({ type: "finish" }),
+        SSE_DONE
+      ]
+      assert.deepStrictEqual(yield* Fiber.join(early), expected)
+      assert.deepStrictEqual(yield* Fiber.join(late), expected)
+      assert.strictEqual(live.events.length, 4, "one buffer for both readers; nothing after the terminal chunk")
+    }))
+
+  it.live("a quiet stream sends keep-alive comments and still ends", () =>
+    Effect.gen(function*() {
+      const live = yield* makeLiveTurn("c1", "m1", true)
+      publish(live, { type: "start", messageId: "m1" })
+      const reader = yield* Stream.runCollect(readEvents(live, Duration.millis(30))).pipe(Effect.forkChild)
+      yield* Effect.sleep("140 millis")
+      publish(live, { type: "error", errorText: "LLM provider error" })
+      const events = yield* Fiber.join(reader)
+      assert.isAtLeast(events.filter((e) => e === SSE_KEEP_ALIVE).length, 2)
+      assert.deepStrictEqual(events.filter((e) => e !== SSE_KEEP_ALIVE), [
+        sseEvent({ type: "start", messageId: "m1" }),
+        sseEvent({ type: "error", errorText: "LLM provider error" }),
+        SSE_DONE
+      ])
+    }))
+})
