@@ -6,23 +6,29 @@
  * read tool call arguments into `args`, or `args: {}` and `invalidArgs`.
  *
  * `adapterConformance(name, harness)` registers these tests once per adapter
- * (and per transport): the harness says how to start the provider's fake,
- * build the adapter and phrase the provider's answers; every assertion is the
- * suite's. Each adapter's own test file keeps only what is its API's own (the
+ * (and per transport), and once per way of calling it: `chat`, and `stream`
+ * (the fakes stream any answer asked for as a stream; the stream must keep
+ * the port's promise, `StreamChecks`, and its `finish` is what is checked).
+ * Then what is the streams' own: text and arguments in several deltas, the
+ * usage, a stream cut or failed midway, an interrupted consumer closing the
+ * provider's connection, the deadline over the whole stream. The harness says
+ * how to start the provider's fake, build the adapter and phrase the
+ * provider's answers; every assertion is the suite's. Each adapter's own test file keeps only what is its API's own (the
  * request shape on the wire, headers, merging rules, transcription, …).
  * `excludeTestServices`: real sockets and real deadlines need the live clock.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import type { Scope } from "effect"
 import { TranscribeVideo } from "@switchboard/domain"
-import type { ProviderChatParams, ToolCall } from "@switchboard/domain"
+import type { ProviderChatParams, ProviderUsage, ToolCall } from "@switchboard/domain"
 import { ProviderAdapter, publicReason } from "../src/ProviderAdapter.ts"
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../src/ResponseLimit.ts"
-import type { ProviderError } from "../src/ProviderAdapter.ts"
+import type { ProviderError, ProviderStreamEvent } from "../src/ProviderAdapter.ts"
 import { baseReply, closedPort } from "../src/testing/FakeHttp.ts"
-import type { FakeHandler, FakeReply, RecordedRequest } from "../src/testing/FakeHttp.ts"
+import type { FakeHandler, FakeReply, FakeStreamOptions, RecordedRequest } from "../src/testing/FakeHttp.ts"
 import { params, user } from "./Messages.ts"
+import { checkFinished, deltasOf, finishedResponse, runStream, streamFailure, textOf } from "./StreamChecks.ts"
 
 /** The provider's fake as the suite drives it (`FakeOpenAi` is one as it stands). */
 export interface ConformanceFake {
@@ -34,6 +40,8 @@ export interface ConformanceFake {
   /** The chat reply when the queue is empty. */
   respondWith(handler: FakeHandler): void
   waitFor(predicate: (requests: ReadonlyArray<RecordedRequest>) => boolean, timeoutMs?: number): Promise<void>
+  /** How streamed answers are streamed from now on. */
+  streamWith(options: FakeStreamOptions): void
   /** Forget recorded requests, queued replies and the `respondWith` handler. */
   reset(): void
 }
@@ -78,7 +86,15 @@ export interface AdapterHarness {
     readonly status: (status: number, message: string) => FakeReply
     /** 2xx JSON bodies that are not an answer of this API (beyond the suite's own non-JSON and `{ hello: "world" }`). */
     readonly invalid: ReadonlyArray<FakeReply>
+    /** A 200 event stream with some text that ends (cleanly) before the API's end marker. */
+    readonly unfinished: FakeReply
   }
+  /** An answer reporting usage, and that usage as the port counts it (input including the cached part). */
+  readonly usage: { readonly reply: FakeReply; readonly expected: ProviderUsage }
+  /** What a streaming request adds to the same request's body (and the fake, like the API, accepts). */
+  readonly streamFlags: Readonly<Record<string, unknown>>
+  /** What the fake's mid-stream error (`errorAfter`) becomes. */
+  readonly midStreamError: { readonly reason: ProviderError["reason"]; readonly status?: number }
   /** The part of the fake's 401 message that explains it (the message also echoes the key sent). */
   readonly rejectedKeyMessage: string
   /** A proxy's error text that dumps the request's credentials, the key, and `foreignSecret` in the provider's credential syntax. */
@@ -144,18 +160,43 @@ const toolCallCases: ReadonlyArray<ToolCallCase> = [
   }
 ]
 
-/** Registers the conformance tests of one adapter as `<name>: adapter conformance`. */
+/** How a test calls the adapter: `chat`, or `stream` read to its `finish` (the port's promise checked on the way). */
+type Mode = "chat" | "stream"
+
+const callIn = (mode: Mode) => (adapter: ProviderAdapter["Service"], chatParams: ProviderChatParams) =>
+  mode === "chat" ? adapter.chat(chatParams) : Effect.flatMap(runStream(adapter.stream(chatParams)), finishedResponse)
+
+/**
+ * Registers the conformance tests of one adapter as `<name>: adapter conformance (chat)`,
+ * `… (stream)`, and `<name>: streaming`.
+ */
 export const adapterConformance = (name: string, harness: AdapterHarness): void => {
-  const settingsFor = (baseUrl: string, overrides: Partial<AdapterSettings> = {}): AdapterSettings => ({
-    baseUrl,
-    apiKey: harness.apiKey,
-    timeoutMs: 5_000,
-    maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
-    ...overrides
+  for (const mode of ["chat", "stream"] as const) conformance(name, harness, mode)
+  streaming(name, harness)
+}
+
+const defaultSettings = (harness: AdapterHarness) => (baseUrl: string, overrides: Partial<AdapterSettings> = {}): AdapterSettings => ({
+  baseUrl,
+  apiKey: harness.apiKey,
+  timeoutMs: 5_000,
+  maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
+  ...overrides
+})
+
+const fakeWith = (settingsFor: (baseUrl: string, overrides?: Partial<AdapterSettings>) => AdapterSettings) =>
+(overrides: Partial<AdapterSettings> = {}) =>
+  Effect.gen(function*() {
+    const fake = yield* Fake
+    fake.reset()
+    return { fake, settings: settingsFor(fake.url, overrides) }
   })
 
+const conformance = (name: string, harness: AdapterHarness, mode: Mode): void => {
+  const call = callIn(mode)
+  const settingsFor = defaultSettings(harness)
+
   const chatWith = (settings: AdapterSettings, chatParams: ProviderChatParams) =>
-    ProviderAdapter.use((adapter) => adapter.chat(chatParams)).pipe(Effect.provide(harness.adapter(settings)))
+    ProviderAdapter.use((adapter) => call(adapter, chatParams)).pipe(Effect.provide(harness.adapter(settings)))
 
   const failureOf = (settings: AdapterSettings, chatParams: ProviderChatParams = params([user("hi")])) =>
     chatWith(settings, chatParams).pipe(
@@ -163,14 +204,9 @@ export const adapterConformance = (name: string, harness: AdapterHarness): void 
       Effect.tap((error) => Effect.sync(() => assertNoSecret(error, harness)))
     )
 
-  const fakeAndSettings = (overrides: Partial<AdapterSettings> = {}) =>
-    Effect.gen(function*() {
-      const fake = yield* Fake
-      fake.reset()
-      return { fake, settings: settingsFor(fake.url, overrides) }
-    })
+  const fakeAndSettings = fakeWith(settingsFor)
 
-  layer(Layer.effect(Fake, harness.startFake), { excludeTestServices: true })(`${name}: adapter conformance`, (it) => {
+  layer(Layer.effect(Fake, harness.startFake), { excludeTestServices: true })(`${name}: adapter conformance (${mode})`, (it) => {
     it.effect("never puts data parts or metadata on the wire", () =>
       Effect.gen(function*() {
         const { fake, settings } = yield* fakeAndSettings()
@@ -201,7 +237,8 @@ export const adapterConformance = (name: string, harness: AdapterHarness): void 
         assert.deepStrictEqual(calls.map((c) => c.id), cases.map((c) => c.call.id))
         assert.deepStrictEqual(response, {
           content: "Working on it",
-          toolCalls: cases.map((c, i) => c.expected(calls[i]))
+          toolCalls: cases.map((c, i) => c.expected(calls[i])),
+          usage: { inputTokens: 1, outputTokens: 1 }
         })
       }))
 
@@ -364,11 +401,222 @@ export const adapterConformance = (name: string, harness: AdapterHarness): void 
         const { fake, settings } = yield* fakeAndSettings()
         const answers = yield* Effect.gen(function*() {
           const adapter = yield* ProviderAdapter
-          return yield* Effect.all([adapter.chat(params([user("one")])), adapter.chat(params([user("two")]))], { concurrency: 2 })
+          return yield* Effect.all([call(adapter, params([user("one")])), call(adapter, params([user("two")]))], { concurrency: 2 })
         }).pipe(Effect.provide(harness.adapter({ ...settings, baseUrl: `${settings.baseUrl}/` })))
         assert.deepStrictEqual(answers.map((a) => a.content).sort(), ["fake answer to: one", "fake answer to: two"])
         // Both at the endpoint's own path: no doubled slash.
         assert.strictEqual(fake.chatRequests().length, 2)
+      }))
+  })
+}
+
+/** What only a stream can do or suffer, over real HTTP like the rest. */
+const streaming = (name: string, harness: AdapterHarness): void => {
+  const settingsFor = defaultSettings(harness)
+  const fakeAndSettings = fakeWith(settingsFor)
+  const withAdapter = <A, E>(settings: AdapterSettings, f: (adapter: ProviderAdapter["Service"]) => Effect.Effect<A, E>) =>
+    ProviderAdapter.use(f).pipe(Effect.provide(harness.adapter(settings)))
+  const streamWith = (settings: AdapterSettings, chatParams: ProviderChatParams = params([user("hi")])) =>
+    withAdapter(settings, (adapter) => runStream(adapter.stream(chatParams)))
+  /** Both ways of calling, for one answer each: `chat`'s answer, and the stream's events. */
+  const bothWays = (settings: AdapterSettings, reply: FakeReply, chatParams: ProviderChatParams) =>
+    Effect.gen(function*() {
+      const fake = yield* Fake
+      fake.enqueue(reply, reply)
+      return yield* withAdapter(settings, (adapter) =>
+        Effect.all({ chat: adapter.chat(chatParams), streamed: runStream(adapter.stream(chatParams)) }))
+    })
+  /** Far longer than any test waits for it (4 s): whatever ends it early, it never ends on its own. */
+  const slowText = (deltas = 200) =>
+    baseReply.streamed(harness.reply.text(Array.from({ length: deltas }, (_, i) => `w${i}`).join(" ")), {
+      textDeltas: deltas,
+      intervalMs: 20
+    })
+  const fakeSaw = (predicate: (request: RecordedRequest) => boolean) =>
+    Effect.gen(function*() {
+      const fake = yield* Fake
+      yield* Effect.promise(() => fake.waitFor((requests) => requests.some(predicate)))
+    })
+
+  layer(Layer.effect(Fake, harness.startFake), { excludeTestServices: true })(`${name}: streaming`, (it) => {
+    it.effect("asks for the same request streamed, and streams the text in several deltas that add up to chat's content", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        const text = "The quick brown fox jumps over the lazy dog"
+        const chatParams = params([user("fox")], [TranscribeVideo], "SYSTEM PROMPT")
+        const { chat, streamed } = yield* bothWays(settings, baseReply.streamed(harness.reply.text(text), { textDeltas: 7 }), chatParams)
+        assert.isTrue(Exit.isSuccess(streamed.exit))
+        const response = checkFinished(streamed.events)
+        assert.strictEqual(deltasOf(streamed.events, "text-delta"), 7)
+        assert.strictEqual(textOf(streamed.events), text)
+        assert.deepStrictEqual(response, chat)
+        assert.strictEqual(response.content, text)
+        const [whole, asStream] = fake.chatRequests()
+        assert.deepStrictEqual(asStream?.body, { ...(whole?.body as object), ...harness.streamFlags })
+        assert.match(String(asStream?.headers.accept), /text\/event-stream/)
+        assert.isTrue(asStream?.streamed?.finished)
+        assert.isFalse(asStream?.aborted)
+      }))
+
+    it.effect("tool calls: each started with its id and name, its arguments in deltas, parsed as chat parses them", () =>
+      Effect.gen(function*() {
+        const { settings } = yield* fakeAndSettings()
+        const reply = baseReply.streamed(harness.reply.toolCalls([
+          { id: "call_a", name: "transcribe_video", arguments: "{\"assetId\":\"a1\",\"language\":\"en\"}" },
+          { id: "call_b", name: "transcribe_video", arguments: "[\"not\",\"an\",\"object\"]" }
+        ], "Two calls"), { argumentDeltas: 4 })
+        const { chat, streamed } = yield* bothWays(settings, reply, params([user("transcribe")], [TranscribeVideo]))
+        const response = checkFinished(streamed.events)
+        assert.deepStrictEqual(response, chat)
+        assert.deepStrictEqual(response.toolCalls, [
+          { id: "call_a", name: "transcribe_video", args: { assetId: "a1", language: "en" } },
+          { id: "call_b", name: "transcribe_video", args: {}, invalidArgs: "arguments must be a JSON object, got an array" }
+        ])
+        const deltasFor = (id: string) => streamed.events.filter((e) => e.type === "tool-call-delta" && e.id === id).length
+        assert.strictEqual(deltasFor("call_a"), 4)
+        assert.strictEqual(deltasFor("call_b"), 4)
+        // In the provider's order: the text, then each call's start before its arguments.
+        assert.deepStrictEqual(
+          streamed.events.map((e) => e.type).filter((t, i, all) => t !== all[i - 1]),
+          ["text-delta", "tool-call-start", "tool-call-delta", "tool-call-start", "tool-call-delta", "finish"]
+        )
+      }))
+
+    it.effect("usage: the provider's counts in finish (and in chat's answer), the cached part of the prompt included", () =>
+      Effect.gen(function*() {
+        const { settings } = yield* fakeAndSettings()
+        const { chat, streamed } = yield* bothWays(settings, harness.usage.reply, params([user("count")]))
+        assert.deepStrictEqual(chat.usage, harness.usage.expected)
+        assert.deepStrictEqual(checkFinished(streamed.events).usage, harness.usage.expected)
+      }))
+
+    it.effect("a stream the provider cuts midway fails with Network after its first deltas, and never finishes", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        fake.enqueue(baseReply.streamed(harness.reply.text("abcdefghijkl"), { textDeltas: 6, cutAfter: 2 }))
+        const outcome = yield* streamWith(settings)
+        const error = streamFailure(outcome)
+        assert.strictEqual(error.reason, "Network")
+        assert.strictEqual(deltasOf(outcome.events, "text-delta"), 2)
+        assert.strictEqual(textOf(outcome.events), "abcd")
+        assertNoSecret(error, harness)
+        const [request] = fake.chatRequests()
+        assert.strictEqual(request?.streamed?.deltasSent, 2)
+        assert.isFalse(request?.aborted, "the provider cut it, the client did not")
+      }))
+
+    it.effect("a stream that ends cleanly before the API's end marker → InvalidResponse, no finish", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        fake.enqueue(harness.reply.unfinished)
+        const outcome = yield* streamWith(settings)
+        const error = streamFailure(outcome)
+        assert.strictEqual(error.reason, "InvalidResponse")
+        assert.include(error.message, "ended before")
+        assert.isAbove(deltasOf(outcome.events, "text-delta"), 0)
+      }))
+
+    it.effect("an error event midway fails the stream as the API's status would, no finish", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        fake.enqueue(baseReply.streamed(harness.reply.text("one two three four"), { errorAfter: 1 }))
+        const outcome = yield* streamWith(settings)
+        const error = streamFailure(outcome)
+        assert.strictEqual(error.reason, harness.midStreamError.reason)
+        assert.strictEqual(error.status, harness.midStreamError.status)
+        assert.strictEqual(deltasOf(outcome.events, "text-delta"), 1)
+      }))
+
+    it.effect("interrupting the consumer closes the provider's connection: the rest is never sent", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        fake.enqueue(slowText())
+        const seen: Array<ProviderStreamEvent> = []
+        yield* withAdapter(settings, (adapter) =>
+          Effect.gen(function*() {
+            const consumer = yield* adapter.stream(params([user("hi")])).pipe(
+              Stream.runForEach((event) => Effect.sync(() => void seen.push(event))),
+              Effect.forkChild
+            )
+            yield* Effect.promise(() => fake.waitFor((requests) => (requests[0]?.streamed?.deltasSent ?? 0) >= 2))
+            yield* Fiber.interrupt(consumer)
+          }))
+        yield* fakeSaw((request) => request.aborted)
+        const [request] = fake.chatRequests()
+        assert.isFalse(request?.streamed?.finished)
+        assert.isBelow(request?.streamed?.deltasSent ?? 200, 200)
+        assert.isFalse(seen.some((e) => e.type === "finish"))
+      }))
+
+    it.effect("a consumer that stops reading early (take) closes the connection too", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        fake.enqueue(slowText())
+        const firstTwo = yield* withAdapter(settings, (adapter) => Stream.runCollect(Stream.take(adapter.stream(params([user("hi")])), 2)))
+        assert.deepStrictEqual(firstTwo.map((e) => e.type), ["text-delta", "text-delta"])
+        yield* fakeSaw((request) => request.aborted)
+        assert.isFalse(fake.chatRequests()[0]?.streamed?.finished)
+      }))
+
+    it.effect("the deadline bounds the whole stream: Timeout midway, and the connection closed", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings({ timeoutMs: 600 })
+        fake.enqueue(slowText())
+        const outcome = yield* streamWith(settings)
+        const error = streamFailure(outcome)
+        assert.strictEqual(error.reason, "Timeout")
+        assert.include(error.message, "600 ms")
+        assert.isAbove(deltasOf(outcome.events, "text-delta"), 0, "deltas came before the deadline")
+        yield* fakeSaw((request) => request.aborted)
+      }))
+
+    it.effect("a stream past maxResponseBytes → TooLarge, and the connection closed", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings({ maxResponseBytes: 4 * 1024 })
+        fake.enqueue(baseReply.streamed(harness.reply.text("y".repeat(64 * 1024)), { textDeltas: 64, intervalMs: 10 }))
+        const error = streamFailure(yield* streamWith(settings))
+        assert.strictEqual(error.reason, "TooLarge")
+        yield* fakeSaw((request) => request.aborted)
+        assert.isFalse(fake.chatRequests()[0]?.streamed?.finished)
+      }))
+
+    it.effect("a non-2xx answer → Status before any event", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        fake.enqueue(harness.reply.status(429, "slow down"))
+        const outcome = yield* streamWith(settings)
+        const error = streamFailure(outcome)
+        assert.strictEqual(error.reason, "Status")
+        assert.strictEqual(error.status, 429)
+        assert.deepStrictEqual(outcome.events, [])
+      }))
+
+    it.effect("the fake's options: streamWith sets the deltas and pace of every streamed answer, reporting each send", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        const sent: Array<{ readonly index: number; readonly text: string; readonly sentAt: number }> = []
+        fake.streamWith({ textDeltas: 5, intervalMs: 5, onDelta: ({ index, sentAt, text }) => void sent.push({ index, text, sentAt }) })
+        fake.enqueue(harness.reply.text("a b c d e f g h i j"))
+        const outcome = yield* streamWith(settings)
+        const response = checkFinished(outcome.events)
+        const deltas = outcome.events.flatMap((e) => e.type === "text-delta" ? [e.delta] : [])
+        assert.strictEqual(deltas.length, 5)
+        yield* Effect.promise(() => fake.waitFor(() => sent.length === 5))
+        assert.deepStrictEqual(sent.map((s) => s.index), [0, 1, 2, 3, 4])
+        assert.strictEqual(sent.map((s) => s.text).join(""), response.content)
+        assert.isTrue(sent.every((s, i) => i === 0 || s.sentAt >= sent[i - 1]!.sentAt))
+      }))
+
+    it.effect("a kept-alive connection serves the next call once a stream has finished", () =>
+      Effect.gen(function*() {
+        const { fake, settings } = yield* fakeAndSettings()
+        yield* withAdapter(settings, (adapter) =>
+          Effect.gen(function*() {
+            yield* Effect.flatMap(runStream(adapter.stream(params([user("one")]))), finishedResponse)
+            yield* Effect.flatMap(runStream(adapter.stream(params([user("two")]))), finishedResponse)
+          }))
+        const [first, second] = fake.chatRequests()
+        assert.strictEqual(second?.remotePort, first?.remotePort)
       }))
   })
 }

@@ -49,8 +49,30 @@ adapterConformance("Anthropic over HTTP", {
     invalid: [
       FakeAnthropic.reply.json({ type: "message", content: "not blocks" }),
       FakeAnthropic.reply.message([{ type: "tool_use", id: "toolu_1", input: {} }])
-    ]
+    ],
+    unfinished: {
+      type: "chunked",
+      status: 200,
+      contentType: "text/event-stream",
+      chunks: [
+        `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage: { input_tokens: 1, output_tokens: 0 } } })}\n\n`,
+        `event: content_block_start\ndata: ${JSON.stringify({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } })}\n\n`,
+        `event: content_block_delta\ndata: ${JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "half an" } })}\n\n`
+      ]
+    }
   },
+  usage: {
+    reply: FakeAnthropic.reply.message([{ type: "text", text: "counted" }], {
+      input_tokens: 20,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 0,
+      output_tokens: 34
+    }),
+    expected: { inputTokens: 120, outputTokens: 34, cachedInputTokens: 100 }
+  },
+  streamFlags: { stream: true },
+  // An overloaded_error event: what the API answers 529 when it has not started streaming.
+  midStreamError: { reason: "Status", status: 529 },
   rejectedKeyMessage: "invalid x-api-key",
   echoedCredentials: (request) =>
     `bad request; headers ${JSON.stringify({ "x-api-key": request.headers["x-api-key"] })}; other x-api-key: sk-ant-unknown-42; key ${API_KEY}`,
@@ -80,7 +102,7 @@ layer(FakeAnthropicServer.layer({ apiKey: API_KEY }), { excludeTestServices: tru
         ]
       }
       const response = yield* chatWith(settings, params([user("hello")], [TranscribeVideo, lookup], "SYSTEM PROMPT"))
-      assert.deepStrictEqual(response, { content: "Hi there" })
+      assert.deepStrictEqual(response, { content: "Hi there", usage: { inputTokens: 1, outputTokens: 1 } })
 
       const [request] = fake.messageRequests()
       assert.strictEqual(request?.method, "POST")

@@ -3,6 +3,7 @@ import { TranscribeVideo } from "@switchboard/domain"
 import type { ToolSchema } from "@switchboard/domain"
 import {
   buildMessagesRequest,
+  buildMessagesStreamRequest,
   parseMessage,
   toAnthropicMessages,
   toAnthropicSystem,
@@ -209,6 +210,15 @@ describe("AnthropicWire: request body", () => {
   })
 })
 
+describe("AnthropicWire: streamed request", () => {
+  it("is the same request, streamed, and the API would take it", () => {
+    const chatParams = params([user("hi")], [TranscribeVideo], "S")
+    const body = buildMessagesStreamRequest(chatParams, options)
+    assert.deepStrictEqual(body, { ...buildMessagesRequest(chatParams, options), stream: true })
+    acceptable(body)
+  })
+})
+
 describe("AnthropicWire: responses", () => {
   it("joins text blocks as content and reads tool_use blocks as tool calls", () => {
     const response = success(parseMessage(answer([
@@ -224,6 +234,18 @@ describe("AnthropicWire: responses", () => {
         { id: "toolu_b", name: "transcribe_video", args: {} }
       ]
     })
+  })
+
+  it("reads the usage: the whole prompt as input, cache reads and writes included, the reads as cached", () => {
+    const withUsage = (usage: unknown) => success(parseMessage({ ...answer([]), usage })).usage
+    assert.deepStrictEqual(withUsage({ input_tokens: 10, output_tokens: 3 }), { inputTokens: 10, outputTokens: 3 })
+    assert.deepStrictEqual(
+      withUsage({ input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 200, cache_creation_input_tokens: 50 }),
+      { inputTokens: 260, outputTokens: 3, cachedInputTokens: 200 }
+    )
+    for (const unreadable of [undefined, null, { input_tokens: 10 }, { input_tokens: "10", output_tokens: 3 }]) {
+      assert.isUndefined(withUsage(unreadable), JSON.stringify(unreadable))
+    }
   })
 
   it("omits toolCalls when there are none, and accepts an empty content array", () => {

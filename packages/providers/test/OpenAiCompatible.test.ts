@@ -50,8 +50,26 @@ const harnessFor = (transport: TransportKind): AdapterHarness => ({
     text: FakeOpenAi.reply.text,
     toolCalls: FakeOpenAi.reply.toolCalls,
     status: FakeOpenAi.reply.status,
-    invalid: [FakeOpenAi.reply.json({ choices: [{ index: 0 }] })]
+    invalid: [FakeOpenAi.reply.json({ choices: [{ index: 0 }] })],
+    unfinished: {
+      type: "chunked",
+      status: 200,
+      contentType: "text/event-stream",
+      chunks: [`data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "half an" }, finish_reason: null }] })}\n\n`]
+    }
   },
+  usage: {
+    reply: FakeOpenAi.reply.completion({ content: "counted" }, {
+      prompt_tokens: 120,
+      completion_tokens: 34,
+      total_tokens: 154,
+      prompt_tokens_details: { cached_tokens: 100 }
+    }),
+    expected: { inputTokens: 120, outputTokens: 34, cachedInputTokens: 100 }
+  },
+  streamFlags: { stream: true, stream_options: { include_usage: true } },
+  // OpenAI's error chunk carries no HTTP status.
+  midStreamError: { reason: "InvalidResponse" },
   rejectedKeyMessage: "Incorrect API key provided",
   echoedCredentials: (request) =>
     `bad request; authorization=${request.headers.authorization}; proxy Authorization: Bearer sk-proxy-unknown-42; key ${API_KEY}`,
@@ -112,7 +130,7 @@ for (const transport of ["undici", "sdk"] as const) {
         const { fake, settings } = yield* fakeAndSettings()
         fake.enqueue(FakeOpenAi.reply.text("Hi there"))
         const response = yield* chatWith(settings, params([user("hello")], [], "SYSTEM PROMPT"))
-        assert.deepStrictEqual(response, { content: "Hi there" })
+        assert.deepStrictEqual(response, { content: "Hi there", usage: { inputTokens: 1, outputTokens: 1 } })
 
         const [request] = fake.chatRequests()
         assert.strictEqual(request?.method, "POST")

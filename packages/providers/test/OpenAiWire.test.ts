@@ -3,6 +3,7 @@ import { TranscribeVideo } from "@switchboard/domain"
 import type { ToolSchema } from "@switchboard/domain"
 import {
   buildChatRequest,
+  buildChatStreamRequest,
   parseChatCompletion,
   parseToolArguments,
   parseTranscription,
@@ -216,9 +217,32 @@ describe("OpenAiWire: completions", () => {
     }
   })
 
+  it("reads the usage, the cached part of the prompt when reported; leaves out one that does not read", () => {
+    const withUsage = (usage: unknown) => success(parseChatCompletion({ ...completion({ content: "x" }), usage })).usage
+    assert.deepStrictEqual(withUsage({ prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 }), { inputTokens: 10, outputTokens: 3 })
+    assert.deepStrictEqual(
+      withUsage({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 8 } }),
+      { inputTokens: 10, outputTokens: 3, cachedInputTokens: 8 }
+    )
+    for (const unreadable of [undefined, null, "lots", { prompt_tokens: 10 }, { prompt_tokens: -1, completion_tokens: 3 }, { prompt_tokens: 1.5, completion_tokens: 3 }]) {
+      assert.isUndefined(withUsage(unreadable), JSON.stringify(unreadable))
+    }
+  })
+
   it("reads a transcription's text", () => {
     assert.strictEqual(success(parseTranscription({ text: "hello" })), "hello")
     assert.strictEqual(failure(parseTranscription({ txt: "hello" })).reason, "InvalidResponse")
+  })
+})
+
+describe("OpenAiWire: streamed request", () => {
+  it("is the same request, streamed, with the usage asked for", () => {
+    const chatParams = params([user("hi")], [TranscribeVideo], "S")
+    assert.deepStrictEqual(buildChatStreamRequest(chatParams, "m"), {
+      ...buildChatRequest(chatParams, "m"),
+      stream: true,
+      stream_options: { include_usage: true }
+    })
   })
 })
 

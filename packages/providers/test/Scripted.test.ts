@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -9,9 +9,11 @@ import { ProviderNotConfigured, TranscribeVideo } from "@switchboard/domain"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { toWireError } from "../src/ProviderWireError.ts"
 import { ProviderAdapter, Transcriber } from "../src/ProviderAdapter.ts"
+import type { ProviderStreamEvent } from "../src/ProviderAdapter.ts"
 import * as Scripted from "../src/scripted/Scripted.ts"
 import type { Script } from "../src/scripted/Scripted.ts"
 import { assistant, message, params, toolMessage, user } from "./Messages.ts"
+import { checkFinished } from "./StreamChecks.ts"
 
 const demoScript = fileURLToPath(new URL("../../../examples/scripted-demo.json", import.meta.url))
 
@@ -196,5 +198,79 @@ describe("scripted provider: delayMs", () => {
       assert.isUndefined(fiber.pollUnsafe(), "not answered before its delay")
       yield* TestClock.adjust("1 millis")
       assert.strictEqual((yield* Fiber.join(fiber)).content, "late")
+    }))
+})
+
+describe("scripted provider: streaming", () => {
+  const streamOf = (layer: ReturnType<typeof Scripted.layerFromScript>, chatParams: ProviderChatParams) =>
+    ProviderAdapter.use((adapter) => Stream.runCollect(adapter.stream(chatParams))).pipe(Effect.provide(layer))
+
+  it.effect("streams the answer word by word, then each call with its arguments in pieces; finish is chat's answer", () =>
+    Effect.gen(function*() {
+      const layer = Scripted.layerFromScript(script)
+      const conversation = params([user("  WEATHER in Oslo,\tplease ")])
+      const events = yield* streamOf(layer, conversation)
+      const response = checkFinished(events)
+      assert.deepStrictEqual(response, yield* chat(layer, conversation))
+      assert.deepStrictEqual(events.map((e) => e.type === "finish" ? "finish" : e.type === "tool-call-start" ? `start ${e.id}` : e.delta), [
+        "Checking.",
+        "start call_1_0",
+        "{\"city\":\"  W",
+        "EATHER in Osl",
+        "o,\\tplease \"}",
+        "finish"
+      ])
+      assert.deepStrictEqual(yield* streamOf(layer, conversation), events, "the same pieces every time")
+    }))
+
+  it("splits content into words with the whitespace after each; the pieces add up to the content", () => {
+    const cases: ReadonlyArray<readonly [string, Array<string>]> = [
+      ["Hello there,  world!\n", ["Hello ", "there,  ", "world!\n"]],
+      ["  leading", ["  leading"]],
+      ["one", ["one"]],
+      ["   ", ["   "]],
+      ["", []]
+    ]
+    for (const [content, pieces] of cases) {
+      assert.deepStrictEqual(Scripted.wordPieces(content), pieces, JSON.stringify(content))
+      assert.strictEqual(Scripted.wordPieces(content).join(""), content)
+    }
+  })
+
+  it.effect("delayMs before anything, pieceDelayMs between two pieces (watched with the test clock)", () =>
+    Effect.gen(function*() {
+      const paced: Script = { fallback: { content: "one two three", toolCalls: [{ name: "t", args: { a: 1 } }], delayMs: 50, pieceDelayMs: 100 } }
+      const seen: Array<ProviderStreamEvent> = []
+      const fiber = yield* ProviderAdapter.use((adapter) =>
+        Stream.runForEach(adapter.stream(params([user("hi")])), (e) => Effect.sync(() => void seen.push(e)))
+      ).pipe(Effect.provide(Scripted.layerFromScript(paced)), Effect.forkChild)
+      const texts = () => seen.flatMap((e) => e.type === "text-delta" ? [e.delta] : [])
+      yield* TestClock.adjust("49 millis")
+      assert.deepStrictEqual(seen, [], "nothing before delayMs")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(texts(), ["one "])
+      yield* TestClock.adjust("99 millis")
+      assert.deepStrictEqual(texts(), ["one "], "the next piece waits pieceDelayMs")
+      yield* TestClock.adjust("1 millis")
+      assert.deepStrictEqual(texts(), ["one ", "two "])
+      yield* TestClock.adjust("100 millis")
+      assert.deepStrictEqual(texts(), ["one ", "two ", "three"])
+      // The call starts at once; each of its argument pieces is a piece like any other.
+      assert.strictEqual(seen.at(-1)?.type, "tool-call-start")
+      const args = Scripted.answerEvents(Scripted.answer(paced, params([user("hi")]))).filter((e) => e.type === "tool-call-delta").length
+      yield* TestClock.adjust(`${args * 100} millis`)
+      yield* Fiber.join(fiber)
+      assert.strictEqual(seen.at(-1)?.type, "finish")
+      checkFinished(seen)
+    }))
+
+  it.effect("pieceDelayMs is checked like delayMs: 0..10000, and a misspelt key is refused", () =>
+    Effect.gen(function*() {
+      const load = (reply: unknown) => Scripted.loadScript(writeScript("paced.json", JSON.stringify({ fallback: reply })))
+      assert.strictEqual((yield* load({ content: "x", pieceDelayMs: 10_000 })).fallback?.pieceDelayMs, 10_000)
+      for (const bad of [{ pieceDelayMs: 10_001 }, { pieceDelayMs: -1 }, { pieceDelayMs: 1.5 }, { pieceDelay: 10 }]) {
+        const error = yield* load({ content: "x", ...bad }).pipe(Effect.flip)
+        assert.strictEqual(error.reason, "NotConfigured", JSON.stringify(bad))
+      }
     }))
 })

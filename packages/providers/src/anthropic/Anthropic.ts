@@ -3,10 +3,11 @@
  * `{LLM_BASE_URL}/messages` (default base `https://api.anthropic.com/v1`).
  *
  * A thin composition, like `OpenAiCompatible`: `AnthropicWire` builds and
- * reads the bodies, an `UndiciPool` moves them (keep-alive, failures mapped
- * to the same `ProviderError` reasons, messages redacted), and this module
- * adds the credentials, the API version and the deadline (`LLM_TIMEOUT_MS`),
- * whose interruption aborts the request in flight.
+ * reads the bodies (`MessageEvents` a streamed answer's events), an
+ * `UndiciPool` moves them (keep-alive, failures mapped to the same
+ * `ProviderError` reasons, messages redacted), and this module adds the
+ * credentials, the API version and the deadline (`LLM_TIMEOUT_MS`, the whole
+ * call, streamed or not), whose interruption aborts the request in flight.
  *
  * Anthropic has no transcription endpoint: the `Transcriber` of this provider
  * fails every call with `NotConfigured` (the route's 502
@@ -14,11 +15,13 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import type { ProviderChatParams } from "@switchboard/domain"
-import { buildMessagesRequest, parseMessage } from "./AnthropicWire.ts"
-import { ProviderAdapter, ProviderError, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
+import { buildMessagesRequest, buildMessagesStreamRequest, parseMessage } from "./AnthropicWire.ts"
+import { messageEventsReader } from "./MessageEvents.ts"
+import { ProviderAdapter, ProviderError, Transcriber } from "../ProviderAdapter.ts"
 import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "../ProviderHttp.ts"
 import * as UndiciPool from "../openai/UndiciPool.ts"
-import { traced } from "../Spans.ts"
+import { traced, tracedStream } from "../Spans.ts"
+import { readAnswer, withStreamDeadline } from "../StreamedAnswer.ts"
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 export const DEFAULT_MAX_TOKENS = 4096
@@ -52,17 +55,35 @@ export const requestHeaders = (apiKey: Redacted.Redacted<string>): Record<string
   "content-type": "application/json"
 })
 
+/** What every call of these settings sends to: the URL, the headers, the body's options, and the secrets to redact. */
+const endpointOf = (settings: AnthropicSettings) => ({
+  messagesUrl: endpointUrl(settings.baseUrl, "/messages"),
+  headers: requestHeaders(settings.apiKey),
+  secrets: secretsOf(settings),
+  options: { model: settings.model, maxTokens: settings.maxTokens }
+})
+
 /** `chat` over a pool to the settings' origin: build the body, post it within the deadline, read the message. */
 export const chatOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSettings) => {
-  const messagesUrl = endpointUrl(settings.baseUrl, "/messages")
-  const headers = requestHeaders(settings.apiKey)
-  const secrets = secretsOf(settings)
-  const options = { model: settings.model, maxTokens: settings.maxTokens }
+  const { headers, messagesUrl, options, secrets } = endpointOf(settings)
   return (params: ProviderChatParams) =>
     pool.post(messagesUrl, headers, JSON.stringify(buildMessagesRequest(params, options)), secrets).pipe(
       withDeadline(settings.timeoutMs, "message"),
       Effect.flatMap((body) => Effect.fromResult(parseMessage(body))),
       traced("Anthropic.chat", () => ({ attributes: { model: params.model ?? settings.model } }))
+    )
+}
+
+/** `stream` over a pool: the streaming body posted, its events read into the port's, the whole call within the deadline. */
+export const streamOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSettings) => {
+  const { headers, messagesUrl, options, secrets } = endpointOf(settings)
+  return (params: ProviderChatParams) =>
+    readAnswer(
+      pool.postStream(messagesUrl, headers, JSON.stringify(buildMessagesStreamRequest(params, options)), secrets),
+      () => messageEventsReader(secrets)
+    ).pipe(
+      withStreamDeadline(settings.timeoutMs, "message stream"),
+      tracedStream("Anthropic.stream", () => ({ attributes: { model: params.model ?? settings.model } }))
     )
 }
 
@@ -76,8 +97,7 @@ const adapterLayer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter>
         secrets: secretsOf(settings),
         maxResponseBytes: maxResponseBytesOf(settings)
       })
-      const chat = chatOver(pool, settings)
-      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
+      return ProviderAdapter.of({ chat: chatOver(pool, settings), stream: streamOver(pool, settings) })
     })
   )
 

@@ -20,8 +20,16 @@
  * the same JSON text the OpenAI wire sends (`toolResultContent`).
  */
 import { Result } from "effect"
-import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
-import { isRecord, jsonKind, providerText, toolInputSchema, toolResultContent } from "../openai/OpenAiWire.ts"
+import type {
+  ChatMessage,
+  ProviderChatParams,
+  ProviderChatResponse,
+  ProviderImage,
+  ProviderUsage,
+  ToolCall,
+  ToolSchema
+} from "@switchboard/domain"
+import { isRecord, isTokenCount, jsonKind, providerText, toolInputSchema, toolResultContent } from "../openai/OpenAiWire.ts"
 import { ProviderError } from "../ProviderAdapter.ts"
 
 // ---------------------------------------------------------------------------
@@ -67,7 +75,7 @@ export interface AnthropicMessage {
   readonly content: string | ReadonlyArray<AnthropicContentBlock>
 }
 
-/** The body of `POST /v1/messages` (non-streaming). */
+/** The body of `POST /v1/messages`. */
 export interface AnthropicMessagesRequest {
   readonly model: string
   readonly max_tokens: number
@@ -76,6 +84,8 @@ export interface AnthropicMessagesRequest {
   readonly tools?: ReadonlyArray<AnthropicTool>
   /** Set only when exactly one tool call is asked for (`toolChoice: "required"`). */
   readonly tool_choice?: { readonly type: "any"; readonly disable_parallel_tool_use: true }
+  /** The answer as server-sent events (`MessageEvents`). */
+  readonly stream?: true
 }
 
 export interface AnthropicRequestOptions {
@@ -208,8 +218,35 @@ export const buildMessagesRequest = (params: ProviderChatParams, options: Anthro
   }
 }
 
+/** The same request with its answer streamed (`MessageEvents`). */
+export const buildMessagesStreamRequest = (params: ProviderChatParams, options: AnthropicRequestOptions): AnthropicMessagesRequest => ({
+  ...buildMessagesRequest(params, options),
+  stream: true
+})
+
 // ---------------------------------------------------------------------------
 // Response side
+
+/**
+ * A Messages `usage` as the port counts it. Anthropic's `input_tokens` leaves
+ * out the prompt read from or written to the cache; the port's `inputTokens`
+ * is the whole prompt, as on Chat Completions, with the part read from the
+ * cache (`cache_read_input_tokens`) as `cachedInputTokens`. `undefined` when
+ * there is none that reads: usage informs, it never fails a call.
+ */
+export const parseUsage = (raw: unknown): ProviderUsage | undefined => {
+  if (!isRecord(raw)) return undefined
+  const input = raw["input_tokens"]
+  const output = raw["output_tokens"]
+  if (!isTokenCount(input) || !isTokenCount(output)) return undefined
+  const read = raw["cache_read_input_tokens"]
+  const written = raw["cache_creation_input_tokens"]
+  return {
+    inputTokens: input + (isTokenCount(read) ? read : 0) + (isTokenCount(written) ? written : 0),
+    outputTokens: output,
+    ...(isTokenCount(read) ? { cachedInputTokens: read } : {})
+  }
+}
 
 const invalid = (message: string) =>
   Result.fail(new ProviderError({ reason: "InvalidResponse", message: `Invalid Anthropic message: ${message}` }))
@@ -265,8 +302,10 @@ export const parseMessage = (body: unknown): Result.Result<ProviderChatResponse,
         break
     }
   }
+  const usage = parseUsage(body["usage"])
   return Result.succeed({
     content: texts.join(""),
-    ...(toolCalls.length > 0 ? { toolCalls } : {})
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    ...(usage !== undefined ? { usage } : {})
   })
 }

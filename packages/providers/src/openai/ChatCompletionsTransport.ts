@@ -2,6 +2,7 @@
  * The transport under the OpenAI-compatible adapter: it moves an already-built
  * Chat Completions request to `{baseUrl}/chat/completions` (and an upload to
  * `{baseUrl}/audio/transcriptions`) and hands back the parsed JSON answer.
+ * Asked to, it streams the answer instead (`stream`: its server-sent events).
  * It knows nothing of the chat model: `OpenAiWire` builds and reads the bodies.
  *
  * Two implementations, chosen by `LLM_TRANSPORT`: `UndiciTransport` (default;
@@ -12,9 +13,10 @@
  * the in-flight request.
  */
 import { Context } from "effect"
-import type { Effect, Redacted } from "effect"
-import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
+import type { Effect, Redacted, Stream } from "effect"
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions"
 import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
+import type { SseEvent } from "../SseAnswer.ts"
 
 export type TransportKind = "undici" | "sdk"
 
@@ -37,6 +39,12 @@ export class ChatCompletionsTransport extends Context.Service<ChatCompletionsTra
   readonly kind: TransportKind
   /** POST the body; succeeds with the decoded JSON of a 2xx answer (not yet validated). */
   send(body: ChatCompletionCreateParamsNonStreaming): Effect.Effect<unknown, ProviderError>
+  /**
+   * POST the streaming body; the answer's server-sent events as they arrive (not yet read as
+   * chunks). `Status` before the stream, `TooLarge` past the bound, and ending the stream early
+   * aborts the request (its connection closed).
+   */
+  stream(body: ChatCompletionCreateParamsStreaming): Stream.Stream<SseEvent, ProviderError>
   /** POST the upload as multipart; succeeds with the decoded JSON of a 2xx answer (not yet validated). */
   transcribe(request: TranscriptionRequest): Effect.Effect<unknown, ProviderError>
 }>()("switchboard/server/llm/ChatCompletionsTransport") {}

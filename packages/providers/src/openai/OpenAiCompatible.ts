@@ -3,21 +3,24 @@
  * `{LLM_BASE_URL}/chat/completions` (OpenAI itself, or any server speaking its
  * dialect: vLLM, Ollama, LiteLLM, …) and its `/audio/transcriptions` endpoint.
  *
- * It is a thin composition: `OpenAiWire` builds and reads the bodies, a
- * `ChatCompletionsTransport` moves them, and this module adds the deadline
- * (`LLM_TIMEOUT_MS`), whose interruption aborts the request in flight.
+ * It is a thin composition: `OpenAiWire` builds and reads the bodies (and
+ * `CompletionChunks` a streamed answer's chunks), a `ChatCompletionsTransport`
+ * moves them, and this module adds the deadline (`LLM_TIMEOUT_MS`, the whole
+ * call, streamed or not), whose interruption aborts the request in flight.
  */
 import { Effect, Layer } from "effect"
 import type { Redacted } from "effect"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
-import { buildChatRequest, parseChatCompletion, parseTranscription } from "./OpenAiWire.ts"
-import { ProviderAdapter, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
+import { completionChunksReader } from "./CompletionChunks.ts"
+import { buildChatRequest, buildChatStreamRequest, parseChatCompletion, parseTranscription } from "./OpenAiWire.ts"
+import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
 import type { TranscriptionInput } from "../ProviderAdapter.ts"
-import { withDeadline } from "../ProviderHttp.ts"
+import { secretsOf, withDeadline } from "../ProviderHttp.ts"
+import { readAnswer, withStreamDeadline } from "../StreamedAnswer.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
-import { traced } from "../Spans.ts"
+import { traced, tracedStream } from "../Spans.ts"
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -48,6 +51,20 @@ export const chatVia = (
     traced("OpenAiCompatible.chat", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
   )
 
+/** `stream` over a transport's `stream`: the streaming body, its chunks read into events, the whole call within the deadline. */
+export const streamVia = (
+  stream: ChatCompletionsTransport["Service"]["stream"],
+  settings: Pick<OpenAiCompatibleSettings, "model" | "timeoutMs" | "apiKey">,
+  transport: TransportKind
+) => {
+  const secrets = secretsOf(settings)
+  return (params: ProviderChatParams) =>
+    readAnswer(stream(buildChatStreamRequest(params, settings.model)), () => completionChunksReader(secrets)).pipe(
+      withStreamDeadline(settings.timeoutMs, "chat completion stream"),
+      tracedStream("OpenAiCompatible.stream", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
+    )
+}
+
 /** Both services over whichever transport is in context. */
 export const layerNoDeps = (
   settings: OpenAiCompatibleSettings
@@ -56,8 +73,10 @@ export const layerNoDeps = (
     ProviderAdapter,
     Effect.gen(function*() {
       const transport = yield* ChatCompletionsTransport
-      const chat = chatVia(transport.send, settings, transport.kind)
-      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
+      return ProviderAdapter.of({
+        chat: chatVia(transport.send, settings, transport.kind),
+        stream: streamVia(transport.stream, settings, transport.kind)
+      })
     })
   )
   const transcriber = Layer.effect(

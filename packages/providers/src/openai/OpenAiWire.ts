@@ -12,6 +12,7 @@ import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionFunctionTool,
   ChatCompletionMessageParam
 } from "openai/resources/chat/completions"
@@ -21,6 +22,7 @@ import type {
   ProviderChatParams,
   ProviderChatResponse,
   ProviderImage,
+  ProviderUsage,
   ToolCall,
   ToolSchema
 } from "@switchboard/domain"
@@ -137,6 +139,16 @@ export const buildChatRequest = (params: ProviderChatParams, model: string): Cha
   }
 }
 
+/**
+ * The same request with its answer streamed (`StreamedAnswer`): chunks of
+ * deltas, the usage in a last chunk of its own.
+ */
+export const buildChatStreamRequest = (params: ProviderChatParams, model: string): ChatCompletionCreateParamsStreaming => ({
+  ...buildChatRequest(params, model),
+  stream: true,
+  stream_options: { include_usage: true }
+})
+
 // ---------------------------------------------------------------------------
 // Response side
 
@@ -145,6 +157,24 @@ export const isRecord = (u: unknown): u is Record<string, unknown> => typeof u =
 
 /** What a JSON value is, for messages: `null`, `an array`, `a string`, … */
 export const jsonKind = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : `a ${typeof u}`
+
+/** A count of tokens: a whole number, never negative. */
+export const isTokenCount = (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u >= 0
+
+/**
+ * A Chat Completions `usage` (`prompt_tokens`, `completion_tokens`, and the
+ * cached part of the prompt in `prompt_tokens_details.cached_tokens`), or
+ * `undefined` when there is none that reads: usage informs, it never fails a call.
+ */
+export const parseUsage = (raw: unknown): ProviderUsage | undefined => {
+  if (!isRecord(raw)) return undefined
+  const input = raw["prompt_tokens"]
+  const output = raw["completion_tokens"]
+  if (!isTokenCount(input) || !isTokenCount(output)) return undefined
+  const details = raw["prompt_tokens_details"]
+  const cached = isRecord(details) ? details["cached_tokens"] : undefined
+  return { inputTokens: input, outputTokens: output, ...(isTokenCount(cached) ? { cachedInputTokens: cached } : {}) }
+}
 
 /**
  * A tool call's arguments. Models do send broken JSON; that is not a failed
@@ -212,9 +242,11 @@ export const parseChatCompletion = (body: unknown): Result.Result<ProviderChatRe
     })
   }
 
+  const usage = parseUsage(body["usage"])
   return Result.succeed({
     content: typeof content === "string" ? content : "",
-    ...(toolCalls.length > 0 ? { toolCalls } : {})
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    ...(usage !== undefined ? { usage } : {})
   })
 }
 

@@ -8,9 +8,9 @@
  * The SDK reads whole bodies itself, so its `fetch` is one that hands it a
  * body cut off at `LLM_MAX_RESPONSE_BYTES` (`boundedFetch`).
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Stream } from "effect"
 import OpenAI, { toFile } from "openai"
-import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
 import type { ProviderError } from "../ProviderAdapter.ts"
@@ -27,6 +27,7 @@ import {
   tooLargeError
 } from "../ProviderHttp.ts"
 import { describeCause } from "../Redact.ts"
+import { abortOnClose, EVENT_STREAM, isEventStream, notAnEventStreamError, sseEvents } from "../SseAnswer.ts"
 
 /** Thrown into the SDK's read of a 2xx body past the bound; found again in `failureOf`. */
 class AnswerTooLarge extends Error {
@@ -103,11 +104,12 @@ const failureOf = (cause: unknown, secrets: ReadonlyArray<string>): ProviderErro
 
 export const make = (settings: TransportSettings): ChatCompletionsTransport["Service"] => {
   const secrets = secretsOf(settings)
+  const maxBytes = maxResponseBytesOf(settings)
   const client = new OpenAI({
     apiKey: Redacted.value(settings.apiKey),
     baseURL: settings.baseUrl,
     maxRetries: 0,
-    fetch: boundedFetch(maxResponseBytesOf(settings))
+    fetch: boundedFetch(maxBytes)
   })
 
   const send = (body: ChatCompletionCreateParamsNonStreaming) =>
@@ -116,6 +118,24 @@ export const make = (settings: TransportSettings): ChatCompletionsTransport["Ser
       try: (signal) => client.chat.completions.create(body, { signal }) as PromiseLike<unknown>,
       catch: (cause) => failureOf(cause, secrets)
     })
+
+  // The SDK's own stream reader would hide how the body ended ([DONE] or not): the events are read
+  // from its raw response, as the undici transport reads them.
+  const stream = (body: ChatCompletionCreateParamsStreaming) =>
+    Stream.unwrap(Effect.gen(function*() {
+      const signal = yield* abortOnClose
+      const response = yield* Effect.tryPromise({
+        try: () => client.chat.completions.create(body, { signal, headers: { accept: EVENT_STREAM } }).asResponse(),
+        catch: (cause) => failureOf(cause, secrets)
+      })
+      const contentType = response.headers.get("content-type")
+      if (response.body !== null && isEventStream(contentType)) {
+        const events = response.body
+        return sseEvents(Stream.fromReadableStream({ evaluate: () => events, onError: (cause) => failureOf(cause, secrets) }), maxBytes)
+      }
+      const text = yield* Effect.tryPromise({ try: () => response.text(), catch: (cause) => failureOf(cause, secrets) })
+      return yield* Effect.fail(notAnEventStreamError(contentType ?? "", text, secrets))
+    }))
 
   const transcribe = ({ input, model }: TranscriptionRequest) =>
     Effect.tryPromise({
@@ -128,7 +148,7 @@ export const make = (settings: TransportSettings): ChatCompletionsTransport["Ser
       catch: (cause) => failureOf(cause, secrets)
     })
 
-  return ChatCompletionsTransport.of({ kind: "sdk", send, transcribe })
+  return ChatCompletionsTransport.of({ kind: "sdk", send, stream, transcribe })
 }
 
 export const layer = (settings: TransportSettings): Layer.Layer<ChatCompletionsTransport> =>

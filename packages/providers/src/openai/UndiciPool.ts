@@ -1,7 +1,8 @@
 /**
- * A keep-alive `undici` Pool to one provider origin, and the one request the
- * pooled transports make: POST a body, read the whole answer, hand back its
- * decoded JSON, and map every failure to a redacted `ProviderError`
+ * A keep-alive `undici` Pool to one provider origin, and the two requests the
+ * pooled transports make: POST a body and hand back the decoded JSON of the
+ * whole answer (`post`), or its server-sent events as they come
+ * (`postStream`); either maps every failure to a redacted `ProviderError`
  * (`ProviderHttp`). `UndiciTransport` (Chat Completions) and the `anthropic`
  * adapter (Messages) are this pool plus their own URLs and headers.
  *
@@ -15,10 +16,10 @@
  * keeps one pool per origin for callers whose credentials change per request:
  * those pass their headers, and the secrets to redact, with each request).
  */
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import type { Scope } from "effect"
 import { Pool } from "undici"
-import type { FormData } from "undici"
+import type { Dispatcher, FormData } from "undici"
 import type { ProviderError } from "../ProviderAdapter.ts"
 import {
   declaredTooLarge,
@@ -32,6 +33,8 @@ import {
   tooLargeError
 } from "../ProviderHttp.ts"
 import { describeCause } from "../Redact.ts"
+import { abortOnClose, EVENT_STREAM, isEventStream, notAnEventStreamError, sseEvents } from "../SseAnswer.ts"
+import type { SseEvent } from "../SseAnswer.ts"
 
 /** Enough sockets for the benchmarked concurrency, with room to spare. */
 const CONNECTIONS = 64
@@ -76,6 +79,19 @@ export interface UndiciPool {
     /** Redacted from error messages besides the pool's own `secrets` (a per-request credential). */
     secrets?: ReadonlyArray<string>
   ): Effect.Effect<unknown, ProviderError>
+  /**
+   * POST `body` asking for a streamed answer (`accept: text/event-stream`):
+   * the answer's server-sent events as they arrive. Fails like `post`, with
+   * `Status` before the stream, and `TooLarge` once the stream passes
+   * `maxResponseBytes`. Ending the stream early (interrupting its consumer,
+   * a failure, a deadline) aborts the request: the connection is closed.
+   */
+  postStream(
+    url: URL,
+    headers: Readonly<Record<string, string>>,
+    body: string,
+    secrets?: ReadonlyArray<string>
+  ): Stream.Stream<SseEvent, ProviderError>
 }
 
 /** A keep-alive pool to `origin`, with no deadline of its own (see `withDeadline`). */
@@ -90,21 +106,28 @@ export const newPool = (origin: string): Pool =>
 /** The request path over an existing pool. */
 export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "secrets" | "maxResponseBytes">): UndiciPool => {
   const max = options.maxResponseBytes
+  const secretsWith = (extra: ReadonlyArray<string>) => extra.length === 0 ? options.secrets : [...options.secrets, ...extra]
+  const request = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData, signal: AbortSignal) =>
+    pool.request({
+      method: "POST",
+      path: `${url.pathname}${url.search}`,
+      headers: { ...options.headers, ...headers },
+      body,
+      signal
+    })
+  /** The head of an answer that is not the one asked for: an error answer is only quoted in the log. */
+  const readHead = (body: Dispatcher.ResponseData["body"], ok: boolean) =>
+    readBounded(body, ok ? max : Math.min(max, ERROR_BODY_BYTES), () => body.destroy())
+
   /**
    * One POST. A body within its bound is read whole, so the socket goes back to the pool; one past
    * it is cut off (the socket closed), so a flood costs the bound and no more.
    */
   const post = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData, extra: ReadonlyArray<string> = []) => {
-    const secrets = extra.length === 0 ? options.secrets : [...options.secrets, ...extra]
+    const secrets = secretsWith(extra)
     return Effect.tryPromise({
       try: async (signal): Promise<Answer> => {
-        const response = await pool.request({
-          method: "POST",
-          path: `${url.pathname}${url.search}`,
-          headers: { ...options.headers, ...headers },
-          body,
-          signal
-        })
+        const response = await request(url, headers, body, signal)
         const status = response.statusCode
         const ok = status >= 200 && status <= 299
         const contentLength = response.headers["content-length"]
@@ -112,8 +135,7 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
           response.body.destroy()
           return { _tag: "TooLarge" }
         }
-        // An error answer is only quoted in the log: its head is enough.
-        const read = await readBounded(response.body, ok ? max : Math.min(max, ERROR_BODY_BYTES), () => response.body.destroy())
+        const read = await readHead(response.body, ok)
         return ok && read.truncated ? { _tag: "TooLarge" } : { _tag: "Body", status, text: read.text }
       },
       catch: (cause) => failureOf(cause, secrets)
@@ -130,7 +152,28 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
       })
     )
   }
-  return { post }
+
+  const postStream = (url: URL, headers: Readonly<Record<string, string>>, body: string, extra: ReadonlyArray<string> = []) => {
+    const secrets = secretsWith(extra)
+    return Stream.unwrap(Effect.gen(function*() {
+      const signal = yield* abortOnClose
+      const response = yield* Effect.tryPromise({
+        try: () => request(url, { ...headers, accept: EVENT_STREAM }, body, signal),
+        catch: (cause) => failureOf(cause, secrets)
+      })
+      const status = response.statusCode
+      const ok = status >= 200 && status <= 299
+      const contentType = response.headers["content-type"]
+      const type = Array.isArray(contentType) ? contentType.join(", ") : contentType
+      if (ok && isEventStream(type)) {
+        return sseEvents(Stream.fromAsyncIterable(response.body, (cause) => failureOf(cause, secrets)), max)
+      }
+      const read = yield* Effect.tryPromise({ try: () => readHead(response.body, ok), catch: (cause) => failureOf(cause, secrets) })
+      if (!ok) return yield* Effect.fail(statusError(status, read.text, secrets))
+      return yield* Effect.fail(read.truncated ? tooLargeError(max) : notAnEventStreamError(type ?? "", read.text, secrets))
+    }))
+  }
+  return { post, postStream }
 }
 
 export const make = (options: UndiciPoolOptions): Effect.Effect<UndiciPool, never, Scope.Scope> =>

@@ -12,7 +12,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import type { Scope } from "effect"
 import { FormData } from "undici"
-import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions"
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
 import { endpointUrl, maxResponseBytesOf, secretsOf } from "../ProviderHttp.ts"
@@ -31,7 +31,10 @@ export const chatSender = (pool: UndiciPool.UndiciPool, settings: TransportSetti
     "content-type": "application/json"
   }
   const secrets = secretsOf(settings)
-  return (body: ChatCompletionCreateParamsNonStreaming) => pool.post(chatUrl, headers, JSON.stringify(body), secrets)
+  return {
+    send: (body: ChatCompletionCreateParamsNonStreaming) => pool.post(chatUrl, headers, JSON.stringify(body), secrets),
+    stream: (body: ChatCompletionCreateParamsStreaming) => pool.postStream(chatUrl, headers, JSON.stringify(body), secrets)
+  }
 }
 
 export const make = (settings: TransportSettings): Effect.Effect<ChatCompletionsTransport["Service"], never, Scope.Scope> =>
@@ -46,7 +49,7 @@ export const make = (settings: TransportSettings): Effect.Effect<ChatCompletions
       maxResponseBytes: maxResponseBytesOf(settings)
     })
 
-    const send = chatSender(pool, settings)
+    const { send, stream } = chatSender(pool, settings)
 
     const transcribe = ({ input, model }: TranscriptionRequest) =>
       Effect.suspend(() => {
@@ -59,7 +62,7 @@ export const make = (settings: TransportSettings): Effect.Effect<ChatCompletions
         return pool.post(transcriptionUrl, {}, form)
       })
 
-    return ChatCompletionsTransport.of({ kind: "undici", send, transcribe })
+    return ChatCompletionsTransport.of({ kind: "undici", send, stream, transcribe })
   })
 
 export const layer = (settings: TransportSettings): Layer.Layer<ChatCompletionsTransport> =>

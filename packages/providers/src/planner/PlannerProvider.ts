@@ -56,6 +56,6 @@ export const callProvider = (
       case "anthropic":
         return Anthropic.chatOver(pool, { ...profile, maxTokens: Anthropic.DEFAULT_MAX_TOKENS })(params)
       case "openai-compatible":
-        return OpenAiCompatible.chatVia(UndiciTransport.chatSender(pool, profile), profile, "undici")(params)
+        return OpenAiCompatible.chatVia(UndiciTransport.chatSender(pool, profile).send, profile, "undici")(params)
     }
   })

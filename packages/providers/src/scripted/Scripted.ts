@@ -24,7 +24,8 @@
  *       "reply": {
  *         "content": "Here is the transcription: {{lastToolResult}}",
  *         "toolCalls": [{ "name": "transcribe_video", "args": {} }],
- *         "delayMs": 1500          // optional: answer after this long (0..60000), e.g. a slow sub-agent step
+ *         "delayMs": 1500,         // optional: answer after this long (0..60000), e.g. a slow sub-agent step
+ *         "pieceDelayMs": 80       // optional: streamed, pause this long between pieces (0..10000)
  *       }
  *     }
  *   ],
@@ -38,15 +39,22 @@
  * `{{lastToolResult}}` (the latest tool message's error, or its result: a
  * string as is, `{ "text": … }` as its text, anything else as JSON). In `transcription`: `{{fileName}}`,
  * `{{byteSize}}`. Tool call ids are `call_<number of messages>_<index>`.
+ *
+ * Streamed (`stream`), the same answer comes in pieces, always the same ones:
+ * the content word by word (each word with the whitespace after it), then each
+ * tool call started and its arguments' JSON in up to three pieces, then
+ * `finish`. `delayMs` passes before anything comes, `pieceDelayMs` between
+ * two pieces (default 0: all at once), so that a demo, or a test, can watch a
+ * streaming answer and stop it midway.
  */
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { Role } from "@switchboard/domain"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } from "@switchboard/domain"
 import * as NotConfigured from "../NotConfigured.ts"
-import { ProviderAdapter, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
-import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
+import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
+import type { ProviderError, ProviderStreamEvent, TranscriptionInput } from "../ProviderAdapter.ts"
 import { providerText, toolResultContent } from "../openai/OpenAiWire.ts"
 
 // ---------------------------------------------------------------------------
@@ -63,7 +71,9 @@ export const ScriptedReply = Schema.Struct({
   content: Schema.optionalKey(Schema.String),
   toolCalls: Schema.optionalKey(Schema.Array(ScriptedToolCall)),
   /** Wait this long before answering: a demo's sub-agent then shows its activity live. */
-  delayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 60_000 })))
+  delayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 60_000 }))),
+  /** Streamed, wait this long between two pieces: a demo's answer then visibly streams, and can be stopped. */
+  pieceDelayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })))
 })
 export type ScriptedReply = typeof ScriptedReply.Type
 
@@ -177,6 +187,45 @@ export const answer = (script: Script, params: ProviderChatParams): ProviderChat
   }
 }
 
+/** The content's pieces: each word with the whitespace after it (leading whitespace goes with the first). */
+export const wordPieces = (content: string): Array<string> => content.match(/\s*\S+\s*/g) ?? (content === "" ? [] : [content])
+
+/** Arguments' JSON in up to three pieces of near-equal length (whole code points). */
+const argumentPieces = (json: string): Array<string> => {
+  const chars = Array.from(json)
+  const cuts = [0, Math.floor(chars.length / 3), Math.floor(2 * chars.length / 3), chars.length]
+  return cuts.slice(1).map((end, i) => chars.slice(cuts[i], end).join("")).filter((piece) => piece !== "")
+}
+
+/** An answer as its stream: the pieces in order, then `finish` with the answer itself. */
+export const answerEvents = (response: ProviderChatResponse): Array<ProviderStreamEvent> => [
+  ...wordPieces(response.content).map((delta): ProviderStreamEvent => ({ type: "text-delta", delta })),
+  ...(response.toolCalls ?? []).flatMap((call): Array<ProviderStreamEvent> => [
+    { type: "tool-call-start", id: call.id, name: call.name },
+    ...argumentPieces(JSON.stringify(call.args)).map((delta): ProviderStreamEvent => ({ type: "tool-call-delta", id: call.id, delta }))
+  ]),
+  { type: "finish", response }
+]
+
+const isPiece = (event: ProviderStreamEvent): boolean => event.type === "text-delta" || event.type === "tool-call-delta"
+
+/** The scripted answer streamed: `delayMs` before anything, `pieceDelayMs` between two pieces. */
+export const streamAnswer = (script: Script, params: ProviderChatParams): Stream.Stream<ProviderStreamEvent> =>
+  Stream.suspend(() => {
+    const reply = replyFor(script, params.messages)
+    const delayMs = reply.delayMs ?? 0
+    const pieceDelayMs = reply.pieceDelayMs ?? 0
+    const events = answerEvents(answer(script, params))
+    const firstPiece = events.findIndex(isPiece)
+    const pauses = events.map((event, i) => i === 0 ? delayMs : isPiece(event) && i !== firstPiece ? pieceDelayMs : 0)
+    return Stream.fromIterable(events).pipe(
+      Stream.mapEffect((event, i) => {
+        const pause = pauses[i] ?? 0
+        return pause > 0 ? Effect.as(Effect.sleep(pause), event) : Effect.succeed(event)
+      })
+    )
+  })
+
 /** The scripted transcription of an upload: the script's text, or a sentence visibly derived from the file. */
 export const transcription = (script: Script, input: TranscriptionInput): string =>
   fill(
@@ -221,7 +270,7 @@ export const layerFromScript = (script: Script): Layer.Layer<ProviderAdapter | T
         const response = Effect.sync(() => answer(script, params))
         return delayMs > 0 ? Effect.andThen(Effect.sleep(delayMs), response) : response
       }
-      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
+      return ProviderAdapter.of({ chat, stream: (params) => streamAnswer(script, params) })
     })()),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: (input) => Effect.succeed(transcription(script, input)) }))
   )

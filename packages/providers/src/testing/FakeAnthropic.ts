@@ -26,14 +26,24 @@
  * With `start({ apiKey })`, a request without `x-api-key: <apiKey>` gets a 401
  * whose message echoes the key it was sent (the real API does not, a proxy
  * might): handy to prove that secrets are redacted.
+ *
+ * Streaming: a request with `stream: true` gets its answer (a 2xx `message`,
+ * enqueued or not) as the API's events: `message_start` (the usage of the
+ * prompt), a `ping`, each block started, its text in `textDeltas` pieces or
+ * its input's JSON in `argumentDeltas` pieces and stopped, `message_delta`
+ * (stop reason, output tokens) and `message_stop`. Every other reply is sent
+ * as it is. Pacing, cuts, mid-stream errors (`overloaded_error`) and send
+ * times: `FakeStream`.
  */
 import { Context, Layer } from "effect"
 import type { Effect, Scope } from "effect"
 import { baseReply, scopedFake, startFakeHttp } from "./FakeHttp.ts"
 import type { FakeHandler, FakeHttpServer, FakeReply, RecordedRequest } from "./FakeHttp.ts"
+import { argumentPieces, sseReply, textPieces } from "./FakeStream.ts"
+import type { FakeSseEvent, FakeStreamOptions } from "./FakeStream.ts"
 
 export { closedPort } from "./FakeHttp.ts"
-export type { FakeHandler, FakeReply, RecordedRequest } from "./FakeHttp.ts"
+export type { FakeDeltaSent, FakeHandler, FakeReply, FakeStreamOptions, RecordedRequest } from "./FakeHttp.ts"
 
 export interface FakeToolUse {
   readonly id?: string
@@ -70,8 +80,11 @@ const errorTypeFor = (status: number): string => {
 /** Builders for the usual replies. */
 export const reply = {
   ...baseReply,
-  /** A complete `message` object with these content blocks. */
-  message: (content: ReadonlyArray<FakeBlock>): FakeReply =>
+  /** A complete `message` object with these content blocks (`usage` as the API words it; default 1 token in, 1 out). */
+  message: (
+    content: ReadonlyArray<FakeBlock>,
+    usage: Readonly<Record<string, unknown>> = { input_tokens: 1, output_tokens: 1 }
+  ): FakeReply =>
     reply.json({
       id: "msg_fake",
       type: "message",
@@ -80,7 +93,7 @@ export const reply = {
       content,
       stop_reason: content.some((b) => b["type"] === "tool_use") ? "tool_use" : "end_turn",
       stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 1 }
+      usage
     }),
   text: (text: string): FakeReply => reply.message([{ type: "text", text }]),
   /** `tool_use` blocks, after a text block when `text` is given. */
@@ -101,7 +114,9 @@ export interface FakeAnthropic extends FakeHttpServer {
   enqueue(...replies: ReadonlyArray<FakeReply>): void
   /** The reply when the queue is empty. */
   respondWith(handler: FakeHandler): void
-  /** Forget recorded requests, queued replies and the `respondWith` handler. */
+  /** How streamed answers are streamed from now on (a reply's own options still override these). */
+  streamWith(options: FakeStreamOptions): void
+  /** Forget recorded requests, queued replies and the `respondWith` handler; stream as `start` said. */
   reset(): void
 }
 
@@ -110,6 +125,8 @@ export interface StartOptions {
   readonly apiKey?: string
   /** Check request bodies against the API's rules, answering 400 like the API (default true). */
   readonly validate?: boolean
+  /** How streamed answers are streamed (`FakeStream`): deltas, pace, cuts, send times. */
+  readonly streaming?: FakeStreamOptions
 }
 
 const MESSAGES_PATH = "/v1/messages"
@@ -244,9 +261,74 @@ const lastUserText = (body: unknown): string => {
   return ""
 }
 
+const named = (event: string, data: Record<string, unknown>, delta?: FakeSseEvent["delta"]): FakeSseEvent => ({
+  event,
+  data: JSON.stringify({ type: event, ...data }),
+  ...(delta !== undefined ? { delta } : {})
+})
+
+/** A block as `content_block_start` opens it: text empty, a tool's input `{}`, anything else whole. */
+const openedBlock = (block: Record<string, unknown>): Record<string, unknown> => {
+  switch (block["type"]) {
+    case "text":
+      return { type: "text", text: "" }
+    case "tool_use": {
+      const { input: _input, ...rest } = block
+      return { ...rest, input: {} }
+    }
+    default:
+      return block
+  }
+}
+
+/** The events of a `message`, or `undefined` when the body is not one (then it is sent as it is). */
+const messageEvents = (message: unknown, options: FakeStreamOptions): Array<FakeSseEvent> | undefined => {
+  if (!isRecord(message) || message["type"] !== "message" || !Array.isArray(message["content"])) return undefined
+  const usage = isRecord(message["usage"]) ? message["usage"] : {}
+  const { output_tokens: outputTokens, ...prompt } = usage
+  const events: Array<FakeSseEvent> = [
+    named("message_start", { message: { ...message, content: [], stop_reason: null, usage: { ...prompt, output_tokens: 0 } } }),
+    named("ping", {})
+  ]
+  for (const [index, block] of message["content"].entries()) {
+    if (!isRecord(block)) continue
+    events.push(named("content_block_start", { index, content_block: openedBlock(block) }))
+    if (block["type"] === "text" && typeof block["text"] === "string") {
+      for (const text of textPieces(block["text"], options)) {
+        events.push(named("content_block_delta", { index, delta: { type: "text_delta", text } }, { kind: "text", text }))
+      }
+    }
+    if (block["type"] === "tool_use" && block["input"] !== undefined) {
+      for (const text of argumentPieces(JSON.stringify(block["input"]), options)) {
+        events.push(named("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: text } }, { kind: "arguments", text }))
+      }
+    }
+    events.push(named("content_block_stop", { index }))
+  }
+  events.push(
+    named("message_delta", { delta: { stop_reason: message["stop_reason"] ?? "end_turn", stop_sequence: null }, usage: { output_tokens: outputTokens ?? 0 } }),
+    named("message_stop", {})
+  )
+  return events
+}
+
+/** What a Messages stream says when it fails midway. */
+const streamError = named("error", { error: { type: "overloaded_error", message: "Overloaded" } })
+
+/** `answer` as the request asked for it: whole, or (a 2xx message to a `stream: true` request) streamed. */
+const shaped = (request: RecordedRequest, answer: FakeReply, defaults: FakeStreamOptions): FakeReply => {
+  if (!isRecord(request.body) || request.body["stream"] !== true || answer.type !== "json" || answer.status < 200 || answer.status > 299) {
+    return answer
+  }
+  const options = { ...defaults, ...answer.stream }
+  const events = messageEvents(answer.body, options)
+  return events === undefined ? answer : sseReply(events, options, streamError, answer.delayMs)
+}
+
 export const start = async (options: StartOptions = {}): Promise<FakeAnthropic> => {
   let queue: Array<FakeReply> = []
   let handler: FakeHandler | undefined
+  let streaming: FakeStreamOptions = options.streaming ?? {}
 
   const route = (request: RecordedRequest): FakeReply => {
     const { headers, method, path } = request
@@ -263,7 +345,7 @@ export const start = async (options: StartOptions = {}): Promise<FakeAnthropic> 
     const problem = options.validate === false ? undefined : requestProblem(request.body)
     if (problem !== undefined) return reply.status(400, problem)
     const next = queue.shift()
-    return next ?? handler?.(request) ?? reply.text(`fake answer to: ${lastUserText(request.body)}`)
+    return shaped(request, next ?? handler?.(request) ?? reply.text(`fake answer to: ${lastUserText(request.body)}`), streaming)
   }
 
   const http = await startFakeHttp({ name: "FakeAnthropic", route })
@@ -274,10 +356,12 @@ export const start = async (options: StartOptions = {}): Promise<FakeAnthropic> 
     messageRequests: () => requests.filter((r) => r.path === MESSAGES_PATH),
     enqueue: (...replies) => void queue.push(...replies),
     respondWith: (h) => void (handler = h),
+    streamWith: (o) => void (streaming = o),
     reset: () => {
       requests.length = 0
       queue = []
       handler = undefined
+      streaming = options.streaming ?? {}
     }
   }
 }

@@ -4,13 +4,18 @@
  * request (JSON, and optionally multipart, bodies parsed; `aborted` set when the
  * client goes away early), hands it to the fake's `route`, and plays the
  * `FakeReply` it returns. Each fake keeps its own routes, reply builders and
- * queues; this module knows nothing about any provider's API.
+ * queues; this module knows nothing about any provider's API (nor does
+ * `FakeStream`, which plays the streamed answers the fakes frame).
  */
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { createServer } from "node:http"
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { playSse } from "./FakeStream.ts"
+import type { FakeSseReply, FakeStreamOptions, FakeStreamProgress } from "./FakeStream.ts"
+
+export type { FakeDeltaSent, FakeStreamOptions, FakeStreamProgress } from "./FakeStream.ts"
 
 /** A multipart upload as the server received it. */
 export interface RecordedUpload {
@@ -32,13 +37,28 @@ export interface RecordedRequest {
   readonly upload?: RecordedUpload
   /** The client's port: requests over one kept-alive connection share it. */
   readonly remotePort: number
-  /** Set when the client went away before the answer was complete (an aborted or timed-out call). */
+  /**
+   * Set when the client closed the connection before the answer was complete (an aborted or
+   * timed-out call, a consumer that stopped reading a stream); never when the fake itself cut it
+   * (`destroy`, a stream's `cutAfter`).
+   */
   aborted: boolean
+  /** For a streamed answer (`FakeStream`): how far it got, live. */
+  streamed?: FakeStreamProgress
 }
 
 /** What the server does with one request. */
 export type FakeReply =
-  | { readonly type: "json"; readonly status: number; readonly body: unknown; readonly delayMs?: number }
+  | {
+    readonly type: "json"
+    readonly status: number
+    readonly body: unknown
+    readonly delayMs?: number
+    /** How to stream this answer to a request that asks for a stream (`FakeStream`); overrides the fake's options. */
+    readonly stream?: FakeStreamOptions
+  }
+  /** Server-sent events, as a fake frames a streamed answer (`FakeStream`). */
+  | FakeSseReply
   | {
     readonly type: "text"
     readonly status: number
@@ -94,7 +114,10 @@ export const baseReply = {
     }
     return { reply, progress }
   },
-  destroy: (): FakeReply => ({ type: "destroy" })
+  destroy: (): FakeReply => ({ type: "destroy" }),
+  /** `reply` (a JSON answer), streamed as `options` say when a request asks for a stream (`FakeStream`). */
+  streamed: (reply: FakeReply, options: FakeStreamOptions): FakeReply =>
+    reply.type === "json" ? { ...reply, stream: { ...reply.stream, ...options } } : reply
 }
 
 /** What every fake server exposes, whatever its routes. */
@@ -168,7 +191,8 @@ const send = (
   res.writeHead(status, { ...headers, "content-type": contentType, "content-length": Buffer.byteLength(body) }).end(body)
 }
 
-const play = (res: ServerResponse, answer: FakeReply) => {
+/** `serverCut` is called before the fake itself destroys the connection (not the client's doing). */
+const play = (res: ServerResponse, answer: FakeReply, request: RecordedRequest, serverCut: () => void) => {
   switch (answer.type) {
     case "json": {
       const write = () => send(res, answer.status, "application/json", JSON.stringify(answer.body))
@@ -209,9 +233,12 @@ const play = (res: ServerResponse, answer: FakeReply) => {
       writeNext()
       return
     }
+    case "sse":
+      return playSse(res, answer, request, serverCut)
     case "hang":
       return // left open: the client's abort or close() ends it
     case "destroy":
+      serverCut()
       res.socket?.destroy()
       return
   }
@@ -242,10 +269,13 @@ export const startFakeHttp = async (options: FakeHttpOptions): Promise<StartedFa
     void (async () => {
       const recorded = await recordRequest(req, options.multipart === true)
       if (options.record !== false) requests.push(recorded)
+      let cutHere = false
       res.on("close", () => {
-        if (!res.writableFinished) recorded.aborted = true
+        if (!res.writableFinished && !cutHere) recorded.aborted = true
       })
-      play(res, options.route(recorded))
+      play(res, options.route(recorded), recorded, () => {
+        cutHere = true
+      })
     })().catch(() => res.destroy())
   })
 

@@ -25,14 +25,24 @@
  * With `start({ apiKey })`, a request without `Authorization: Bearer <apiKey>`
  * gets a 401 whose message echoes the key it was sent, as real providers do:
  * handy to prove that secrets are redacted.
+ *
+ * Streaming: a chat request with `stream: true` gets its answer (a 2xx
+ * `chat.completion`, enqueued or not) as `chat.completion.chunk` events: a
+ * head, the content in `textDeltas` pieces, each tool call started (id, name)
+ * then its arguments in `argumentDeltas` pieces, the `finish_reason`, the
+ * usage when `stream_options.include_usage` asks for it, and `data: [DONE]`.
+ * Every other reply (an error status, garbage, a hang, …) is sent as it is.
+ * Pacing, cuts, mid-stream errors and send times: `FakeStream`.
  */
 import { Context, Layer } from "effect"
 import type { Effect, Scope } from "effect"
 import { baseReply, scopedFake, startFakeHttp } from "./FakeHttp.ts"
 import type { FakeHandler, FakeHttpServer, FakeReply, RecordedRequest } from "./FakeHttp.ts"
+import { argumentPieces, sseReply, textPieces } from "./FakeStream.ts"
+import type { FakeSseEvent, FakeStreamOptions } from "./FakeStream.ts"
 
 export { closedPort } from "./FakeHttp.ts"
-export type { FakeHandler, FakeReply, RecordedRequest, RecordedUpload } from "./FakeHttp.ts"
+export type { FakeDeltaSent, FakeHandler, FakeReply, FakeStreamOptions, RecordedRequest, RecordedUpload } from "./FakeHttp.ts"
 
 export interface FakeToolCall {
   readonly id?: string
@@ -44,8 +54,11 @@ export interface FakeToolCall {
 /** Builders for the usual replies. */
 export const reply = {
   ...baseReply,
-  /** A complete `chat.completion` object. */
-  completion: (message: { readonly content?: string | null; readonly toolCalls?: ReadonlyArray<FakeToolCall> }): FakeReply => {
+  /** A complete `chat.completion` object (`usage` as the API words it; default 1 prompt and 1 completion token). */
+  completion: (
+    message: { readonly content?: string | null; readonly toolCalls?: ReadonlyArray<FakeToolCall> },
+    usage: Readonly<Record<string, unknown>> = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
+  ): FakeReply => {
     const toolCalls = message.toolCalls ?? []
     return reply.json({
       id: "chatcmpl-fake",
@@ -71,7 +84,7 @@ export const reply = {
             : {})
         }
       }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
+      usage
     })
   },
   text: (content: string): FakeReply => reply.completion({ content }),
@@ -94,7 +107,9 @@ export interface FakeOpenAi extends FakeHttpServer {
   respondWith(handler: FakeHandler): void
   /** Replies for the next transcription requests, first in first out. */
   enqueueTranscription(...replies: ReadonlyArray<FakeReply>): void
-  /** Forget recorded requests, queued replies and the `respondWith` handler. */
+  /** How streamed answers are streamed from now on (a reply's own options still override these). */
+  streamWith(options: FakeStreamOptions): void
+  /** Forget recorded requests, queued replies and the `respondWith` handler; stream as `start` said. */
   reset(): void
 }
 
@@ -103,6 +118,8 @@ export interface StartOptions {
   readonly apiKey?: string
   /** Keep a record of each request (default true); turn off for load tests, where the log would only grow. */
   readonly record?: boolean
+  /** How streamed answers are streamed (`FakeStream`): deltas, pace, cuts, send times. */
+  readonly streaming?: FakeStreamOptions
 }
 
 const CHAT_PATH = "/v1/chat/completions"
@@ -115,10 +132,60 @@ const lastUserText = (body: unknown): string => {
   return typeof user?.content === "string" ? user.content : ""
 }
 
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The chunks of a `chat.completion`, or `undefined` when the body is not one (then it is sent as it is). */
+const completionEvents = (completion: unknown, includeUsage: boolean, options: FakeStreamOptions): Array<FakeSseEvent> | undefined => {
+  if (!isRecord(completion) || completion["object"] !== "chat.completion" || !Array.isArray(completion["choices"])) return undefined
+  const choice: unknown = completion["choices"][0]
+  const message = isRecord(choice) ? choice["message"] : undefined
+  if (!isRecord(choice) || !isRecord(message)) return undefined
+  const head = { id: completion["id"], object: "chat.completion.chunk", created: completion["created"], model: completion["model"] }
+  const chunk = (delta: Record<string, unknown>, finishReason: unknown = null, piece?: FakeSseEvent["delta"]): FakeSseEvent => ({
+    data: JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] }),
+    ...(piece !== undefined ? { delta: piece } : {})
+  })
+  const events: Array<FakeSseEvent> = [chunk({ role: "assistant", content: "" })]
+  const content = typeof message["content"] === "string" ? message["content"] : ""
+  for (const text of textPieces(content, options)) events.push(chunk({ content: text }, null, { kind: "text", text }))
+  const calls = Array.isArray(message["tool_calls"]) ? message["tool_calls"] : []
+  for (const [index, call] of calls.entries()) {
+    const fn = isRecord(call) && isRecord(call["function"]) ? call["function"] : {}
+    const { arguments: args, ...named } = fn
+    events.push(chunk({ tool_calls: [{ index, ...(isRecord(call) ? { id: call["id"], type: call["type"] } : {}), function: { ...named, arguments: "" } }] }))
+    const argsText = args === undefined ? "" : typeof args === "string" ? args : JSON.stringify(args)
+    for (const text of argumentPieces(argsText, options)) {
+      events.push(chunk({ tool_calls: [{ index, function: { arguments: text } }] }, null, { kind: "arguments", text }))
+    }
+  }
+  events.push(chunk({}, choice["finish_reason"] ?? "stop"))
+  if (includeUsage && completion["usage"] !== undefined) {
+    events.push({ data: JSON.stringify({ ...head, choices: [], usage: completion["usage"] }) })
+  }
+  events.push({ data: "[DONE]" })
+  return events
+}
+
+/** What an OpenAI stream says when it fails midway. */
+const streamError: FakeSseEvent = {
+  data: JSON.stringify({ error: { message: "fake error mid-stream", type: "server_error", code: null } })
+}
+
+/** `answer` as the request asked for it: whole, or (a 2xx completion to a `stream: true` request) streamed. */
+const shaped = (request: RecordedRequest, answer: FakeReply, defaults: FakeStreamOptions): FakeReply => {
+  const body = request.body
+  if (!isRecord(body) || body["stream"] !== true || answer.type !== "json" || answer.status < 200 || answer.status > 299) return answer
+  const options = { ...defaults, ...answer.stream }
+  const includeUsage = isRecord(body["stream_options"]) && body["stream_options"]["include_usage"] === true
+  const events = completionEvents(answer.body, includeUsage, options)
+  return events === undefined ? answer : sseReply(events, options, streamError, answer.delayMs)
+}
+
 export const start = async (options: StartOptions = {}): Promise<FakeOpenAi> => {
   let chatQueue: Array<FakeReply> = []
   let transcriptionQueue: Array<FakeReply> = []
   let handler: FakeHandler | undefined
+  let streaming: FakeStreamOptions = options.streaming ?? {}
 
   const route = (request: RecordedRequest): FakeReply => {
     const { method, path, upload } = request
@@ -131,7 +198,7 @@ export const start = async (options: StartOptions = {}): Promise<FakeOpenAi> => 
     }
     if (method === "POST" && path === CHAT_PATH) {
       const next = chatQueue.shift()
-      return next ?? handler?.(request) ?? reply.text(`fake answer to: ${lastUserText(request.body)}`)
+      return shaped(request, next ?? handler?.(request) ?? reply.text(`fake answer to: ${lastUserText(request.body)}`), streaming)
     }
     if (method === "POST" && path === TRANSCRIPTION_PATH) {
       const next = transcriptionQueue.shift()
@@ -152,11 +219,13 @@ export const start = async (options: StartOptions = {}): Promise<FakeOpenAi> => 
     enqueue: (...replies) => void chatQueue.push(...replies),
     respondWith: (h) => void (handler = h),
     enqueueTranscription: (...replies) => void transcriptionQueue.push(...replies),
+    streamWith: (o) => void (streaming = o),
     reset: () => {
       requests.length = 0
       chatQueue = []
       transcriptionQueue = []
       handler = undefined
+      streaming = options.streaming ?? {}
     }
   }
 }

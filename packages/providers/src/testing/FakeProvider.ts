@@ -1,26 +1,48 @@
 /**
  * A provider adapter whose answers the test sets, recording every call: for
  * route tests that are about the route, not the wire format.
+ *
+ * `stream` streams the `answerWith` answer in one delta (`streamOfAnswer`)
+ * unless the test scripts the stream itself with `streamWith` (deltas,
+ * pauses, a failure midway, a stream that never ends):
+ *
+ * ```ts
+ * fake.streamWith(() => Stream.make(
+ *   { type: "text-delta", delta: "Hel" },
+ *   { type: "text-delta", delta: "lo" },
+ *   { type: "finish", response: { content: "Hello" } }
+ * ).pipe(Stream.tap(() => Effect.sleep("10 millis"))))
+ * ```
+ *
+ * Both kinds of call are recorded in `calls`, in order.
  */
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
-import { Effect, Layer } from "effect"
-import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
+import { Effect, Layer, Stream } from "effect"
+import type { ProviderError, ProviderStreamEvent, TranscriptionInput } from "../ProviderAdapter.ts"
 import { ProviderAdapter, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
 
 export type Answer = (params: ProviderChatParams) => Effect.Effect<ProviderChatResponse, ProviderError>
+
+export type Streamer = (params: ProviderChatParams) => Stream.Stream<ProviderStreamEvent, ProviderError>
 
 export const makeFakeProvider = () => {
   const calls: Array<ProviderChatParams> = []
   const transcriptions: Array<TranscriptionInput> = []
   let answer: Answer = () => Effect.succeed({ content: "ok" })
+  let streamer: Streamer | undefined
   const layer = Layer.mergeAll(
-    Layer.succeed(ProviderAdapter, (() => {
-      const chat = (params: ProviderChatParams) => Effect.suspend(() => {
-        calls.push(params)
-        return answer(params)
-      })
-      return ProviderAdapter.of({ chat, stream: (params) => streamOfAnswer(chat(params)) })
-    })()),
+    Layer.succeed(ProviderAdapter, ProviderAdapter.of({
+      chat: (params) =>
+        Effect.suspend(() => {
+          calls.push(params)
+          return answer(params)
+        }),
+      stream: (params) =>
+        Stream.suspend(() => {
+          calls.push(params)
+          return streamer?.(params) ?? streamOfAnswer(answer(params))
+        })
+    })),
     Layer.succeed(Transcriber, Transcriber.of({
       transcribe: (input) => Effect.sync(() => {
         transcriptions.push(input)
@@ -34,6 +56,10 @@ export const makeFakeProvider = () => {
     transcriptions,
     answerWith: (f: Answer) => {
       answer = f
+    },
+    /** Scripts `stream` itself; `undefined` goes back to streaming the `answerWith` answer. */
+    streamWith: (f: Streamer | undefined) => {
+      streamer = f
     }
   }
 }

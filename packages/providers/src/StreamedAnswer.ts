@@ -1,0 +1,92 @@
+/**
+ * Reading a provider's streamed answer into the port's events
+ * (`ProviderStreamEvent`), whichever API it speaks: each API's reader
+ * (`openai/CompletionChunks.ts`, `anthropic/MessageEvents.ts`) turns one wire
+ * event into stream events and says when the answer is complete; this module
+ * runs it, so that every adapter keeps the port's promise alike:
+ *
+ * - `finish` comes once, last, and only for a complete answer: a body that
+ *   ends before the API's end marker fails `InvalidResponse`, one cut
+ *   mid-transfer fails `Network` (the transport's error), and neither ever
+ *   yields a `finish`;
+ * - once the answer is complete, what follows on the wire is not read as
+ *   answer (a late error included), but the body is still read to its end so
+ *   that a kept-alive connection can serve the next call;
+ * - the deadline (`LLM_TIMEOUT_MS`) bounds the whole call, first byte to
+ *   `finish`, and its interruption, like any consumer's, aborts the request.
+ */
+import { Effect, Result, Stream } from "effect"
+import type { ProviderChatResponse } from "@switchboard/domain"
+import { ProviderError } from "./ProviderAdapter.ts"
+import type { ProviderStreamEvent } from "./ProviderAdapter.ts"
+import { timeoutError } from "./ProviderHttp.ts"
+import { redact, truncate } from "./Redact.ts"
+import type { SseEvent } from "./SseAnswer.ts"
+
+export interface AnswerReader {
+  /** One wire event: the stream events it yields (often none), or why the answer cannot be read. */
+  read(event: SseEvent): Result.Result<ReadonlyArray<ProviderStreamEvent>, ProviderError>
+  /** The API's end marker has been read: nothing after it is answer. */
+  complete(): boolean
+  /** At the end of the body: the whole answer, or why there is none (it is incomplete, or invalid). */
+  end(): Result.Result<ProviderChatResponse, ProviderError>
+}
+
+/** The stream events of an answer, from its wire events and a fresh reader. */
+export const readAnswer = (
+  events: Stream.Stream<SseEvent, ProviderError>,
+  makeReader: () => AnswerReader
+): Stream.Stream<ProviderStreamEvent, ProviderError> =>
+  Stream.suspend(() => {
+    const reader = makeReader()
+    const none: ReadonlyArray<ProviderStreamEvent> = []
+    return events.pipe(
+      Stream.mapEffect((event) => reader.complete() ? Effect.succeed(none) : Effect.fromResult(reader.read(event))),
+      Stream.catchIf((_: ProviderError) => reader.complete(), () => Stream.empty),
+      Stream.flattenIterable,
+      Stream.concat(Stream.suspend(() =>
+        Result.match(reader.end(), {
+          onFailure: (error) => Stream.fail(error),
+          onSuccess: (response): Stream.Stream<ProviderStreamEvent> => Stream.succeed({ type: "finish", response })
+        })
+      ))
+    )
+  })
+
+/** The body ended before the API's end marker. */
+export const incompleteError = (what: string): ProviderError =>
+  new ProviderError({ reason: "InvalidResponse", message: `Provider stream ended before the ${what}` })
+
+/** A wire event that is not what the API sends. */
+export const invalidEventError = (detail: string, secrets: ReadonlyArray<string>): ProviderError =>
+  new ProviderError({ reason: "InvalidResponse", message: `Invalid stream event: ${truncate(redact(detail, secrets), 200)}` })
+
+/**
+ * An error the provider reported inside a stream it had started with a 2xx:
+ * `Status` with the HTTP status the same error would have had before the
+ * stream (so it gets the same public reason, e.g. `status_529`), or
+ * `InvalidResponse` when the API gives no such status.
+ */
+export const streamedError = (detail: string, status: number | undefined, secrets: ReadonlyArray<string>): ProviderError => {
+  const message = `Provider stream reported an error: ${truncate(redact(detail.trim(), secrets))}`
+  return status === undefined
+    ? new ProviderError({ reason: "InvalidResponse", message })
+    : new ProviderError({ reason: "Status", status, message })
+}
+
+/** The stream fails `Timeout` when it has not ended within `timeoutMs` of its start; the interruption aborts the request. */
+export const withStreamDeadline = (timeoutMs: number, what: string) =>
+<A, R>(self: Stream.Stream<A, ProviderError, R>): Stream.Stream<A, ProviderError, R> =>
+  Stream.interruptWhen(
+    self,
+    Effect.andThen(Effect.sleep(timeoutMs), Effect.fail(timeoutError(`${what} not complete within ${timeoutMs} ms`)))
+  )
+
+/** A reader's JSON parse of one event's data, or why it is not JSON. */
+export const parseEventData = (event: SseEvent, secrets: ReadonlyArray<string>): Result.Result<unknown, ProviderError> => {
+  try {
+    return Result.succeed(JSON.parse(event.data) as unknown)
+  } catch {
+    return Result.fail(invalidEventError(`data that is not JSON: ${event.data}`, secrets))
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * The stream readers without HTTP: wire events in, the port's events out.
+ * What real servers do beyond the fakes' answers: a call's id or name in a
+ * later chunk, no `[DONE]`, events after the end, errors inside a 200, a
+ * proxy's odd shapes; and the bytes-to-events step (`sseEvents`) on chunks
+ * that split events, lines and characters.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Stream } from "effect"
+import { messageEventsReader } from "../src/anthropic/MessageEvents.ts"
+import { completionChunksReader } from "../src/openai/CompletionChunks.ts"
+import { ProviderError } from "../src/ProviderAdapter.ts"
+import type { SseEvent } from "../src/SseAnswer.ts"
+import { sseEvents } from "../src/SseAnswer.ts"
+import { readAnswer } from "../src/StreamedAnswer.ts"
+import type { AnswerReader } from "../src/StreamedAnswer.ts"
+import { checkFinished, runStream, streamFailure } from "./StreamChecks.ts"
+
+const SECRET = "sk-secret-0123456789"
+
+const event = (data: unknown, name = "message"): SseEvent => ({
+  _tag: "Event",
+  event: name,
+  id: undefined,
+  data: typeof data === "string" ? data : JSON.stringify(data)
+})
+
+const read = (reader: AnswerReader, events: ReadonlyArray<SseEvent>, tail?: ProviderError) =>
+  runStream(readAnswer(
+    tail === undefined ? Stream.fromIterable(events) : Stream.concat(Stream.fromIterable(events), Stream.fail(tail)),
+    () => reader
+  ))
+
+const finished = (reader: AnswerReader, events: ReadonlyArray<SseEvent>) =>
+  Effect.map(read(reader, events), (outcome) => ({ events: outcome.events, response: checkFinished(outcome.events) }))
+
+const failed = (reader: AnswerReader, events: ReadonlyArray<SseEvent>) => Effect.map(read(reader, events), streamFailure)
+
+// ---------------------------------------------------------------------------
+
+const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+  event({ object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finishReason }] })
+const call = (index: number, fields: Record<string, unknown>) => chunk({ tool_calls: [{ index, ...fields }] })
+const done = event("[DONE]")
+const openai = () => completionChunksReader([SECRET])
+
+describe("CompletionChunks", () => {
+  it.effect("a call whose name comes after its first arguments starts when named, with what came before", () =>
+    Effect.gen(function*() {
+      const { events, response } = yield* finished(openai(), [
+        call(0, { id: "call_x", function: { arguments: "{\"a\":" } }),
+        call(0, { function: { name: "lookup", arguments: "1" } }),
+        call(0, { function: { arguments: "}" } }),
+        chunk({}, "tool_calls"),
+        done
+      ])
+      assert.deepStrictEqual(events.slice(0, 3), [
+        { type: "tool-call-start", id: "call_x", name: "lookup" },
+        { type: "tool-call-delta", id: "call_x", delta: "{\"a\":1" },
+        { type: "tool-call-delta", id: "call_x", delta: "}" }
+      ])
+      assert.deepStrictEqual(response.toolCalls, [{ id: "call_x", name: "lookup", args: { a: 1 } }])
+    }))
+
+  it.effect("calls without ids get chat's ids; a custom tool's call is skipped as chat skips it; broken JSON → invalidArgs", () =>
+    Effect.gen(function*() {
+      const { response } = yield* finished(openai(), [
+        call(0, { type: "function", function: { name: "a", arguments: "" } }),
+        call(1, { type: "custom", id: "call_custom", custom: { name: "free" } }),
+        call(2, { function: { name: "b", arguments: "{oops" } }),
+        chunk({}, "tool_calls"),
+        done
+      ])
+      const calls = response.toolCalls ?? []
+      assert.deepStrictEqual(calls.map((c) => [c.id, c.name]), [["call_0", "a"], ["call_2", "b"]])
+      assert.deepStrictEqual(calls[0]?.args, {})
+      assert.match(calls[1]?.invalidArgs ?? "", /^arguments are not valid JSON/)
+    }))
+
+  it.effect("the usage of the last chunk (no choices); a body ending after finish_reason without [DONE] is complete", () =>
+    Effect.gen(function*() {
+      const { response } = yield* finished(openai(), [
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: "Hi" }),
+        chunk({}, "stop"),
+        event({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } } })
+      ])
+      assert.deepStrictEqual(response, { content: "Hi", usage: { inputTokens: 7, outputTokens: 2, cachedInputTokens: 4 } })
+    }))
+
+  it.effect("what follows [DONE] is not answer, not even a failure", () =>
+    Effect.gen(function*() {
+      const outcome = yield* read(openai(), [chunk({ content: "Hi" }), done, chunk({ content: " again" })], new ProviderError({ reason: "Network", message: "socket closed after the end" }))
+      assert.deepStrictEqual(checkFinished(outcome.events), { content: "Hi" })
+    }))
+
+  it.effect("a body ending before finish_reason or [DONE] → InvalidResponse", () =>
+    Effect.gen(function*() {
+      const error = yield* failed(openai(), [chunk({ content: "Hi" })])
+      assert.strictEqual(error.reason, "InvalidResponse")
+    }))
+
+  it.effect("an error chunk → Status when it carries an HTTP status, else InvalidResponse; secrets redacted", () =>
+    Effect.gen(function*() {
+      const limited = yield* failed(openai(), [chunk({ content: "Hi" }), event({ error: { message: "rate limited", code: "429" } })])
+      assert.strictEqual(limited.reason, "Status")
+      assert.strictEqual(limited.status, 429)
+      assert.include(limited.message, "rate limited")
+      const other = yield* failed(openai(), [event({ error: { message: `bad key ${SECRET}`, type: "server_error", code: null } })])
+      assert.strictEqual(other.reason, "InvalidResponse")
+      assert.notInclude(other.message, SECRET)
+      const garbage = yield* failed(openai(), [event(`<html>${SECRET}`)])
+      assert.strictEqual(garbage.reason, "InvalidResponse")
+      assert.notInclude(garbage.message, SECRET)
+    }))
+})
+
+// ---------------------------------------------------------------------------
+
+const anthropicEvent = (type: string, data: Record<string, unknown> = {}) => event({ type, ...data }, type)
+const start = (usage: Record<string, unknown> = { input_tokens: 5, output_tokens: 0 }) =>
+  anthropicEvent("message_start", { message: { id: "msg", type: "message", role: "assistant", content: [], usage } })
+const blockStart = (index: number, block: Record<string, unknown>) => anthropicEvent("content_block_start", { index, content_block: block })
+const blockDelta = (index: number, delta: Record<string, unknown>) => anthropicEvent("content_block_delta", { index, delta })
+const stop = (outputTokens = 9) => [
+  anthropicEvent("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: outputTokens } }),
+  anthropicEvent("message_stop")
+]
+const anthropic = () => messageEventsReader([SECRET])
+
+describe("MessageEvents", () => {
+  it.effect("text and tool_use blocks, thinking skipped, pings ignored; the usage from message_start and message_delta", () =>
+    Effect.gen(function*() {
+      const { response } = yield* finished(anthropic(), [
+        start({ input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 1 }),
+        anthropicEvent("ping"),
+        blockStart(0, { type: "thinking", thinking: "" }),
+        blockDelta(0, { type: "thinking_delta", thinking: "hmm" }),
+        blockStart(1, { type: "text", text: "" }),
+        blockDelta(1, { type: "text_delta", text: "Let me " }),
+        blockDelta(1, { type: "text_delta", text: "look." }),
+        blockStart(2, { type: "tool_use", id: "toolu_1", name: "lookup", input: {} }),
+        blockDelta(2, { type: "input_json_delta", partial_json: "{\"q\":" }),
+        blockDelta(2, { type: "input_json_delta", partial_json: "\"x\"}" }),
+        blockStart(3, { type: "tool_use", name: "noargs", input: {} }),
+        ...stop(12)
+      ])
+      assert.deepStrictEqual(response, {
+        content: "Let me look.",
+        toolCalls: [{ id: "toolu_1", name: "lookup", args: { q: "x" } }, { id: "call_3", name: "noargs", args: {} }],
+        usage: { inputTokens: 105, outputTokens: 12, cachedInputTokens: 100 }
+      })
+    }))
+
+  it.effect("a proxy's whole input in content_block_start; JSON that does not parse → invalidArgs", () =>
+    Effect.gen(function*() {
+      const { events, response } = yield* finished(anthropic(), [
+        start(),
+        blockStart(0, { type: "tool_use", id: "toolu_1", name: "a", input: { q: 1 } }),
+        blockStart(1, { type: "tool_use", id: "toolu_2", name: "b", input: {} }),
+        blockDelta(1, { type: "input_json_delta", partial_json: "{\"q\"" }),
+        ...stop()
+      ])
+      assert.deepStrictEqual(events[1], { type: "tool-call-delta", id: "toolu_1", delta: "{\"q\":1}" })
+      assert.deepStrictEqual(response.toolCalls?.[0], { id: "toolu_1", name: "a", args: { q: 1 } })
+      assert.match(response.toolCalls?.[1]?.invalidArgs ?? "", /^arguments are not valid JSON/)
+    }))
+
+  it.effect("the end without message_stop: complete after a stop reason, InvalidResponse before", () =>
+    Effect.gen(function*() {
+      const text = [start(), blockStart(0, { type: "text", text: "" }), blockDelta(0, { type: "text_delta", text: "Hi" })]
+      const { response } = yield* finished(anthropic(), [...text, stop()[0]!])
+      assert.strictEqual(response.content, "Hi")
+      assert.strictEqual((yield* failed(anthropic(), text)).reason, "InvalidResponse")
+    }))
+
+  it.effect("an error event → Status with the status of its type (unknown types: InvalidResponse); secrets redacted", () =>
+    Effect.gen(function*() {
+      const error = (type: string, message = "nope") => anthropicEvent("error", { error: { type, message } })
+      const overloaded = yield* failed(anthropic(), [start(), error("overloaded_error", "Overloaded")])
+      assert.strictEqual(overloaded.reason, "Status")
+      assert.strictEqual(overloaded.status, 529)
+      assert.include(overloaded.message, "overloaded_error: Overloaded")
+      assert.strictEqual((yield* failed(anthropic(), [error("rate_limit_error")])).status, 429)
+      const odd = yield* failed(anthropic(), [error("brand_new_error", `key ${SECRET}`)])
+      assert.strictEqual(odd.reason, "InvalidResponse")
+      assert.notInclude(odd.message, SECRET)
+    }))
+
+  it.effect("a tool_use without a name, or a delta for a block never started → InvalidResponse", () =>
+    Effect.gen(function*() {
+      assert.strictEqual((yield* failed(anthropic(), [start(), blockStart(0, { type: "tool_use", id: "t", input: {} })])).reason, "InvalidResponse")
+      assert.strictEqual((yield* failed(anthropic(), [start(), blockDelta(4, { type: "text_delta", text: "x" })])).reason, "InvalidResponse")
+    }))
+})
+
+// ---------------------------------------------------------------------------
+
+describe("sseEvents", () => {
+  const bytes = (...chunks: ReadonlyArray<string | Uint8Array>) =>
+    Stream.fromIterable(chunks.map((c) => typeof c === "string" ? new TextEncoder().encode(c) : c))
+
+  it.effect("events split across chunks, CRLF lines, a character split between chunks, comments; an unterminated last event dropped", () =>
+    Effect.gen(function*() {
+      const euro = new TextEncoder().encode("data: 3€\n\n")
+      const events = yield* Stream.runCollect(sseEvents(bytes(
+        ": a comment\r\nevent: one\r\ndata: 1",
+        "\r\n\r\ndata: 2\n\n",
+        euro.subarray(0, 8),
+        euro.subarray(8),
+        "data: cut"
+      ), 1024))
+      assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["one", "1"], ["message", "2"], ["message", "3€"]])
+    }))
+
+  it.effect("past maxBytes of body, however it is split into events → TooLarge", () =>
+    Effect.gen(function*() {
+      const many = Array.from({ length: 20 }, (_, i) => `data: ${"x".repeat(50)}${i}\n\n`)
+      const error = yield* Stream.runDrain(sseEvents(bytes(...many), 1024)).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "TooLarge")
+      assert.include(error.message, "1024 bytes")
+    }))
+})
