@@ -74,7 +74,12 @@ const fetchLoop = async () => {
 }
 
 const viaRun = async () => {
-  const messages = await run([{ role: "user", content: "look three things up" }], context, { serverUrl: `http://127.0.0.1:${port}`, tools })
+  // Answers whole, as the floor's: the case measures the loop over the JSON route, like for like.
+  const messages = await run([{ role: "user", content: "look three things up" }], context, {
+    serverUrl: `http://127.0.0.1:${port}`,
+    tools,
+    streaming: false
+  })
   if (messages.length !== 7) throw new Error(`expected 7 messages, got ${messages.length}`)
   return messages
 }

@@ -11,9 +11,11 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { chatStoreName } from "@switchboard/client/stores/ChatStore"
 import { tempDir } from "@switchboard/client/testing/Fakes"
-import { runCli } from "./support/RunCli.ts"
+import { runCli, spawnCli } from "./support/RunCli.ts"
 import { startFakeServer } from "@switchboard/client/testing/FakeServer"
 import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
+import { gate, streamedReply, turnChunks, until } from "@switchboard/client/testing/FakeStream"
+import { SSE_DONE, sseEvent } from "@switchboard/domain"
 
 /** A fake model: asks for transcribe_video when there is a video, answers with what the tool returned. */
 const fakeApi = (request: RecordedRequest) => {
@@ -72,7 +74,7 @@ describe("switchboard CLI", () => {
 
       const chat = yield* runCli(["chat", "--help"])
       assert.strictEqual(chat.code, 0)
-      for (const flag of ["--server", "--token", "--context", "--new"]) assert.include(chat.stdout, flag)
+      for (const flag of ["--server", "--token", "--context", "--new", "--no-stream"]) assert.include(chat.stdout, flag)
 
       const serve = yield* runCli(["serve", "--help"])
       assert.strictEqual(serve.code, 0)
@@ -111,13 +113,15 @@ describe("switchboard CLI", () => {
       assert.notStrictEqual(newest.chatId, requests[0]?.chatId)
     }))
 
-  it.effect("without a message, chat runs one turn per line of stdin", () =>
+  it.effect("without a message, chat runs one turn per line of stdin (with --no-stream, each answer whole)", () =>
     Effect.gen(function*() {
       const server = yield* startFakeServer(fakeApi)
-      const run = yield* runCli(["chat", "--server", server.url], { input: "first\n\nsecond\n" })
+      const run = yield* runCli(["chat", "--server", server.url, "--no-stream"], { input: "first\n\nsecond\n" })
       assert.strictEqual(run.code, 0, run.stderr)
       assert.strictEqual(run.stdout, "echo: first\necho: second\n")
       assert.strictEqual(chatRequests(server.requests).length, 2)
+      const chats = server.requests.filter((r) => r.path === "/api/agent/chat")
+      assert.isTrue(chats.every((r) => r.headers.accept === "application/json"))
     }))
 
   it.effect("an invalid context file is refused with a clear message", () =>
@@ -165,5 +169,109 @@ describe("switchboard CLI", () => {
       const run = yield* runCli(["chat", "--server", server.url, "hi"], { home: tempDir() })
       assert.strictEqual(run.code, 1)
       assert.include(run.stderr, "LLM provider error (provider_error: status_401)")
+    }))
+
+  it.effect("chat prints the answer as it streams, each round's text on its own line", () =>
+    Effect.gen(function*() {
+      const shown = gate()
+      const server = yield* startFakeServer((request) => {
+        if (request.path !== "/api/agent/chat") return fakeApi(request)
+        const body = JSON.parse(request.body.toString("utf8")) as ChatRequest
+        if (body.messages.at(-1)?.role !== "tool") {
+          return streamedReply(turnChunks({
+            messageId: "srv_1",
+            deltas: ["Let me ", "listen."],
+            toolCalls: [{ id: "call_1", name: "transcribe_video", args: {} }]
+          }))
+        }
+        // The answer's first words, then nothing until the terminal shows them.
+        return {
+          events: (async function*() {
+            yield sseEvent({ type: "start", messageId: "srv_2" })
+            yield sseEvent({ type: "text-delta", id: "t", delta: "Transcript " })
+            await shown.opened
+            yield sseEvent({ type: "text-delta", id: "t", delta: "says: hello world" })
+            yield sseEvent({ type: "finish" })
+            yield SSE_DONE
+          })()
+        }
+      })
+      const home = tempDir()
+      const cli = spawnCli(["chat", "--server", server.url, "--context", writeContext(tempDir()), "please transcribe"], { home })
+      yield* Effect.promise(() => until(() => cli.stdout().includes("Transcript ")))
+      assert.strictEqual(cli.stdout(), "Let me listen.\nTranscript ")
+      shown.open()
+      const run = yield* Effect.promise(() => cli.exited)
+      assert.strictEqual(run.code, 0, run.stderr)
+      assert.strictEqual(run.stdout, "Let me listen.\nTranscript says: hello world\n")
+      assert.deepStrictEqual(storedMessages(home).map((m) => [m.role, m.role === "assistant" ? m.content : ""]), [
+        ["user", ""],
+        ["assistant", "Let me listen."],
+        ["tool", ""],
+        ["assistant", "Transcript says: hello world"]
+      ])
+      assert.strictEqual(chatRequests(server.requests).length, 2)
+      assert.isTrue(server.requests.filter((r) => r.path === "/api/agent/chat").every((r) => r.headers.accept === "text/event-stream"))
+    }))
+
+  it.effect("Ctrl+C during a turn stops it once and prints what the server kept", () =>
+    Effect.gen(function*() {
+      const stopped = gate()
+      const server = yield* startFakeServer((request) => {
+        if (request.path.endsWith("/stop")) {
+          stopped.open()
+          return { json: { stopped: true } }
+        }
+        if (request.path !== "/api/agent/chat") return fakeApi(request)
+        return {
+          events: (async function*() {
+            yield sseEvent({ type: "start", messageId: "srv_1" })
+            yield sseEvent({ type: "text-delta", id: "t", delta: "Half an" })
+            await stopped.opened
+            yield sseEvent({ type: "finish", messageMetadata: { stopped: true } })
+            yield SSE_DONE
+          })()
+        }
+      })
+      const home = tempDir()
+      const cli = spawnCli(["chat", "--server", server.url, "tell me everything"], { home })
+      yield* Effect.promise(() => until(() => cli.stdout().includes("Half an")))
+      cli.child.kill("SIGINT")
+      const run = yield* Effect.promise(() => cli.exited)
+      assert.strictEqual(run.code, 0, run.stderr)
+      assert.strictEqual(run.stdout, "Half an\n")
+      assert.include(run.stderr, "the turn was stopped")
+      const chatId = chatRequests(server.requests)[0]?.chatId
+      assert.deepStrictEqual(server.requests.filter((r) => r.path.endsWith("/stop")).map((r) => r.path), [`/api/chats/${chatId}/stop`])
+      const last = storedMessages(home).at(-1)
+      assert.deepStrictEqual([last?.id, last?.content, last?.metadata], ["srv_1", "Half an", { stopped: true }])
+    }))
+
+  it.effect("a second Ctrl+C quits when the stopped turn does not end; stop was asked once", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer((request) => {
+        if (request.path.endsWith("/stop")) return { json: { stopped: true } }
+        if (request.path !== "/api/agent/chat") return fakeApi(request)
+        return {
+          events: (async function*() {
+            yield sseEvent({ type: "start", messageId: "srv_1" })
+            yield sseEvent({ type: "text-delta", id: "t", delta: "Hel" })
+            await new Promise(() => {}) // a server that never ends the turn
+          })()
+        }
+      })
+      const home = tempDir()
+      const cli = spawnCli(["chat", "--server", server.url, "hi"], { home })
+      const stops = () => server.requests.filter((r) => r.path.endsWith("/stop")).length
+      yield* Effect.promise(() => until(() => cli.stdout().includes("Hel")))
+      cli.child.kill("SIGINT")
+      yield* Effect.promise(() => until(() => stops() === 1 && cli.stderr().includes("Ctrl+C again")))
+      cli.child.kill("SIGINT")
+      const run = yield* Effect.promise(() => cli.exited)
+      assert.isTrue(run.code !== null || run.signal !== null)
+      assert.strictEqual(stops(), 1)
+      // What had arrived is kept, marked stopped, as the server keeps it.
+      const last = storedMessages(home).at(-1)
+      assert.deepStrictEqual([last?.id, last?.content, last?.metadata], ["srv_1", "Hel", { stopped: true }])
     }))
 })

@@ -30,13 +30,14 @@ describe("status reporter", () => {
       ])
     }))
 
-  it.effect("on a terminal, rewrites one line and clears it at the end", () =>
+  it.effect("on a terminal, rewrites one line, clears it while the agent responds (the answer streams there) and at the end", () =>
     Effect.gen(function*() {
       const store = makeAgentStore(memoryStorage())
       let out = ""
       yield* Effect.scoped(Effect.gen(function*() {
         yield* reportStatus(store, { isTTY: true, write: (t) => (out += t) })
         store.getState().setStatus("sending")
+        store.getState().setStatus("responding")
       }))
       assert.strictEqual(out, "\r\u001b[2Ksending to the model…\r\u001b[2K")
     }))

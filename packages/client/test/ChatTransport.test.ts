@@ -1,6 +1,6 @@
 import type { ChatRequest } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import * as net from "node:net"
 import { ChatTransport } from "../src/chat/ChatTransport.ts"
 import { ApiClient } from "../src/api/ApiClient.ts"
@@ -10,6 +10,7 @@ import { ToolRegistry } from "../src/tools/ToolRegistry.ts"
 import { makeStores } from "./support/Fakes.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
 import type { Reply } from "./support/FakeServer.ts"
+import { streamedReply, turnChunks } from "./support/FakeStream.ts"
 
 const request: ChatRequest = {
   messages: [{ id: "m1", role: "user", content: "Hi", timestamp: 1 }],
@@ -117,6 +118,30 @@ for (const [implementation, layerFor] of implementations) {
         const down = yield* send(`http://127.0.0.1:${port}`).pipe(Effect.flip)
         assert.include(down.message, "cannot reach the server")
         assert.isUndefined(down.status)
+      }))
+
+    it.effect("streams a turn's chunks and stops a chat's turn; their errors are the same ChatTransportError", () =>
+      Effect.gen(function*() {
+        const chunks = turnChunks({ messageId: "srv_1", deltas: ["Hel", "lo"] })
+        const server = yield* startFakeServer((recorded) =>
+          recorded.path === "/api/chats/chat_1/stop"
+            ? { json: { stopped: true } }
+            : recorded.path === "/api/chats/busy/stop"
+            ? { status: 401, json: { error: "missing or invalid bearer token", code: "unauthenticated" } }
+            : streamedReply(chunks)
+        )
+        const transport = yield* Effect.service(ChatTransport).pipe(Effect.provide(layerFor({ baseUrl: server.url, token: "tok" })))
+        assert.deepStrictEqual(yield* Stream.runCollect(transport.stream(request)), chunks)
+        assert.isTrue(yield* transport.stop("chat_1"))
+        const refused = yield* Effect.flip(transport.stop("busy"))
+        assert.strictEqual(refused.status, 401)
+        assert.strictEqual(refused.code, "unauthenticated")
+        assert.isTrue(server.requests.every((r) => r.headers.authorization === "Bearer tok"))
+
+        const port = yield* closedPort
+        const down = yield* Effect.service(ChatTransport).pipe(Effect.provide(layerFor({ baseUrl: `http://127.0.0.1:${port}` })))
+        const unreachable = yield* Effect.flip(Stream.runCollect(down.stream(request)))
+        assert.include(unreachable.message, "cannot reach the server")
       }))
 
     it.effect("through the orchestrator, an API error lands in chatStore.error with status error", () =>

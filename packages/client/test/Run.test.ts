@@ -11,6 +11,7 @@ import { closeRunClients, run } from "../src/chat/Run.ts"
 import type { RunTool } from "../src/chat/Run.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
 import type { RecordedRequest } from "./support/FakeServer.ts"
+import { streamedReply, turnChunks } from "./support/FakeStream.ts"
 
 const requestOf = (recorded: RecordedRequest) => JSON.parse(recorded.body.toString("utf8")) as ChatRequest
 
@@ -118,13 +119,16 @@ describe("run (promise API)", () => {
       assert.include(failure.message, "already in flight")
     }).pipe(Effect.scoped, Effect.ensuring(Effect.promise(closeRunClients))))
 
-  it.effect("aborting the signal stops the turn and rejects", () =>
+  it.effect("aborting the signal stops the turn, on the server too, and rejects", () =>
     Effect.gen(function*() {
       // The fake never answers the chat call, so only the abort can end the turn.
-      const server = yield* startFakeServer(() => new Promise(() => {}))
+      const server = yield* startFakeServer((recorded) =>
+        recorded.path.endsWith("/stop") ? { json: { stopped: true } } : new Promise(() => {})
+      )
       const controller = new AbortController()
       const pending = run([{ role: "user", content: "hi" }], null, {
         serverUrl: server.url,
+        chatId: "chat-aborted",
         tools: [],
         signal: controller.signal
       }).then(() => "resolved", (e: unknown) => e)
@@ -135,5 +139,35 @@ describe("run (promise API)", () => {
       const outcome = yield* Effect.promise(() => pending)
       assert.notStrictEqual(outcome, "resolved")
       assert.notInstanceOf(outcome, ChatTransportError)
+      assert.deepStrictEqual(server.requests.map((r) => r.path), ["/api/agent/chat", "/api/chats/chat-aborted/stop"])
+    }).pipe(Effect.scoped, Effect.ensuring(Effect.promise(closeRunClients))))
+
+  it.effect("onDelta hears the text as it streams, every round's", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer((recorded) => {
+        const results = requestOf(recorded).messages.filter((m) => m.role === "tool").length
+        return streamedReply(turnChunks(
+          results === 0
+            ? { messageId: "srv_1", deltas: ["Looking ", "up. "], toolCalls: [{ id: "call_1", name: "lookup", args: { q: "x" } }] }
+            : { messageId: "srv_2", deltas: ["Found ", "x."] }
+        ))
+      })
+      const deltas: Array<string> = []
+
+      const messages = yield* runPromise(() =>
+        run([{ role: "user", content: "look x up" }], null, {
+          serverUrl: server.url,
+          tools: [lookup([])],
+          onDelta: (text) => deltas.push(text)
+        })
+      )
+
+      assert.deepStrictEqual(deltas, ["Looking ", "up. ", "Found ", "x."])
+      assert.deepStrictEqual(messages.map((m) => [m.role, m.content]), [
+        ["assistant", "Looking up. "],
+        ["tool", "found x"],
+        ["assistant", "Found x."]
+      ])
+      assert.isTrue(server.requests.every((r) => r.headers.accept === "text/event-stream"))
     }).pipe(Effect.scoped, Effect.ensuring(Effect.promise(closeRunClients))))
 })

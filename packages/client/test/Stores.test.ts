@@ -48,6 +48,38 @@ describe("chatStore", () => {
       assert.deepStrictEqual(stored, { id: "srv_1", role: "assistant", content: "Hi", timestamp: 42 })
     }))
 
+  it.effect("a streaming message grows in place, is not persisted (nor written) until final, then is persisted once", () =>
+    Effect.sync(() => {
+      const storage = memoryStorage()
+      let writes = 0
+      const counting = { ...storage, setItem: (name: string, value: string) => (writes++, storage.setItem(name, value)) }
+      const store = makeChatStore(counting)
+      store.getState().addMessage({ id: "u1", role: "user", content: "Hi", timestamp: 1 })
+      const persistedIds = () =>
+        (JSON.parse(storage.items.get(chatStoreName) ?? "{}") as { state: { messages: Array<{ id: string }> } }).state.messages
+          .map((m) => m.id)
+
+      store.getState().startStreaming({ id: "srv_1", role: "assistant", content: "", timestamp: 2 })
+      const afterStart = writes
+      for (const text of ["He", "Hello", "Hello there"]) store.getState().setStreamingContent(text)
+      store.getState().setLoading(false)
+      assert.strictEqual(writes, afterStart, "a delta writes nothing")
+      assert.strictEqual(store.getState().streamingId, "srv_1")
+      assert.deepStrictEqual(store.getState().messages.map((m) => m.content), ["Hi", "Hello there"])
+      assert.deepStrictEqual(persistedIds(), ["u1"])
+
+      store.getState().finishStreaming({ id: "srv_1", role: "assistant", content: "Hello there!", timestamp: 2 })
+      assert.isNull(store.getState().streamingId)
+      assert.deepStrictEqual(store.getState().messages.map((m) => m.content), ["Hi", "Hello there!"])
+      assert.deepStrictEqual(persistedIds(), ["u1", "srv_1"])
+      assert.strictEqual(writes, afterStart + 1)
+
+      // A stream that failed leaves nothing behind.
+      store.getState().startStreaming({ id: "srv_2", role: "assistant", content: "Par" })
+      store.getState().finishStreaming(null)
+      assert.deepStrictEqual(store.getState().messages.map((m) => m.id), ["u1", "srv_1"])
+    }))
+
   it.effect("clearMessages empties the history and starts a new conversation", () =>
     Effect.sync(() => {
       const store = makeChatStore(memoryStorage())

@@ -1,8 +1,10 @@
 /**
  * `switchboard chat [message]`: the orchestrator against a server.
  *
- * With a message, runs one turn and prints the answer on stdout; without,
- * reads stdin and runs one turn per non-empty line. History and context live
+ * With a message, runs one turn and prints the answer on stdout as it streams
+ * (`--no-stream`: once it is whole); without, reads stdin and runs one turn
+ * per non-empty line. Ctrl+C during a turn stops it (the server keeps the
+ * answer so far, which is printed); a second Ctrl+C quits. History and context live
  * in the state directory (`$SWITCHBOARD_HOME`, default `~/.switchboard`), so a
  * conversation continues across runs until `--new`. Status goes to stderr.
  * `--agent NAME` names the agent of every turn; its client tools are checked
@@ -25,7 +27,9 @@ import { CliFailure, failWith } from "./CliFailure.ts"
 import { jobPollMs, makeJobWatch } from "@switchboard/client/jobs/JobWatch"
 import { printJobEvent } from "./JobLines.ts"
 import { serverFlag } from "./ServerFlag.ts"
-import { reportStatus } from "./StatusReporter.ts"
+import { reportStatus, stderrOutput } from "./StatusReporter.ts"
+import { makeAnswerPrinter } from "./AnswerPrinter.ts"
+import { firstCtrlCStops } from "./CtrlC.ts"
 import * as path from "node:path"
 
 export { defaultServer } from "./ServerFlag.ts"
@@ -82,6 +86,10 @@ export const chatCommand = Command.make("chat", {
     Flag.withDescription("Start a new conversation (forget the stored history)"),
     Flag.withDefault(false)
   ),
+  noStream: Flag.Boolean("no-stream").pipe(
+    Flag.withDescription("Print each answer once it is whole instead of as it streams"),
+    Flag.withDefault(false)
+  ),
   noWait: Flag.Boolean("no-wait").pipe(
     Flag.withDescription("Do not wait for the sub-agent jobs a turn dispatched (their results stay in the transcript)"),
     Flag.withDefault(false)
@@ -91,7 +99,7 @@ export const chatCommand = Command.make("chat", {
     Flag.withMetavar("DIR"),
     Flag.optional
   )
-}, ({ agent, artifacts, context, message, newChat, noWait, server, token }) =>
+}, ({ agent, artifacts, context, message, newChat, noStream, noWait, server, token }) =>
   Effect.gen(function*() {
     const dir = stateDirectory()
     const chatStore = makeChatStore(fileStorage(dir))
@@ -105,10 +113,26 @@ export const chatCommand = Command.make("chat", {
     }
 
     const registry = makeDefaultRegistry(yield* MediaTranscriber, { readAsset: readAssetFromDisk })
-    const orchestrator = makeOrchestrator({ chatStore, agentStore, registry, agent: Option.getOrUndefined(agent) })
+    const printer = makeAnswerPrinter((text) => {
+      process.stdout.write(text)
+    })
+    const orchestrator = makeOrchestrator({
+      chatStore,
+      agentStore,
+      registry,
+      agent: Option.getOrUndefined(agent),
+      streaming: !noStream,
+      onDelta: printer.delta
+    })
     // Before anything is sent or stored: a refused agent leaves the conversation as it was.
     yield* orchestrator.checkAgent.pipe(Effect.catch((error) => fail(error.message)))
-    yield* reportStatus(agentStore)
+    yield* reportStatus(agentStore, {
+      ...stderrOutput,
+      write: (text) => {
+        printer.endLine()
+        stderrOutput.write(text)
+      }
+    })
 
     const lock = yield* Semaphore.make(1)
     const watch = makeJobWatch({
@@ -128,15 +152,29 @@ export const chatCommand = Command.make("chat", {
     const busy = (error: { readonly code?: string }) => error.code === "turn_in_flight"
     const retryWhileBusy = <A, R>(effect: Effect.Effect<A, { readonly code?: string; readonly message: string }, R>) =>
       effect.pipe(Effect.retry({ while: busy, schedule: Schedule.spaced("500 millis"), times: 40 }))
+    const stopTurn = Effect.sync(printer.endLine).pipe(
+      Effect.andThen(Console.error("switchboard: stopping the turn (Ctrl+C again to quit)")),
+      Effect.andThen(orchestrator.stop)
+    )
     const turn = (text: string) =>
       lock.withPermits(1)(
-        orchestrator.send(text).pipe(
-          Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run())),
+        firstCtrlCStops(
+          orchestrator.send(text).pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))),
+          stopTurn
+        ).pipe(
           Effect.matchEffect({
             onSuccess: (result) =>
-              Console.log(result.message.content).pipe(Effect.andThen(Effect.sync(() => watch.expect(result.jobs.map((j) => j.id))))),
+              Effect.sync(() => {
+                printer.finish(result.message)
+                watch.expect(result.jobs.map((j) => j.id))
+              }).pipe(Effect.andThen(
+                result._tag === "Stopped" ? Console.error("switchboard: the turn was stopped; the answer so far is kept") : Effect.void
+              )),
             onFailure: (error) =>
-              Effect.andThen(Effect.sync(() => failed++), Console.error(`switchboard: ${error.message}`))
+              Effect.sync(() => {
+                printer.endLine()
+                failed++
+              }).pipe(Effect.andThen(Console.error(`switchboard: ${error.message}`)))
           })
         )
       )
@@ -179,7 +217,9 @@ export const chatCommand = Command.make("chat", {
     )
   )).pipe(
     Command.withDescription(
-      "Talk to the agent: runs the tool-call loop against a Switchboard server and prints the answer. " +
+      "Talk to the agent: runs the tool-call loop against a Switchboard server and prints the answer as it streams " +
+        "(--no-stream: once it is whole). Ctrl+C during a turn stops it and prints what the server kept; a second " +
+        "Ctrl+C quits. " +
         "--agent NAME talks to another agent than the default; it is refused before the first turn when it has " +
         "client tools other than transcribe_video (the only one this CLI implements), naming them. " +
         "History persists in $SWITCHBOARD_HOME (default ~/.switchboard). " +

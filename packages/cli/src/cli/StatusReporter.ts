@@ -3,6 +3,8 @@
  * to `agentStore`: one line rewritten in place on a terminal, one line per
  * change otherwise (a log a script can keep). stdout stays reserved for
  * answers, so `switchboard chat … > answer.txt` captures only the answer.
+ * On a terminal, the line is cleared while the agent responds: the answer
+ * streams there.
  */
 import type { ExecutionStatus } from "@switchboard/domain"
 import { Effect } from "effect"
@@ -14,7 +16,7 @@ export interface StatusOutput {
   readonly write: (text: string) => void
 }
 
-const stderrOutput: StatusOutput = {
+export const stderrOutput: StatusOutput = {
   isTTY: process.stderr.isTTY === true,
   write: (text) => {
     process.stderr.write(text)
@@ -57,7 +59,7 @@ export const reportStatus = (
       store.subscribe((state) => {
         // Between two tools (and just before the first) no tool is active: keep the line rather than flicker.
         if (state.status === "processing" && state.activeTool === null && shown !== undefined) return
-        show(describeStatus(state.status, state.activeTool))
+        show(output.isTTY && state.status === "responding" ? undefined : describeStatus(state.status, state.activeTool))
       })
     ),
     (unsubscribe) =>

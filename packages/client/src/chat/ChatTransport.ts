@@ -1,6 +1,8 @@
 /**
  * `ChatTransport`: the orchestrator's only way to reach the model — one
- * `POST /api/agent/chat` turn — and the agent it talks to: `agent(name)`
+ * `POST /api/agent/chat` turn, answered whole (`send`) or streamed (`stream`),
+ * and `stop` for a streamed turn that should end early — and the agent it
+ * talks to: `agent(name)`
  * reads an agent's public view (`GET /api/agents/{name}`), whose tools the
  * orchestrator checks against its registry before the first turn. A port so
  * the orchestrator can be tested with a scripted fake, and so every
@@ -15,14 +17,17 @@
  * orchestrator case), so the step's own request skips it. The agent lookup,
  * once per orchestrator, goes through the typed client in both, built on the
  * first lookup so a transport that never names an agent never pays for it.
+ * `stream` and `stop` are the ApiClient module's `fetch` calls in both.
  */
-import { Api, ChatResponse } from "@switchboard/domain"
-import type { AgentInfo, AgentName, ChatRequest } from "@switchboard/domain"
-import { Context, Data, Effect, Layer, Redacted, Result, Schema } from "effect"
+import { ChatResponse } from "@switchboard/domain"
+import type { AgentInfo, AgentName, ChatRequest, UiChunk } from "@switchboard/domain"
+import { Context, Data, Effect, Layer, Result, Schema, Stream } from "effect"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
-import { ApiClient } from "../api/ApiClient.ts"
-import type { ApiClientOptions } from "../api/ApiClient.ts"
-import { describeApiFailure, describeErrorResponse, rootCause } from "../api/ApiFailure.ts"
+import { ApiClient, authHeaders, endpointOf, makeTurnStreams } from "../api/ApiClient.ts"
+import type { ApiClientOptions, TurnStreams } from "../api/ApiClient.ts"
+import { describeApiError, describeApiFailure, describeErrorResponse, rootCause } from "../api/ApiFailure.ts"
+import type { ApiError } from "../api/ApiFailure.ts"
+import { chunksOfResponse } from "./TurnChunks.ts"
 
 /** The turn failed before the model answered: network, HTTP status, or a malformed answer. */
 export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
@@ -38,6 +43,13 @@ export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
 
 export class ChatTransport extends Context.Service<ChatTransport, {
   send(request: ChatRequest): Effect.Effect<ChatResponse, ChatTransportError>
+  /**
+   * The same turn streamed: its chunks as they arrive (`TurnChunks` folds them into the answer). An
+   * error chunk is a chunk, not a failure; interrupting the stream closes the connection only.
+   */
+  stream(request: ChatRequest): Stream.Stream<UiChunk, ChatTransportError>
+  /** Stops the chat's running turn, on whichever replica runs it: whether one was running. */
+  stop(chatId: string): Effect.Effect<boolean, ChatTransportError>
   /** An agent's public view: its client tools, job kinds and context schema (never its prompt). */
   agent(name: AgentName): Effect.Effect<AgentInfo, ChatTransportError>
 }>()("switchboard/client/chat/ChatTransport") {
@@ -50,6 +62,7 @@ export class ChatTransport extends Context.Service<ChatTransport, {
         send: Effect.fn("ChatTransport.send")(function*(request: ChatRequest) {
           return yield* client.chat.chat({ payload: request }).pipe(Effect.catch(transportError))
         }),
+        ...streamedTurns(client),
         agent: (name) => lookUpAgent(client, name)
       })
     })
@@ -66,14 +79,24 @@ export class ChatTransport extends Context.Service<ChatTransport, {
     )
 
   /**
-   * A transport answering with `send`; tests script the model with it. `agent`
+   * A transport answering with `send`; tests script the model with it. `stream` answers with the
+   * same answers as chunks (`chunksOfResponse`), and `stop` finds no running turn. `agent`
    * answers the lookups; without it every agent is unknown (404 `agent_not_found`).
    */
   static readonly layerTest = (
     send: (request: ChatRequest) => Effect.Effect<ChatResponse, ChatTransportError>,
     agent: (name: AgentName) => Effect.Effect<AgentInfo, ChatTransportError> = (name) =>
       Effect.fail(new ChatTransportError({ message: `No agent named "${name}"`, status: 404, code: "agent_not_found" }))
-  ): Layer.Layer<ChatTransport> => Layer.succeed(ChatTransport, ChatTransport.of({ send, agent }))
+  ): Layer.Layer<ChatTransport> =>
+    Layer.succeed(
+      ChatTransport,
+      ChatTransport.of({
+        send,
+        stream: (request) => Stream.unwrap(Effect.map(send(request), (response) => Stream.fromIterable(chunksOfResponse(response)))),
+        stop: () => Effect.succeed(false),
+        agent
+      })
+    )
 }
 
 const transportError = (error: unknown): Effect.Effect<never, ChatTransportError> =>
@@ -81,16 +104,21 @@ const transportError = (error: unknown): Effect.Effect<never, ChatTransportError
     Effect.flatMap((failure) => Effect.fail(new ChatTransportError({ ...failure, cause: error })))
   )
 
+const fromApiError = (error: ApiError): ChatTransportError => new ChatTransportError({ ...describeApiError(error), cause: error })
+
+/** `stream` and `stop` over the ApiClient module's routes. */
+const streamedTurns = (turns: TurnStreams): Pick<ChatTransport["Service"], "stream" | "stop"> => ({
+  stream: (request) => Stream.mapError(turns.streamChat(request), fromApiError),
+  stop: (chatId) => Effect.mapError(turns.stopTurn(chatId), fromApiError)
+})
+
 const lookUpAgent = (client: ApiClient["Service"], name: AgentName): Effect.Effect<AgentInfo, ChatTransportError> =>
   client.agents.get({ params: { name } }).pipe(
     Effect.catch(transportError),
     Effect.withSpan("ChatTransport.agent", { attributes: { agent: name } })
   )
 
-/** The chat endpoint as the domain's HttpApi declares it (one source of truth for the path). */
-const chatEndpoint = (Api as unknown as {
-  readonly groups: Record<string, { readonly endpoints: Record<string, { readonly path: string; readonly method: string }> }>
-}).groups["chat"]!.endpoints["chat"]!
+const chatEndpoint = endpointOf("chat", "chat")
 
 // The answer is decoded once per loop step: compile its decoder (Effect's Schema JIT, for this
 // schema only, so an app embedding the client keeps its own global choice), and decode
@@ -107,11 +135,10 @@ const makeFetchTransport = (
   typedClient: Effect.Effect<ApiClient["Service"]>
 ): ChatTransport["Service"] => {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${chatEndpoint.path}`
-  const token = options.token === undefined ? "" : Redacted.isRedacted(options.token) ? Redacted.value(options.token) : options.token
   const headers: Record<string, string> = {
     "content-type": "application/json",
     accept: "application/json",
-    ...(token === "" ? {} : { authorization: `Bearer ${token}` })
+    ...authHeaders(options.token)
   }
   const fail = (failure: { readonly message: string; readonly status?: number; readonly code?: string }, cause?: unknown) =>
     Effect.fail(new ChatTransportError({ ...failure, ...(cause === undefined ? {} : { cause }) }))
@@ -147,6 +174,7 @@ const makeFetchTransport = (
   return ChatTransport.of({
     // Interrupting the effect aborts the signal, and with it the request.
     send: (request) => Effect.flatMap(Effect.promise((signal) => post(request, signal)), answered),
+    ...streamedTurns(makeTurnStreams(options)),
     agent: (name) => Effect.flatMap(typedClient, (client) => lookUpAgent(client, name))
   })
 }

@@ -5,10 +5,26 @@
  *   checking   → once per orchestrator, when it names an agent: the agent's
  *                client tools against the registry (`AgentToolsMissing`)
  *   sending    → POST { messages, context, chatId, agent } through `ChatTransport`
- *   processing → the answer asked for tools: validate, execute, append results
+ *   responding → the answer's text streams in (or, not streamed, the answer is final)
+ *   processing → the answer asked for tools: validate, execute (`activeTool`), append results
  *   (loop)     → send the grown history back
- *   responding → the answer is final: append it
  *   idle       → done;  error → the API or network failed
+ *
+ * Answers stream by default (`streaming: false` waits for each one whole):
+ * the assistant message appears in `chatStore` at the stream's `start`, under
+ * the id the server stores it under, grows with each text delta (`onDelta`
+ * hears each), and is replaced by the final message once the stream ends.
+ * The stream only changes how one answer arrives: its chunks are folded into
+ * the same `ChatResponse` (`TurnChunks`) before any tool runs, and the loop,
+ * the validation and the cap are the same for both.
+ *
+ * Stopping: `stop` asks the server to stop the turn (`POST
+ * /api/chats/{chatId}/stop`; its stream then ends with a `finish` marked
+ * `stopped`, the partial answer stored) and the loop to end: no further tool
+ * runs (a call left is answered with an error saying so, so the history stays
+ * valid) and nothing more is sent. A turn the server reports stopped ends the
+ * same way. Interrupting `run` (Ctrl+C, a `run()` signal) stops the server's
+ * turn too, and keeps the text that arrived as a stopped message.
  *
  * Two kinds of failure, handled differently on purpose: a tool that fails (or
  * throws, or gets invalid arguments) is the model's problem — its error goes
@@ -20,30 +36,50 @@
  * on the next iteration; assistant messages reuse the server's `messageId`, so
  * the transcript the server persists under `chatId` has no duplicates.
  */
-import type { AgentContext, AgentName, ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolResult } from "@switchboard/domain"
+import type {
+  AgentContext,
+  AgentName,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  DispatchedJob,
+  JsonObject,
+  ToolCall,
+  ToolResult,
+  UiChunk
+} from "@switchboard/domain"
 import { unansweredToolCalls } from "@switchboard/domain"
-import { Cause, Clock, Effect, References } from "effect"
+import { Cause, Clock, Effect, References, Stream } from "effect"
 import type { Tracer } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
 import type { StoreApi } from "zustand/vanilla"
 import type { AgentState } from "../stores/AgentStore.ts"
 import type { ChatState, NewChatMessage } from "../stores/ChatStore.ts"
+import { newMessageId } from "../stores/Ids.ts"
 import type { ToolRegistry } from "../tools/ToolRegistry.ts"
 import { validateToolCall } from "../tools/ValidateToolCall.ts"
 import { agentToolsMissing } from "./AgentToolsMissing.ts"
 import type { AgentToolsMissing } from "./AgentToolsMissing.ts"
-import { ChatTransport } from "./ChatTransport.ts"
-import type { ChatTransportError } from "./ChatTransport.ts"
+import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
+import { emptyProgress, foldChunk, responseOf } from "./TurnChunks.ts"
 
 /** Hard cap on provider calls per turn (docs/chat.md: at most 8 rounds). */
 export const maxIterations = 8
 
 export const iterationLimitMessage = "Reached maximum iteration limit"
 
-/** How a turn ended without an API error. */
+/** The error of a tool call a stopped turn did not run. */
+export const notRunWhenStopped = "Not run: the user stopped the turn"
+
+/**
+ * How a turn ended without an API error. `Stopped`: `stop` was asked for, or
+ * the server stopped the turn; `message` is the turn's last assistant message
+ * (the partial answer, `metadata.stopped` set, when the server stopped it).
+ */
 export type RunResult =
   | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
   | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
+  | { readonly _tag: "Stopped"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
 
 /**
  * What a turn's agent knows of the session: the built-in media editor's
@@ -65,6 +101,10 @@ export interface OrchestratorDeps {
    * checked against `registry`.
    */
   readonly agent?: AgentName | undefined
+  /** Whether answers stream in (`POST` with `Accept: text/event-stream`); default true. */
+  readonly streaming?: boolean | undefined
+  /** Hears each text delta of a streamed answer, with the id of the message it belongs to. */
+  readonly onDelta?: ((delta: string, messageId: string) => void) | undefined
 }
 
 export interface Orchestrator {
@@ -88,6 +128,30 @@ export interface Orchestrator {
     content: string,
     context?: TurnContext | null
   ) => Effect.Effect<RunResult, TurnError, ChatTransport>
+  /**
+   * Asks the running turn to stop: the server's turn is stopped (once; its
+   * stream ends with the partial answer), no further tool runs and nothing
+   * more is sent; `run` then ends with `Stopped`. Nothing when no turn runs.
+   */
+  readonly stop: Effect.Effect<void, never, ChatTransport>
+}
+
+/** A running turn, as `stop` and the request in flight see it. */
+interface TurnState {
+  readonly chatId: string
+  /** A request is in flight. */
+  inFlight: boolean
+  /** Its stream has started (`start`): the server has the turn, so it can stop it. */
+  started: boolean
+  stopRequested: boolean
+  /** The server was asked to stop the turn (at most once per turn). */
+  stopSent: boolean
+}
+
+/** An answer, and whether the server stopped the turn that gave it. */
+interface Answer {
+  readonly response: ChatResponse
+  readonly stopped: boolean
 }
 
 /** Text and JSON crossing to the server must be NUL-free (the transcript lives in PostgreSQL). */
@@ -141,10 +205,13 @@ const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
     fiber.getRef(References.TracerEnabled) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
   )
 
-export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, registry }: OrchestratorDeps): Orchestrator => {
+export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
+  const { agent: agentName, agentStore, chatStore, onDelta, registry } = deps
+  const streaming = deps.streaming ?? true
   const chat = () => chatStore.getState()
   const agent = () => agentStore.getState()
   const named = agentName === undefined ? {} : { agent: agentName }
+  let current: TurnState | undefined
 
   // Once per orchestrator: a passed check is kept; a failed one (a missing tool, the server down)
   // is asked again on the next turn, since the registry or the agent may have changed meanwhile.
@@ -181,16 +248,41 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
     )
   }
 
+  /** The server stops the turn; once, and whatever it answers (a turn that already ended is no failure). */
+  const stopOnServer = (turn: TurnState): Effect.Effect<void, never, ChatTransport> =>
+    Effect.suspend(() => {
+      if (turn.stopSent) return Effect.void
+      turn.stopSent = true
+      return ChatTransport.use((transport) => transport.stop(turn.chatId)).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+    })
+
+  const stop: Orchestrator["stop"] = Effect.suspend(() => {
+    const turn = current
+    if (turn === undefined) return Effect.void
+    turn.stopRequested = true
+    // A stream that has not started yet is stopped at its `start` (asked earlier, the server may not have the turn yet).
+    return turn.inFlight && (turn.started || !streaming) ? stopOnServer(turn) : Effect.void
+  })
+
+  const run: Orchestrator["run"] = (messages, context) =>
+    Effect.suspend(() => {
+      const turn: TurnState = { chatId: chat().chatId, inFlight: false, started: false, stopRequested: false, stopSent: false }
+      current = turn
+      return runTurn(turn, messages, context).pipe(Effect.ensuring(Effect.sync(() => {
+        if (current === turn) current = undefined
+      })))
+    })
+
   // The loop runs once per user turn and every step is on the app's hot path (issue 7: CPU per step):
   // the stores are plain synchronous setters, so the generator calls them directly instead of
   // wrapping each in an `Effect.sync`.
-  const run: Orchestrator["run"] = (messages, context) =>
+  const runTurn = (turn: TurnState, messages: ReadonlyArray<ChatMessage> | undefined, context: TurnContext | null | undefined) =>
     Effect.gen(function*() {
       const transport = yield* ChatTransport
       const clock = yield* Clock.Clock
       const history: Array<ChatMessage> = [...(messages ?? chat().messages)]
       const agentContext = context === undefined ? agent().context : context
-      const chatId = chat().chatId
+      const chatId = turn.chatId
 
       const append = (message: NewChatMessage): ChatMessage => {
         const timestamp = message.timestamp ?? clock.currentTimeMillisUnsafe()
@@ -198,6 +290,90 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
         history.push(stored)
         return stored
       }
+      /** The answer's message: in the place of the one that streamed in, if one did, else appended. */
+      const settle = (message: NewChatMessage): ChatMessage => {
+        const draftId = chat().streamingId
+        if (draftId === null) return append(message)
+        const draft = chat().messages.findLast((m) => m.id === draftId)
+        const stored: ChatMessage = {
+          ...message,
+          id: message.id ?? newMessageId(),
+          timestamp: message.timestamp ?? draft?.timestamp ?? clock.currentTimeMillisUnsafe()
+        }
+        chat().finishStreaming(stored)
+        history.push(stored)
+        return stored
+      }
+
+      /** The answer streamed: the message grows in `chatStore` as the chunks arrive, folded into the answer. */
+      const streamed = (request: ChatRequest): Effect.Effect<Answer, ChatTransportError> => {
+        let progress = emptyProgress
+        let draftId: string | undefined
+        let shown = ""
+        const startDraft = (messageId: string) => {
+          const draft = chat().startStreaming({
+            ...(messageId === "" ? {} : { id: messageId }),
+            role: "assistant",
+            content: "",
+            timestamp: clock.currentTimeMillisUnsafe()
+          })
+          draftId = draft.id
+          return draft.id
+        }
+        const onChunk = (chunk: UiChunk): Effect.Effect<void, never, ChatTransport> => {
+          progress = foldChunk(progress, chunk)
+          if (chunk.type === "start") {
+            if (draftId === undefined) startDraft(chunk.messageId)
+            turn.started = true
+            if (turn.stopRequested) return Effect.asVoid(Effect.forkChild(stopOnServer(turn)))
+          } else if (chunk.type === "text-delta" && chunk.delta !== "") {
+            const id = draftId ?? startDraft("")
+            shown += stripNul(chunk.delta)
+            if (agent().status !== "responding") agent().setStatus("responding")
+            chat().setStreamingContent(shown)
+            onDelta?.(chunk.delta, id)
+          }
+          return Effect.void
+        }
+        return Stream.runForEach(transport.stream(request), onChunk).pipe(
+          Effect.flatMap((): Effect.Effect<Answer, ChatTransportError> => {
+            if (progress.error !== undefined) return Effect.fail(new ChatTransportError({ message: progress.error }))
+            if (!progress.finished) {
+              return Effect.fail(new ChatTransportError({ message: "the answer's stream ended before the turn finished" }))
+            }
+            return Effect.succeed({ response: responseOf(progress), stopped: progress.stopped })
+          }),
+          Effect.onError((cause) =>
+            Effect.sync(() => {
+              if (draftId === undefined || chat().streamingId !== draftId) return
+              // Interrupted, the text that arrived stays, marked as stopped (the server stores the same); failed, it goes.
+              const draft = chat().messages.findLast((m) => m.id === draftId)
+              chat().finishStreaming(
+                Cause.hasInterruptsOnly(cause) && draft !== undefined && draft.content !== ""
+                  ? { ...draft, metadata: { ...draft.metadata, stopped: true } }
+                  : null
+              )
+            })
+          ),
+          Effect.provideService(ChatTransport, transport)
+        )
+      }
+
+      /** One request of the loop; interrupted, it stops the server's turn too. */
+      const ask = (request: ChatRequest): Effect.Effect<Answer, ChatTransportError> =>
+        Effect.suspend(() => {
+          turn.inFlight = true
+          return streaming
+            ? streamed(request)
+            : Effect.map(transport.send(request), (response): Answer => ({ response, stopped: false }))
+        }).pipe(
+          Effect.onInterrupt(() => stopOnServer(turn)),
+          Effect.ensuring(Effect.sync(() => {
+            turn.inFlight = false
+            turn.started = false
+          })),
+          Effect.provideService(ChatTransport, transport)
+        )
       const finish = () => {
         agent().setStatus("idle")
         agent().setActiveTool(null)
@@ -213,6 +389,12 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
       const executeAll = function*(toolCalls: ReadonlyArray<ToolCall>) {
         agent().setStatus("processing")
         for (const call of toolCalls) {
+          // Every call gets its result, run or not: an unanswered call would make every later provider call invalid.
+          if (turn.stopRequested) {
+            const toolResult: ToolResult = { toolCallId: call.id, name: call.name, error: notRunWhenStopped }
+            append({ role: "tool", content: toolContent(toolResult), toolResult })
+            continue
+          }
           agent().setActiveTool(call.name)
           const toolResult = yield* resolveToolCall(call, agentContext)
           append({ role: "tool", content: toolContent(toolResult), toolResult })
@@ -224,11 +406,17 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
       // tool, found by a re-sync) is resumed: those calls are executed before the model is asked again.
       const last = history.at(-1)
       const pending = last?.role === "assistant" ? unansweredToolCalls(history).filter((c) => last.toolCalls?.includes(c)) : []
-      if (pending.length > 0) yield* executeAll(pending)
+      if (pending.length > 0) {
+        yield* executeAll(pending)
+        if (turn.stopRequested && last !== undefined) {
+          finish()
+          return { _tag: "Stopped", message: last, iterations: 0, jobs } satisfies RunResult
+        }
+      }
 
       for (let iteration = 1;; iteration++) {
         agent().setStatus("sending")
-        const response = yield* transport.send({
+        const { response, stopped } = yield* ask({
           messages: history,
           ...(agentContext === null ? {} : { context: agentContext }),
           chatId,
@@ -239,9 +427,16 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
         const toolCalls = response.toolCalls ?? []
         if (response.jobs !== undefined) jobs.push(...response.jobs)
 
+        if (stopped) {
+          // What the server stored: the text so far, marked stopped. Its calls, if any had arrived, are not run.
+          const message = settle({ ...id, role: "assistant", content: stripNul(response.content), metadata: { stopped: true } })
+          finish()
+          return { _tag: "Stopped", message, iterations: iteration, jobs } satisfies RunResult
+        }
+
         if (toolCalls.length === 0) {
           agent().setStatus("responding")
-          const message = append({ ...id, role: "assistant", content: stripNul(response.content) })
+          const message = settle({ ...id, role: "assistant", content: stripNul(response.content) })
           finish()
           return { _tag: "Answered", message, iterations: iteration, jobs } satisfies RunResult
         }
@@ -249,13 +444,17 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
         if (iteration >= maxIterations) {
           // The last answer's tool calls are not executed, and not appended either: an assistant
           // message whose calls have no results would make every later provider call invalid.
-          const message = append({ role: "assistant", content: iterationLimitMessage })
+          const message = settle({ role: "assistant", content: iterationLimitMessage })
           finish()
           return { _tag: "IterationLimit", message, iterations: iteration, jobs } satisfies RunResult
         }
 
-        append({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
+        const message = settle({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
         yield* executeAll(toolCalls)
+        if (turn.stopRequested) {
+          finish()
+          return { _tag: "Stopped", message, iterations: iteration, jobs } satisfies RunResult
+        }
       }
     }).pipe(
       Effect.tapError((error) =>
@@ -286,5 +485,5 @@ export const makeOrchestrator = ({ agent: agentName, agentStore, chatStore, regi
       Effect.andThen(run(undefined, context))
     )
 
-  return { run, send, checkAgent }
+  return { run, send, checkAgent, stop }
 }

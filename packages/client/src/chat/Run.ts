@@ -8,6 +8,10 @@
  * every request names it, and before the first request the agent's client
  * tools are checked against the tools given (or the built-in registry).
  *
+ * Answers stream in (`onDelta` hears each piece of text as it arrives;
+ * `streaming: false` waits for each answer whole); aborting the signal stops
+ * the server's turn as well.
+ *
  * The HTTP client of a `(serverUrl, token)` pair is built once and kept for
  * the process (building it compiles the API's schemas): every later `run`
  * against the same server reuses it and its keep-alive connections.
@@ -55,8 +59,15 @@ export interface RunOptions {
    * `data:`). In Node, the CLI's `readAssetFromDisk` (`@switchboard/cli/tools/FileAssets`) adds local files.
    */
   readonly readAsset?: ReadAsset | undefined
-  /** Aborting stops the turn (the request in flight is cancelled) and rejects with an `AbortError`. */
+  /**
+   * Aborting stops the turn (the request in flight is cancelled, the server's turn stopped: what it
+   * had generated is stored, marked stopped) and rejects with an `AbortError`.
+   */
   readonly signal?: AbortSignal | undefined
+  /** Called with each piece of the answers' text as it streams in (the text of every round of the turn). */
+  readonly onDelta?: ((text: string) => void) | undefined
+  /** Whether answers stream in; default true. With false, each arrives whole (and `onDelta` is not called). */
+  readonly streaming?: boolean | undefined
 }
 
 type Client = ManagedRuntime.ManagedRuntime<ChatTransport | MediaTranscriber, never>
@@ -129,7 +140,14 @@ export const run = async (
       await client.runPromise(Effect.service(MediaTranscriber)),
       options.readAsset === undefined ? {} : { readAsset: options.readAsset }
     )
-  const orchestrator = makeOrchestrator({ chatStore, agentStore, registry, agent: options.agent })
+  const orchestrator = makeOrchestrator({
+    chatStore,
+    agentStore,
+    registry,
+    agent: options.agent,
+    streaming: options.streaming,
+    onDelta: options.onDelta
+  })
 
   const exit = await client.runPromiseExit(
     orchestrator.run(undefined, context ?? null),

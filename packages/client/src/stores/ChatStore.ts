@@ -10,11 +10,18 @@
  *
  * `chatId` identifies the conversation to the server, which persists the
  * transcript under it; `clearMessages` starts a new conversation with a new id.
+ *
+ * A streamed answer is one message that grows: `startStreaming` shows it at
+ * once, `setStreamingContent` updates its text as the deltas arrive, and
+ * `finishStreaming` puts the final message in its place (a UI keyed by
+ * message id sees one message, never a second). Until it is final it is not
+ * persisted, and a delta writes nothing to the storage: half an answer must
+ * not outlive a crash as if it were the answer (the server has the whole).
  */
 import { ChatId, ChatMessage } from "@switchboard/domain"
 import { Schema } from "effect"
 import { createJSONStorage, persist } from "zustand/middleware"
-import type { StateStorage } from "zustand/middleware"
+import type { PersistStorage, StateStorage } from "zustand/middleware"
 import { createStore } from "zustand/vanilla"
 import type { StateCreator, StoreApi } from "zustand/vanilla"
 import { newChatId, newMessageId } from "./Ids.ts"
@@ -30,8 +37,16 @@ export interface ChatState {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly loading: boolean
   readonly error: string | null
+  /** The id of the message that is streaming in, if one is. */
+  readonly streamingId: string | null
   /** Appends a message, filling a missing `id`/`timestamp`; returns the stored message. */
   readonly addMessage: (msg: NewChatMessage) => ChatMessage
+  /** Appends a message that streams in (as `addMessage`, but not persisted until `finishStreaming`). */
+  readonly startStreaming: (msg: NewChatMessage) => ChatMessage
+  /** The streaming message's text so far. */
+  readonly setStreamingContent: (content: string) => void
+  /** Puts `final` in the streaming message's place, or removes it (`null`); what is final is persisted. */
+  readonly finishStreaming: (final: ChatMessage | null) => void
   readonly setLoading: (v: boolean) => void
   /** Records an error; a failed turn is over, so this also clears `loading`. */
   readonly setError: (e: string | null) => void
@@ -67,28 +82,77 @@ const mergePersisted = (persisted: unknown, current: ChatState): ChatState => {
   return { ...current, chatId: chatId._tag === "Some" ? chatId.value : current.chatId, messages }
 }
 
+const completed = (msg: NewChatMessage): ChatMessage => ({ ...msg, id: msg.id ?? newMessageId(), timestamp: msg.timestamp ?? Date.now() })
+
+/** `messages` with the streaming one (searched from the end, where it is) replaced or removed. */
+const withStreaming = (state: ChatState, replace: (message: ChatMessage) => ReadonlyArray<ChatMessage>): ReadonlyArray<ChatMessage> => {
+  const i = state.streamingId === null ? -1 : state.messages.findLastIndex((m) => m.id === state.streamingId)
+  return i < 0 ? state.messages : [...state.messages.slice(0, i), ...replace(state.messages[i]!), ...state.messages.slice(i + 1)]
+}
+
 const chatState: StateCreator<ChatState> = (set) => ({
   chatId: newChatId(),
   messages: [],
   loading: false,
   error: null,
+  streamingId: null,
   addMessage: (msg) => {
-    const message: ChatMessage = { ...msg, id: msg.id ?? newMessageId(), timestamp: msg.timestamp ?? Date.now() }
+    const message = completed(msg)
     set((state) => ({ messages: [...state.messages, message] }))
     return message
   },
+  startStreaming: (msg) => {
+    const message = completed(msg)
+    set((state) => ({ messages: [...state.messages, message], streamingId: message.id }))
+    return message
+  },
+  setStreamingContent: (content) =>
+    set((state) => ({ messages: withStreaming(state, (message) => [{ ...message, content }]) })),
+  finishStreaming: (final) =>
+    set((state) => ({ messages: withStreaming(state, () => final === null ? [] : [final]), streamingId: null })),
   setLoading: (v) => set({ loading: v }),
   setError: (e) => set({ error: e, loading: false }),
-  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null }),
-  replaceMessages: (messages) => set({ messages: [...messages] })
+  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null, streamingId: null }),
+  replaceMessages: (messages) => set({ messages: [...messages], streamingId: null })
 })
+
+/** What is persisted: the final messages (a streaming one is not, yet). */
+const persisted = (state: ChatState): PersistedChat => ({
+  chatId: state.chatId,
+  messages: state.streamingId === null ? state.messages : state.messages.filter((m) => m.id !== state.streamingId)
+})
+
+/**
+ * Writes only when what is persisted changed. The persist middleware writes
+ * on every change, and a streaming message changes the state on every delta:
+ * with this, those changes (and `loading`) cost a comparison of references.
+ */
+const writeOnChange = (storage: PersistStorage<PersistedChat> | undefined): PersistStorage<PersistedChat> | undefined => {
+  if (storage === undefined) return undefined
+  let last: PersistedChat | undefined
+  const unchanged = (next: PersistedChat) =>
+    last !== undefined && last.chatId === next.chatId && last.messages.length === next.messages.length &&
+    last.messages.every((message, i) => message === next.messages[i])
+  return {
+    getItem: (name) => storage.getItem(name),
+    setItem: (name, value) => {
+      if (unchanged(value.state)) return
+      last = value.state
+      return storage.setItem(name, value)
+    },
+    removeItem: (name) => {
+      last = undefined
+      return storage.removeItem(name)
+    }
+  }
+}
 
 export const makeChatStore = (storage: StateStorage) =>
   createStore<ChatState>()(persist(chatState, {
     name: chatStoreName,
     version: 1,
-    storage: createJSONStorage<PersistedChat>(() => storage),
-    partialize: (state): PersistedChat => ({ chatId: state.chatId, messages: state.messages }),
+    storage: writeOnChange(createJSONStorage<PersistedChat>(() => storage)),
+    partialize: persisted,
     merge: mergePersisted
   }))
 

@@ -1,8 +1,11 @@
 /**
  * A tiny `node:http` server standing in for the Switchboard API: tests give
  * it a handler, it records every request with its raw body, and it is closed
- * with the test's scope.
+ * with the test's scope. A reply with `events` is an event stream, written
+ * piece by piece as its iterable yields (a test holds the stream open by
+ * awaiting inside an async generator).
  */
+import { UI_STREAM_HEADERS } from "@switchboard/domain"
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import * as http from "node:http"
@@ -20,6 +23,8 @@ export interface Reply {
   readonly json?: unknown
   readonly body?: Uint8Array | string
   readonly headers?: Record<string, string>
+  /** A streamed body: each piece is written (and flushed) as it is yielded; the answer ends with the iterable. */
+  readonly events?: Iterable<string> | AsyncIterable<string>
 }
 
 export type Handler = (request: RecordedRequest) => Reply | Promise<Reply>
@@ -47,6 +52,7 @@ export const startFakeServer = (handler: Handler): Effect.Effect<FakeServer, nev
             requests.push(recorded)
             Promise.resolve(handler(recorded)).then(
               (reply) => {
+                if (reply.events !== undefined) return writeEvents(res, reply, reply.events)
                 const body = reply.json !== undefined ? JSON.stringify(reply.json) : reply.body ?? ""
                 res.writeHead(reply.status ?? 200, {
                   ...(reply.json !== undefined ? { "content-type": "application/json" } : {}),
@@ -75,6 +81,19 @@ export const startFakeServer = (handler: Handler): Effect.Effect<FakeServer, nev
         })
       )
   ).pipe(Effect.map(({ fake }) => fake))
+
+const writeEvents = async (res: http.ServerResponse, reply: Reply, events: Iterable<string> | AsyncIterable<string>) => {
+  res.writeHead(reply.status ?? 200, { ...UI_STREAM_HEADERS, ...reply.headers })
+  try {
+    for await (const piece of events) {
+      // The client went away (it stopped reading): a real server's turn would go on, a fake's need not.
+      if (res.destroyed) return
+      res.write(piece)
+    }
+  } finally {
+    res.end()
+  }
+}
 
 /** Parses a recorded multipart body with the platform's own parser (undici's FormData). */
 export const formDataOf = (request: RecordedRequest): Promise<FormData> =>
