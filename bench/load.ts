@@ -4,6 +4,11 @@
  * the previous answer has been read). A phase stops starting requests at its
  * request count or its deadline, whichever comes first, then waits for the
  * requests in flight.
+ *
+ * A target whose answers stream (SSE) names a `reader`: each answer is then
+ * read piece by piece as it arrives, and the latencies the reader reports (one
+ * per event it times: a streamed delta's arrival − its send time) make the
+ * phase's `events` percentiles.
  */
 import { performance } from "node:perf_hooks"
 import { Pool } from "undici"
@@ -16,6 +21,24 @@ export interface Target {
   readonly body: (worker: number) => string
   /** Extra headers of worker `worker`'s requests (a host's own token, say). */
   readonly headers?: (worker: number) => Readonly<Record<string, string>>
+  /** Reads a 2xx answer as it streams in; `report` takes the latency (ms) of each event it times. */
+  readonly reader?: (report: (latencyMs: number) => void) => BodyReader
+}
+
+/** One streamed answer's reader. */
+export interface BodyReader {
+  /** A piece of the body, as it arrived. */
+  chunk(bytes: Buffer): void
+  /** The body has ended: what was wrong with the answer, or undefined when it was whole. */
+  end(): string | undefined
+}
+
+/** Percentiles of the latencies a target's `reader` reported during a phase, in ms. */
+export interface EventLatencies {
+  readonly count: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
 }
 
 export interface Phase {
@@ -37,6 +60,8 @@ export interface PhaseResult {
   readonly max: number
   /** The first few error descriptions. */
   readonly errorSamples: ReadonlyArray<string>
+  /** With a `reader`: the events it timed (the events of failed answers included). */
+  readonly events?: EventLatencies
 }
 
 const HEADERS = { "content-type": "application/json", accept: "application/json" }
@@ -74,6 +99,9 @@ export class LoadGenerator {
   async run(phase: Phase): Promise<PhaseResult> {
     const latencies = new Float64Array(phase.maxRequests)
     const errorSamples: Array<string> = []
+    const eventLatencies: Array<number> = []
+    const report = (latencyMs: number) => void eventLatencies.push(latencyMs)
+    const reader = this.#target.reader
     let started = 0
     let ok = 0
     let errors = 0
@@ -96,8 +124,17 @@ export class LoadGenerator {
             headers: this.#headers(index),
             body: this.#target.body(index)
           })
+          const success = response.statusCode >= 200 && response.statusCode <= 299
+          if (success && reader !== undefined) {
+            const read = reader(report)
+            for await (const bytes of response.body) read.chunk(bytes as Buffer)
+            const problem = read.end()
+            if (problem === undefined) latencies[ok++] = performance.now() - begin
+            else recordError(problem)
+            continue
+          }
           const text = await response.body.text()
-          if (response.statusCode >= 200 && response.statusCode <= 299) {
+          if (success) {
             latencies[ok++] = performance.now() - begin
           } else {
             recordError(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`)
@@ -111,6 +148,7 @@ export class LoadGenerator {
     await Promise.all(Array.from({ length: this.#concurrency }, worker))
     const elapsedMs = performance.now() - t0
     const sorted = latencies.subarray(0, ok).sort()
+    const events = reader === undefined ? undefined : Float64Array.from(eventLatencies).sort()
     return {
       ok,
       errors,
@@ -119,7 +157,15 @@ export class LoadGenerator {
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
       max: sorted.length === 0 ? Number.NaN : sorted[sorted.length - 1]!,
-      errorSamples
+      errorSamples,
+      ...(events === undefined ? {} : {
+        events: {
+          count: events.length,
+          p50: percentile(events, 0.5),
+          p99: percentile(events, 0.99),
+          max: events.length === 0 ? Number.NaN : events[events.length - 1]!
+        }
+      })
     }
   }
 

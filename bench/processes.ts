@@ -5,7 +5,7 @@
  */
 import { execFileSync, fork, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -264,6 +264,20 @@ export const peakRssMbOf = (pid: number | undefined): number | undefined => {
     return match === null ? undefined : Number(match[1]) / 1024
   } catch {
     return undefined
+  }
+}
+
+/**
+ * Starts a process's peak RSS over from its current RSS (`5` to `/proc/<pid>/clear_refs`, Linux 4.0+),
+ * so that `peakRssMbOf` then answers the peak of what came after. False when it could not.
+ */
+export const resetPeakRss = (pid: number | undefined): boolean => {
+  if (pid === undefined) return false
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5")
+    return true
+  } catch {
+    return false
   }
 }
 

@@ -7,6 +7,7 @@
  *   - this process: the load generator (`load.ts`: undici Pool, closed loop, `--concurrency` in flight);
  *   - `upstream.ts`: the 0 ms OpenAI-compatible mock (and the orchestrator case's fake chat route);
  *   - `proxy.ts`: the floors (node:http pass-through; pass-through after one INSERT);
+ *   - `sse-relay.ts`: the stream case's floor (a node:http SSE relay of the mock's streamed answer);
  *   - the real server (its build, `dist/server/src/main.js`, as `npm start` runs it), on the embedded database and, with
  *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
  *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop.
@@ -23,7 +24,8 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,planner,retention,orchestrator,jobs   run only these cases (memory comes with chatid)
+ *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs   run only these cases (memory comes with chatid;
+ *                          stream's memory figure compares with chatid's when both run)
  *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
  *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
@@ -45,6 +47,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
+import { deltaReader } from "./sse.ts"
 import { build } from "../scripts/build.ts"
 import type { JobsFigures } from "./jobs.ts"
 import { LoadGenerator } from "./load.ts"
@@ -56,6 +59,7 @@ import {
   errorLines,
   machineBusyMs,
   peakRssMbOf,
+  resetPeakRss,
   ROOT,
   selfCpuMs,
   startHelper,
@@ -91,7 +95,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,planner,retention,orchestrator,jobs] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
+      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
         "[--think-ms=n]"
   )
   process.exit(0)
@@ -108,7 +112,7 @@ const numberOption = (raw: string | undefined, name: string, fallback: number, i
 }
 
 const quick = flags.quick === true
-const CASES = ["chat", "chatid", "planner", "retention", "orchestrator", "jobs"] as const
+const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs"] as const
 const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
 for (const name of only) {
   if (!(CASES as ReadonlyArray<string>).includes(name)) {
@@ -142,6 +146,7 @@ const options = {
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const UPSTREAM = here("./upstream.ts")
 const PROXY = here("./proxy.ts")
+const SSE_RELAY = here("./sse-relay.ts")
 const STACK_PROXY = here("./stack-proxy.ts")
 const ORCHESTRATOR = here("./orchestrator.ts")
 const RESULTS = here("./results/")
@@ -196,6 +201,8 @@ async function dropScratchDatabase() {
 
 interface Phase {
   readonly result: PhaseResult
+  /** CPU time of the target process over the phase, in ms. */
+  readonly targetCpuMs: number | undefined
   /** CPU time of the target process per successful request, in µs. */
   readonly cpuUsPerRequest: number | undefined
   /** % of one core used outside the load generator, the target and the upstream (other work on the machine). */
@@ -215,6 +222,7 @@ const phase = async (load: LoadGenerator, target: ChildProcess | undefined, upst
     : Math.max(0, machineMs - (after.self - before.self) - targetMs - upstreamMs)
   return {
     result,
+    targetCpuMs: target === undefined ? undefined : targetMs,
     cpuUsPerRequest: target === undefined || targetMs === undefined || result.ok === 0 ? undefined : (targetMs * 1000) / result.ok,
     restPct: restMs === undefined ? undefined : (restMs / result.elapsedMs) * 100
   }
@@ -326,10 +334,20 @@ const phaseNotes = (label: string, phases: ReadonlyArray<Phase>) => {
   return notes
 }
 
+/** CPU time of the target per event its reader timed (a streamed delta delivered), in µs. */
+const cpuUsPerEvent = (p: Phase) =>
+  p.targetCpuMs === undefined || p.result.events === undefined || p.result.events.count === 0
+    ? Number.NaN
+    : (p.targetCpuMs * 1000) / p.result.events.count
+
 const logPhase = (label: string, p: Phase) =>
   console.log(
     `    ${label}: ${fmt(p.result.rps)} req/s, p50 ${fmt(p.result.p50, 2)} ms, p99 ${fmt(p.result.p99, 2)} ms` +
       (p.cpuUsPerRequest === undefined ? "" : `, ${fmt(p.cpuUsPerRequest)} µs CPU/request`) +
+      (p.result.events === undefined
+        ? ""
+        : `; ${fmt(p.result.events.count)} deltas: p50 ${fmt(p.result.events.p50, 2)} ms, p99 ${fmt(p.result.events.p99, 2)} ms, ` +
+          `max ${fmt(p.result.events.max, 2)} ms, ${fmt(cpuUsPerEvent(p), 1)} µs CPU/delta`) +
       (p.result.errors > 0 ? `, ${p.result.errors} errors` : "") +
       (p.restPct === undefined ? "" : `, rest ${fmt(p.restPct)} %`)
   )
@@ -457,6 +475,90 @@ const chatIdCase = async (
   } finally {
     await Promise.all([floor.close(), route.close()])
     await stop(proxy.child)
+  }
+}
+
+const STREAM_HEADERS = { accept: "text/event-stream" }
+const checkStream = (status: number, text: string) =>
+  status === 200 && text.includes(`"type":"text-delta"`) && !text.includes(`"type":"error"`) && text.endsWith("data: [DONE]\n\n")
+    ? undefined
+    : "expected 200 with text-delta chunks, no error chunk, and [DONE] last"
+
+/**
+ * Streamed turns (`Accept: text/event-stream`), a new chatId per turn (persisted, as production),
+ * `--concurrency` at once; the mock streams 50 deltas 20 ms apart, each stamped with its send time
+ * (`bench/upstream.ts`). Per delta: its latency from the mock's write to the load generator's read,
+ * and the server's CPU per delta delivered, each against a bare node:http SSE relay of the same
+ * stream (`bench/sse-relay.ts`). And the server's peak RSS during this case (its peak started over
+ * when the case begins) against its peak through the chatid case, when that ran in this run.
+ */
+const streamCase = async (
+  upstream: { child: ChildProcess; port: number },
+  server: ServerProcess,
+  backend: "embedded" | "postgres",
+  chatIdPeakMb: number | undefined
+) => {
+  console.log(`
+streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apart — vs a node:http SSE relay`)
+  const peakReset = resetPeakRss(server.child.pid)
+  const relay = await startHelper("SSE relay", SSE_RELAY, [String(upstream.port)])
+  const streamed = (port: number): Target => ({
+    origin: `http://127.0.0.1:${port}`,
+    path: "/api/agent/chat",
+    body: newChatBody,
+    headers: () => STREAM_HEADERS,
+    reader: deltaReader
+  })
+  const floor = await loadFor("SSE relay", streamed(relay.port), checkStream)
+  const route = await loadFor("streamed chat route", streamed(server.port), checkStream)
+  try {
+    const { floors, routes } = await interleaved(upstream.child, [floor, relay.child, "SSE relay"], [route, server.child, "streamed chat route"])
+    const peak = peakRssMbOf(server.child.pid) ?? Number.NaN
+    const p99s = (phases: ReadonlyArray<Phase>) => phases.map((p) => p.result.events?.p99 ?? Number.NaN)
+    const p50s = (phases: ReadonlyArray<Phase>) => phases.map((p) => p.result.events?.p50 ?? Number.NaN)
+    const delivered = (phases: ReadonlyArray<Phase>) => fmt(median(phases.map((p) => p.result.events?.count ?? Number.NaN)))
+    record({
+      id: `stream.p99.${backend}`, name: "streamed turn: p99 latency per delta (the mock's write → the client's read)", backend, unit: "ms",
+      floorName: "node:http SSE relay", compare: "added",
+      runs: pairsOf(p99s(routes), p99s(floors), "added"),
+      target: "<= 5 ms", holds: (_vs, figure) => figure <= 5,
+      notes: [
+        `deltas delivered per measured phase (median): server ${delivered(routes)}, relay ${delivered(floors)}`,
+        ...phaseNotes("relay", floors),
+        ...phaseNotes("route", routes)
+      ]
+    })
+    record({
+      id: `stream.p50.${backend}`, name: "streamed turn: p50 latency per delta", backend, unit: "ms",
+      floorName: "node:http SSE relay", compare: "added",
+      runs: pairsOf(p50s(routes), p50s(floors), "added"),
+      target: "(no target)", holds: () => undefined, notes: []
+    })
+    record({
+      id: `stream.cpu.${backend}`, name: "streamed turn: CPU per delta delivered (server process)", backend, unit: "µs",
+      floorName: "SSE relay's CPU per delta", compare: "ratio",
+      runs: pairsOf(routes.map(cpuUsPerEvent), floors.map(cpuUsPerEvent), "ratio"),
+      target: "<= 2 × floor", holds: (vs) => vs <= 2, notes: []
+    })
+    if (chatIdPeakMb === undefined) {
+      record({
+        id: `stream.memory.${backend}`, name: "server memory: peak RSS during the streamed turns", backend, unit: "MB",
+        floorName: "—", compare: "none",
+        runs: [{ figure: peak, floor: Number.NaN, vs: Number.NaN }],
+        target: "(compared with chatid's when both run)", holds: () => undefined, notes: []
+      })
+    } else {
+      record({
+        id: `stream.memory.${backend}`, name: "server memory: peak RSS during the streamed turns", backend, unit: "MB",
+        floorName: "the same server's peak through the chatid case", compare: "added",
+        runs: [{ figure: peak, floor: chatIdPeakMb, vs: peak - chatIdPeakMb }],
+        target: "<= floor + 20 MB", holds: (vs) => vs <= 20,
+        notes: peakReset ? [] : ["could not start the peak RSS over (/proc/<pid>/clear_refs): the figure is the peak since the server started"]
+      })
+    }
+  } finally {
+    await Promise.all([floor.close(), route.close()])
+    await stop(relay.child)
   }
 }
 
@@ -784,7 +886,7 @@ const table = () => {
 
 const main = async () => {
   const began = new Date()
-  const wantsServer = ["chat", "chatid", "planner", "retention", "jobs"].some((name) => options.cases.includes(name))
+  const wantsServer = ["chat", "chatid", "stream", "planner", "retention", "jobs"].some((name) => options.cases.includes(name))
   const machine = {
     nproc: availableParallelism(),
     cpu: cpus()[0]?.model ?? "unknown",
@@ -834,12 +936,16 @@ const main = async () => {
       try {
         if (backend === "embedded" && options.cases.includes("chat")) await attempt("chat", () => chatCase(upstream, server))
         let pgliteAlone: number | undefined
+        let chatIdPeak: number | undefined
         if (options.cases.includes("chatid")) {
           await attempt(`chatid (${backend})`, async () => {
             pgliteAlone = await chatIdCase(upstream, server, backend)
+            chatIdPeak = peakRssMbOf(server.child.pid)
           })
         }
         if (options.cases.includes("chatid")) memoryCase(server, backend, pgliteAlone)
+        // After chatid: the stream case starts the server's peak RSS over, and compares it with chatid's.
+        if (options.cases.includes("stream")) await attempt(`stream (${backend})`, () => streamCase(upstream, server, backend, chatIdPeak))
         if (options.cases.includes("planner")) await attempt(`planner (${backend})`, () => plannerCase(upstream, server, backend))
         if (options.cases.includes("retention")) await attempt(`retention (${backend})`, () => retentionCase(server, backend))
         if (options.cases.includes("jobs")) await attempt(`jobs (${backend})`, () => jobsRunCase(upstream, backend))

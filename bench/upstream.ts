@@ -4,6 +4,12 @@
  * read, with a fixed ChatCompletion (one assistant message, content "ok", no
  * tool calls).
  *
+ * Asked for a stream (`"stream":true`, the stream case), it answers Chat
+ * Completions SSE as the openai-compatible adapter reads it: the role chunk,
+ * `STREAM_DELTAS` text deltas `STREAM_GAP_MS` apart, the finish chunk, the
+ * usage chunk and `[DONE]`. Each delta's text is its send time (`wallClockMs`
+ * and a space), so the client can time each one end to end.
+ *
  * It also serves the orchestrator case's instant fake of the Switchboard chat
  * route: `POST /api/agent/chat` answers a `lookup` tool call until the history
  * holds `TOOL_ROUNDS` tool results, then the final answer.
@@ -14,7 +20,9 @@
  * parent goes away.
  */
 import { createServer } from "node:http"
+import type { ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { wallClockMs } from "./sse.ts"
 
 const COMPLETION = Buffer.from(JSON.stringify({
   id: "chatcmpl-bench",
@@ -53,6 +61,31 @@ const TOOL_CALL = Buffer.from(JSON.stringify({
 const TOOL_CALL_HEADERS = { "content-type": "application/json", "content-length": String(TOOL_CALL.length) }
 const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } })
 
+/** The stream case's answer: 50 deltas 20 ms apart (~1 s a turn). */
+const STREAM_DELTAS = 50
+const STREAM_GAP_MS = 20
+const STREAM_HEAD = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":`
+const streamChunk = (delta: string, finishReason: string | null) =>
+  `data: ${STREAM_HEAD}${delta},"logprobs":null,"finish_reason":${finishReason === null ? "null" : `"${finishReason}"`}}]}\n\n`
+const STREAM_TAIL = streamChunk("{}", "stop") +
+  `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[],` +
+  `"usage":{"prompt_tokens":1,"completion_tokens":${STREAM_DELTAS},"total_tokens":${STREAM_DELTAS + 1}}}\n\n` +
+  "data: [DONE]\n\n"
+
+const streamAnswer = (res: ServerResponse) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  res.write(streamChunk(`{"role":"assistant","content":""}`, null))
+  let sent = 0
+  const timer = setInterval(() => {
+    // Stamped as the bytes are handed to the socket: what the client measures is everything after this.
+    res.write(streamChunk(`{"content":"${wallClockMs().toFixed(3)} "}`, null))
+    if (++sent < STREAM_DELTAS) return
+    clearInterval(timer)
+    res.end(STREAM_TAIL)
+  }, STREAM_GAP_MS)
+  res.on("close", () => clearInterval(timer))
+}
+
 let served = 0
 let connections = 0
 
@@ -89,7 +122,9 @@ const server = createServer((req, res) => {
     req.on("end", () => {
       served++
       // A substring test, not a parse: the mock must stay as cheap as it can be.
-      const planner = Buffer.concat(chunks).includes('"model":"bench-planner"')
+      const body = Buffer.concat(chunks)
+      if (body.includes('"stream":true')) return streamAnswer(res)
+      const planner = body.includes('"model":"bench-planner"')
       res.writeHead(200, planner ? TOOL_CALL_HEADERS : HEADERS)
       res.end(planner ? TOOL_CALL : COMPLETION)
     })

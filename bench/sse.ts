@@ -1,0 +1,64 @@
+/**
+ * The bench's reading of server-sent events, for the stream case: the load
+ * generator reads the answers with it (`deltaReader`), and the SSE relay
+ * (`sse-relay.ts`, the floor) reads the upstream's with it. Both read the
+ * same way, so neither side of the comparison pays for a different parser.
+ *
+ * Only what the bench's own producers write: `\n` line ends, `data:` lines
+ * (comments and other fields ignored).
+ */
+import { performance } from "node:perf_hooks"
+import type { BodyReader } from "./load.ts"
+
+/** Fed the body's bytes as they arrive; calls `onData` with each complete event's data (its `data:` lines joined). */
+export const sseEvents = (onData: (data: string) => void) => {
+  const decoder = new TextDecoder()
+  let buffer = ""
+  return (bytes: Uint8Array) => {
+    buffer += decoder.decode(bytes, { stream: true })
+    let end = buffer.indexOf("\n\n")
+    while (end !== -1) {
+      let data: string | undefined
+      for (const line of buffer.slice(0, end).split("\n")) {
+        if (!line.startsWith("data:")) continue
+        const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
+        data = data === undefined ? value : `${data}\n${value}`
+      }
+      buffer = buffer.slice(end + 2)
+      if (data !== undefined) onData(data)
+      end = buffer.indexOf("\n\n")
+    }
+  }
+}
+
+/** The wall clock in ms with a fraction, comparable across processes of one machine (what the upstream stamps its deltas with). */
+export const wallClockMs = () => performance.timeOrigin + performance.now()
+
+/**
+ * Reads one UI message stream answer (the server's, or the relay's copy of its shape): each
+ * `text-delta` holds the upstream's send times (`wallClockMs`, each followed by a space: a delta
+ * that merged several still reads), and each one's latency (arrival of the bytes − send time) is
+ * reported. The answer is whole when it ends with `[DONE]` and no `error` chunk came.
+ */
+export const deltaReader = (report: (latencyMs: number) => void): BodyReader => {
+  let arrived = 0
+  let done = false
+  let problem: string | undefined
+  const feed = sseEvents((data) => {
+    if (data === "[DONE]") {
+      done = true
+      return
+    }
+    const chunk = JSON.parse(data) as { type?: string; delta?: string; errorText?: string }
+    if (chunk.type === "error") problem ??= `error chunk: ${chunk.errorText}`
+    if (chunk.type !== "text-delta" || chunk.delta === undefined) return
+    for (const stamp of chunk.delta.split(" ")) if (stamp !== "") report(arrived - Number(stamp))
+  })
+  return {
+    chunk: (bytes) => {
+      arrived = wallClockMs()
+      feed(bytes)
+    },
+    end: () => problem ?? (done ? undefined : "the stream ended before [DONE]")
+  }
+}
