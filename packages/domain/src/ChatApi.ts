@@ -81,23 +81,26 @@ export const TranscriptionUpload = Schema.Struct({
   language: Schema.optionalKey(TranscriptionLanguage)
 }).pipe(HttpApiSchema.asMultipartStream({ maxParts: TRANSCRIPTION_MAX_PARTS }))
 
+/** What a turn can answer instead of its answer (or, streamed, before its stream starts). */
+const turnErrors = [
+  ...anyRouteErrors,
+  ...bodyErrors,
+  TooManyMessages,
+  AgentNotFound,
+  TurnInFlight,
+  AgentMismatch,
+  ProviderFailed,
+  ProviderNotConfigured,
+  DatabaseUnavailable,
+  NotReady
+] as const
+
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
     HttpApiEndpoint.post("chat", "/api/agent/chat", {
       payload: ChatRequest,
       success: ChatResponse,
-      error: [
-        ...anyRouteErrors,
-        ...bodyErrors,
-        TooManyMessages,
-        AgentNotFound,
-        TurnInFlight,
-        AgentMismatch,
-        ProviderFailed,
-        ProviderNotConfigured,
-        DatabaseUnavailable,
-        NotReady
-      ]
+      error: turnErrors
     }).annotateMerge(OpenApi.annotations({
       summary: "One turn of the agent session",
       description: "Sends the conversation (and the agent context) to the configured LLM provider with the client " +
@@ -152,18 +155,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("uiChat", "/api/ui/chat", {
       payload: UiChatRequest,
       success: UiMessageStream,
-      error: [
-        ...anyRouteErrors,
-        ...bodyErrors,
-        TooManyMessages,
-        AgentNotFound,
-        TurnInFlight,
-        AgentMismatch,
-        ProviderFailed,
-        ProviderNotConfigured,
-        DatabaseUnavailable,
-        NotReady
-      ]
+      error: turnErrors
     }).annotateMerge(OpenApi.annotations({
       summary: "A turn for the AI SDK's clients (useChat)",
       description: "`DefaultChatTransport`'s request: `id` is the chat, `messages` its UIMessages (those already " +

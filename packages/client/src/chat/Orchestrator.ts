@@ -48,7 +48,7 @@ import type {
   ToolResult,
   UiChunk
 } from "@switchboard/domain"
-import { unansweredToolCalls } from "@switchboard/domain"
+import { toolMessageContent, unansweredToolCalls } from "@switchboard/domain"
 import { Cause, Clock, Effect, References, Stream } from "effect"
 import type { Tracer } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
@@ -168,24 +168,6 @@ const toJsonValue = (value: unknown): unknown => {
   }
 }
 
-/** Longest tool-message `content`; the full value stays in `toolResult`. */
-const maxToolContent = 2000
-
-/**
- * The tool message's `content`: a short text of the result or the error, for
- * people reading the transcript. Adapters send the model the `toolResult`
- * itself, so shortening here loses nothing.
- */
-const toolContent = (result: ToolResult): string => {
-  const text = result.error !== undefined
-    ? `Error: ${result.error}`
-    : result.result === undefined || result.result === null
-    ? "OK"
-    : typeof result.result === "string"
-    ? result.result
-    : JSON.stringify(result.result)
-  return text.length > maxToolContent ? `${text.slice(0, maxToolContent - 1)}…` : text
-}
 
 const describeCause = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.findErrorOption(cause)
@@ -392,12 +374,12 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
           // Every call gets its result, run or not: an unanswered call would make every later provider call invalid.
           if (turn.stopRequested) {
             const toolResult: ToolResult = { toolCallId: call.id, name: call.name, error: notRunWhenStopped }
-            append({ role: "tool", content: toolContent(toolResult), toolResult })
+            append({ role: "tool", content: toolMessageContent(toolResult), toolResult })
             continue
           }
           agent().setActiveTool(call.name)
           const toolResult = yield* resolveToolCall(call, agentContext)
-          append({ role: "tool", content: toolContent(toolResult), toolResult })
+          append({ role: "tool", content: toolMessageContent(toolResult), toolResult })
         }
         agent().setActiveTool(null)
       }
