@@ -8,7 +8,7 @@
  * The transports own the request (and its abort); the adapters read the
  * events (`StreamedAnswer`). This module is the part between, shared by both.
  */
-import { Effect, Stream } from "effect"
+import { Array as Arr, Effect, Stream } from "effect"
 import type { Scope } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { ProviderError } from "./ProviderAdapter.ts"
@@ -58,16 +58,20 @@ export const sseEvents = (bytes: Stream.Stream<Uint8Array, ProviderError>, maxBy
     let parsed: Array<SseEvent> = []
     // `Retry` (a `retry:` field) is for browsers reconnecting: nothing here reconnects.
     const parser = Sse.makeParser((event) => event._tag === "Event" && parsed.push(event), { maxEventSize: maxBytes })
-    return bytes.pipe(
-      Stream.mapEffect((chunk) => {
-        received += chunk.byteLength
-        if (received > maxBytes || parser.feed(decoder.decode(chunk, { stream: true })) !== undefined) {
-          return Effect.fail(tooLargeError(maxBytes, "stream"))
+    // One step per network read, however many events it carried (none, when an event is cut in two).
+    return Stream.transformPull(bytes, (pull) =>
+      Effect.succeed(Effect.gen(function*() {
+        for (;;) {
+          const chunks = yield* pull
+          for (const chunk of chunks) {
+            received += chunk.byteLength
+            if (received > maxBytes || parser.feed(decoder.decode(chunk, { stream: true })) !== undefined) {
+              return yield* Effect.fail(tooLargeError(maxBytes, "stream"))
+            }
+          }
+          const out = parsed
+          parsed = []
+          if (Arr.isArrayNonEmpty(out)) return out
         }
-        const out = parsed
-        parsed = []
-        return Effect.succeed(out)
-      }),
-      Stream.flattenIterable
-    )
+      })))
   })

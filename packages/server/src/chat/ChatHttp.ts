@@ -16,12 +16,13 @@ import {
 import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
 import { Clock, Config, Effect, Schema, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
+import { Readable } from "node:stream"
 import { HttpApiBuilder } from "effect/http-api"
 import { Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
-import { readEvents } from "./LiveTurn.ts"
+import { eventsReadable } from "./LiveTurn.ts"
 import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
@@ -52,9 +53,13 @@ const oversizedMessage = (payload: ChatRequest, contentLength: string | undefine
   })
 }
 
+const streamOptions = { headers: UI_STREAM_HEADERS, contentType: UI_STREAM_HEADERS["content-type"]! }
+
 /** A streamed body's response (docs/streaming.md): pulled by the socket, so a slow reader holds nothing. */
-export const eventStreamResponse = (events: Stream.Stream<string>): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.stream(Stream.encodeText(events), { headers: UI_STREAM_HEADERS, contentType: UI_STREAM_HEADERS["content-type"]! })
+export const eventStreamResponse = (events: Stream.Stream<string> | Readable): HttpServerResponse.HttpServerResponse =>
+  events instanceof Readable
+    ? HttpServerResponse.raw(events, streamOptions)
+    : HttpServerResponse.stream(Stream.encodeText(events), streamOptions)
 
 /**
  * `POST /api/ui/chat`'s body as a turn. The AI SDK's clients send their whole history each time:
@@ -102,7 +107,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     streams.start(payload.chatId, (live) => turns.run(payload, live), announce).pipe(
       Effect.catchTag("ProviderError", toWireError),
       // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
-      Effect.map((live) => eventStreamResponse(readEvents(live)) as never)
+      Effect.map((live) => eventStreamResponse(eventsReadable(live)) as never)
     )
 
   const follow = (chatId: string) =>

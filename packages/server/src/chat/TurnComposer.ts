@@ -171,33 +171,38 @@ const streamRound = (
     const clientCalls = new Set<string>()
     yield* (live.providerStreams ? adapter.stream(params) : streamOfAnswer(adapter.chat(params))).pipe(
       Stream.interruptWhen(Deferred.await(live.stopped)),
-      Stream.runForEach((event) => {
+      // One step per array the provider's stream yields (every event a network read carried), not per event.
+      Stream.runForEachArray((events) => {
         if (first) {
           first = false
           Deferred.doneUnsafe(live.started, Exit.void)
         }
-        switch (event.type) {
-          case "text-delta":
-            if (text === "") publish(live, { type: "text-start", id: textId })
-            text += event.delta
-            // Only a stored answer is bounded so (without a chat nothing is stored).
-            if (live.chatId !== undefined && text.length > maxStoredValueBytes) {
-              return Effect.fail(new ProviderError({ reason: "TooLarge", message: `the answer outgrew the ${maxStoredValueBytes} bytes a stored message holds` }))
-            }
-            publish(live, { type: "text-delta", id: textId, delta: event.delta })
-            break
-          case "tool-call-start":
-            if (!owns(event.name)) {
-              clientCalls.add(event.id)
-              publish(live, { type: "tool-input-start", toolCallId: event.id, toolName: event.name })
-            }
-            break
-          case "tool-call-delta":
-            if (clientCalls.has(event.id)) publish(live, { type: "tool-input-delta", toolCallId: event.id, inputTextDelta: event.delta })
-            break
-          case "finish":
-            response = event.response
-            break
+        for (const event of events) {
+          switch (event.type) {
+            case "text-delta":
+              if (text === "") publish(live, { type: "text-start", id: textId })
+              text += event.delta
+              // Only a stored answer is bounded so (without a chat nothing is stored).
+              if (live.chatId !== undefined && text.length > maxStoredValueBytes) {
+                return Effect.fail(
+                  new ProviderError({ reason: "TooLarge", message: `the answer outgrew the ${maxStoredValueBytes} bytes a stored message holds` })
+                )
+              }
+              publish(live, { type: "text-delta", id: textId, delta: event.delta })
+              break
+            case "tool-call-start":
+              if (!owns(event.name)) {
+                clientCalls.add(event.id)
+                publish(live, { type: "tool-input-start", toolCallId: event.id, toolName: event.name })
+              }
+              break
+            case "tool-call-delta":
+              if (clientCalls.has(event.id)) publish(live, { type: "tool-input-delta", toolCallId: event.id, inputTextDelta: event.delta })
+              break
+            case "finish":
+              response = event.response
+              break
+          }
         }
         return Effect.void
       })

@@ -17,11 +17,12 @@ import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
+import type { Readable } from "node:stream"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import type { LiveTurn } from "./LiveTurn.ts"
-import { close, KEEP_ALIVE, makeLiveTurn, readEvents } from "./LiveTurn.ts"
+import { close, eventsReadable, KEEP_ALIVE, makeLiveTurn } from "./LiveTurn.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
 
@@ -56,7 +57,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     announce?: string
   ): Effect.Effect<LiveTurn, E>
   /** The SSE body of the chat's running turn from its first chunk, live to its end; none when no turn runs. */
-  follow(chatId: string): Effect.Effect<Stream.Stream<string> | undefined>
+  follow(chatId: string): Effect.Effect<Stream.Stream<string> | Readable | undefined>
   /** Stops the chat's running turn, on whichever replica, and waits (bounded) for the chat to be free. */
   stop(chatId: string): Effect.Effect<boolean>
 }>()("switchboard/server/chat/TurnStreams") {
@@ -263,7 +264,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       follow: (chatId) =>
         Effect.gen(function*() {
           const local = runningOf(chatId)
-          if (local !== undefined) return readEvents(local.live)
+          if (local !== undefined) return eventsReadable(local.live)
           if (embedded) return undefined
           const turnId = yield* log.markerOf(chatId)
           return turnId === undefined ? undefined : followLog(chatId, turnId)
