@@ -1,6 +1,7 @@
 /**
- * The provider adapter port (docs/chat.md): one method,
- * `chat(params)`, over provider-agnostic parameters. Concrete adapters
+ * The provider adapter port (docs/chat.md): `chat(params)` and, for a turn
+ * that streams (docs/streaming.md), `stream(params)`, over provider-agnostic
+ * parameters. Concrete adapters
  * (openai-compatible, anthropic, scripted) are Layers of this service, chosen
  * by configuration in `ProviderConfig.ts`.
  */
