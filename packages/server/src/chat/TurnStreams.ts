@@ -250,7 +250,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
             Deferred.succeed(live, l).pipe(
               Effect.andThen(turn(l)),
               // After the 200 a failure is the stream's `error` chunk; logged here as the JSON answer's would be.
-              Effect.tapError((e) => e instanceof ProviderError ? Effect.ignore(toWireError(e)) : Effect.void)
+              // (Before it, the caller answers the JSON error, logged there.)
+              Effect.tapError((e) =>
+                e instanceof ProviderError
+                  ? Deferred.isDone(l.started).pipe(Effect.flatMap((streaming) => streaming ? Effect.ignore(toWireError(e)) : Effect.void))
+                  : Effect.void
+              )
             ), announce).pipe(
               Effect.exit,
               Effect.flatMap((e) => Deferred.succeed(exit, e)),
