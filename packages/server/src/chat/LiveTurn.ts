@@ -15,7 +15,7 @@
  */
 import type { UiChunk } from "@switchboard/domain"
 import { isTerminalChunk, SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
-import { Deferred, Duration, Effect, Option, Stream } from "effect"
+import { Deferred, Duration, Effect } from "effect"
 import { Readable } from "node:stream"
 
 /** A stream with no chunk for this long sends an SSE comment, so proxies keep it open. */
@@ -92,44 +92,12 @@ export const close = (live: LiveTurn): void => {
   wake(live)
 }
 
-export const isStopRequested = (live: LiveTurn): Effect.Effect<boolean> => Deferred.isDone(live.stopped)
-
-/** Resolves when an event past `position` exists or the stream ended, or after `timeout`: false then. */
-const nextEvent = (live: LiveTurn, position: number, timeout: Duration.Duration): Effect.Effect<boolean> =>
-  live.events.length > position || live.ended
-    ? Effect.succeed(true)
-    : Effect.callback<boolean>((resume) => {
-      const onEvent = () => resume(Effect.succeed(true))
-      live.waiting.add(onEvent)
-      const timer = setTimeout(() => {
-        live.waiting.delete(onEvent)
-        resume(Effect.succeed(false))
-      }, Duration.toMillis(timeout))
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        live.waiting.delete(onEvent)
-      })
-    })
-
 /**
  * The SSE body from the first event, then live to the end and `[DONE]`; a keep-alive comment after
- * `keepAlive` without an event. Pulled by the response: a reader that is not pulled holds nothing.
- */
-export const readEvents = (live: LiveTurn, keepAlive: Duration.Duration = KEEP_ALIVE): Stream.Stream<string> =>
-  Stream.paginate(0, (position: number) =>
-    nextEvent(live, position, keepAlive).pipe(Effect.map((arrived): readonly [ReadonlyArray<string>, Option.Option<number>] => {
-      if (!arrived) return [[SSE_KEEP_ALIVE], Option.some(position)]
-      const fresh = live.events.slice(position)
-      const next = position + fresh.length
-      if (live.ended && next === live.events.length) return [[...fresh, SSE_DONE], Option.none()]
-      return [fresh, Option.some(next)]
-    })))
-
-/**
- * The same body as a Node stream, for the response of a reader on this replica: each wake writes
- * every event that arrived since as one piece, and Node's own backpressure decides when to read
- * more (measured with `npm run bench`: the Effect stream above cost several times the CPU per
- * delta of a bare relay, in its per-chunk stages).
+ * `keepAlive` without an event. A Node stream, for the response of a reader on this replica: each
+ * wake writes every event that arrived since as one piece, and Node's own backpressure decides when
+ * to read more, so a reader that is not read holds nothing (measured with `npm run bench`: an Effect
+ * stream here, a stage per wake, cost more CPU per delta).
  */
 export const eventsReadable = (live: LiveTurn, keepAlive: Duration.Duration = KEEP_ALIVE): Readable => {
   let position = 0

@@ -5,19 +5,30 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
-import { Duration, Effect, Fiber, Stream } from "effect"
-import { makeLiveTurn, publish, readEvents } from "../../src/chat/LiveTurn.ts"
+import { Duration, Effect, Fiber } from "effect"
+import type { Readable } from "node:stream"
+import { eventsReadable, makeLiveTurn, publish } from "../../src/chat/LiveTurn.ts"
+
+/** Everything a reader's body carries, split back into its events as written. */
+const readAll = (readable: Readable) =>
+  Effect.promise(async () => {
+    const events: Array<string> = []
+    for await (const piece of readable) {
+      for (const event of String(piece).split(/(?<=\n\n)/u)) if (event !== "") events.push(event)
+    }
+    return events
+  })
 
 describe("LiveTurn", () => {
   it.live("a reader that comes late reads from the first event; every reader ends at the terminal chunk and [DONE]", () =>
     Effect.gen(function*() {
       const live = yield* makeLiveTurn("c1", "m1", true)
       publish(live, { type: "start", messageId: "m1" })
-      const early = yield* Stream.runCollect(readEvents(live)).pipe(Effect.forkChild)
+      const early = yield* readAll(eventsReadable(live)).pipe(Effect.forkChild)
       publish(live, { type: "text-delta", id: "t", delta: "a" })
       yield* Effect.sleep("10 millis")
       publish(live, { type: "text-delta", id: "t", delta: "b" })
-      const late = yield* Stream.runCollect(readEvents(live)).pipe(Effect.forkChild)
+      const late = yield* readAll(eventsReadable(live)).pipe(Effect.forkChild)
       publish(live, { type: "finish" })
       publish(live, { type: "text-delta", id: "t", delta: "after the end" })
       const expected = [
@@ -36,7 +47,7 @@ describe("LiveTurn", () => {
     Effect.gen(function*() {
       const live = yield* makeLiveTurn("c1", "m1", true)
       publish(live, { type: "start", messageId: "m1" })
-      const reader = yield* Stream.runCollect(readEvents(live, Duration.millis(30))).pipe(Effect.forkChild)
+      const reader = yield* readAll(eventsReadable(live, Duration.millis(30))).pipe(Effect.forkChild)
       yield* Effect.sleep("140 millis")
       publish(live, { type: "error", errorText: "LLM provider error" })
       const events = yield* Fiber.join(reader)
