@@ -13,13 +13,13 @@
  *   answer (a late error included), but the body is still read to its end so
  *   that a kept-alive connection can serve the next call;
  * - the deadline (`LLM_TIMEOUT_MS`) bounds the whole call, first byte to
- *   `finish`, and its interruption, like any consumer's, aborts the request.
+ *   `finish`: the transports put it on the request itself (`streamSignal`),
+ *   which the deadline aborts, as any consumer's interruption does.
  */
 import { Array as Arr, Cause, Effect, Pull, Result, Stream } from "effect"
 import type { ProviderChatResponse } from "@switchboard/domain"
 import { ProviderError } from "./ProviderAdapter.ts"
 import type { ProviderStreamEvent } from "./ProviderAdapter.ts"
-import { timeoutError } from "./ProviderHttp.ts"
 import { redact, truncate } from "./Redact.ts"
 import type { SseEvent } from "./SseAnswer.ts"
 
@@ -98,14 +98,6 @@ export const streamedError = (detail: string, status: number | undefined, secret
     ? new ProviderError({ reason: "InvalidResponse", message })
     : new ProviderError({ reason: "Status", status, message })
 }
-
-/** The stream fails `Timeout` when it has not ended within `timeoutMs` of its start; the interruption aborts the request. */
-export const withStreamDeadline = (timeoutMs: number, what: string) =>
-<A, R>(self: Stream.Stream<A, ProviderError, R>): Stream.Stream<A, ProviderError, R> =>
-  Stream.interruptWhen(
-    self,
-    Effect.andThen(Effect.sleep(timeoutMs), Effect.fail(timeoutError(`${what} not complete within ${timeoutMs} ms`)))
-  )
 
 /** A reader's JSON parse of one event's data, or why it is not JSON. */
 export const parseEventData = (event: SseEvent, secrets: ReadonlyArray<string>): Result.Result<unknown, ProviderError> => {

@@ -21,7 +21,7 @@ import { ProviderAdapter, ProviderError, Transcriber } from "../ProviderAdapter.
 import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "../ProviderHttp.ts"
 import * as UndiciPool from "../openai/UndiciPool.ts"
 import { traced, tracedStream } from "../Spans.ts"
-import { readAnswer, withStreamDeadline } from "../StreamedAnswer.ts"
+import { readAnswer } from "../StreamedAnswer.ts"
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 export const DEFAULT_MAX_TOKENS = 4096
@@ -79,10 +79,15 @@ export const streamOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSetti
   const { headers, messagesUrl, options, secrets } = endpointOf(settings)
   return (params: ProviderChatParams) =>
     readAnswer(
-      pool.postStream(messagesUrl, headers, JSON.stringify(buildMessagesStreamRequest(params, options)), secrets),
+      pool.postStream(
+        messagesUrl,
+        headers,
+        JSON.stringify(buildMessagesStreamRequest(params, options)),
+        { timeoutMs: settings.timeoutMs, what: "message stream" },
+        secrets
+      ),
       () => messageEventsReader(secrets)
     ).pipe(
-      withStreamDeadline(settings.timeoutMs, "message stream"),
       tracedStream("Anthropic.stream", () => ({ attributes: { model: params.model ?? settings.model } }))
     )
 }

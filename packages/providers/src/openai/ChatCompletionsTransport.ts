@@ -16,7 +16,7 @@ import { Context } from "effect"
 import type { Effect, Redacted, Stream } from "effect"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions"
 import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
-import type { SseEvent } from "../SseAnswer.ts"
+import type { SseEvent, StreamDeadline } from "../SseAnswer.ts"
 
 export type TransportKind = "undici" | "sdk"
 
@@ -41,10 +41,10 @@ export class ChatCompletionsTransport extends Context.Service<ChatCompletionsTra
   send(body: ChatCompletionCreateParamsNonStreaming): Effect.Effect<unknown, ProviderError>
   /**
    * POST the streaming body; the answer's server-sent events as they arrive (not yet read as
-   * chunks). `Status` before the stream, `TooLarge` past the bound, and ending the stream early
-   * aborts the request (its connection closed).
+   * chunks). `Status` before the stream, `TooLarge` past the bound, `Timeout` past the deadline,
+   * and ending the stream early aborts the request (its connection closed).
    */
-  stream(body: ChatCompletionCreateParamsStreaming): Stream.Stream<SseEvent, ProviderError>
+  stream(body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline): Stream.Stream<SseEvent, ProviderError>
   /** POST the upload as multipart; succeeds with the decoded JSON of a 2xx answer (not yet validated). */
   transcribe(request: TranscriptionRequest): Effect.Effect<unknown, ProviderError>
 }>()("switchboard/server/llm/ChatCompletionsTransport") {}

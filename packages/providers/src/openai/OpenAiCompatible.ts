@@ -18,7 +18,7 @@ import { buildChatRequest, buildChatStreamRequest, parseChatCompletion, parseTra
 import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
 import type { TranscriptionInput } from "../ProviderAdapter.ts"
 import { secretsOf, withDeadline } from "../ProviderHttp.ts"
-import { readAnswer, withStreamDeadline } from "../StreamedAnswer.ts"
+import { readAnswer } from "../StreamedAnswer.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
 import { traced, tracedStream } from "../Spans.ts"
 
@@ -59,8 +59,10 @@ export const streamVia = (
 ) => {
   const secrets = secretsOf(settings)
   return (params: ProviderChatParams) =>
-    readAnswer(stream(buildChatStreamRequest(params, settings.model)), () => completionChunksReader(secrets)).pipe(
-      withStreamDeadline(settings.timeoutMs, "chat completion stream"),
+    readAnswer(
+      stream(buildChatStreamRequest(params, settings.model), { timeoutMs: settings.timeoutMs, what: "chat completion stream" }),
+      () => completionChunksReader(secrets)
+    ).pipe(
       tracedStream("OpenAiCompatible.stream", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
     )
 }

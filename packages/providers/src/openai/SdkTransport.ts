@@ -27,7 +27,8 @@ import {
   tooLargeError
 } from "../ProviderHttp.ts"
 import { describeCause } from "../Redact.ts"
-import { abortOnClose, EVENT_STREAM, isEventStream, notAnEventStreamError, sseEvents } from "../SseAnswer.ts"
+import { EVENT_STREAM, failureWithin, isEventStream, notAnEventStreamError, sseEvents, streamSignal } from "../SseAnswer.ts"
+import type { StreamDeadline } from "../SseAnswer.ts"
 
 /** Thrown into the SDK's read of a 2xx body past the bound; found again in `failureOf`. */
 class AnswerTooLarge extends Error {
@@ -121,19 +122,20 @@ export const make = (settings: TransportSettings): ChatCompletionsTransport["Ser
 
   // The SDK's own stream reader would hide how the body ended ([DONE] or not): the events are read
   // from its raw response, as the undici transport reads them.
-  const stream = (body: ChatCompletionCreateParamsStreaming) =>
+  const stream = (body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline) =>
     Stream.unwrap(Effect.gen(function*() {
-      const signal = yield* abortOnClose
+      const signal = yield* streamSignal(deadline)
+      const failure = failureWithin(signal, deadline, (cause) => failureOf(cause, secrets))
       const response = yield* Effect.tryPromise({
-        try: () => client.chat.completions.create(body, { signal, headers: { accept: EVENT_STREAM } }).asResponse(),
-        catch: (cause) => failureOf(cause, secrets)
+        try: () => client.chat.completions.create(body, { signal: signal.signal, headers: { accept: EVENT_STREAM } }).asResponse(),
+        catch: failure
       })
       const contentType = response.headers.get("content-type")
       if (response.body !== null && isEventStream(contentType)) {
         const events = response.body
-        return sseEvents(Stream.fromReadableStream({ evaluate: () => events, onError: (cause) => failureOf(cause, secrets) }), maxBytes)
+        return sseEvents(Stream.fromReadableStream({ evaluate: () => events, onError: failure }), maxBytes)
       }
-      const text = yield* Effect.tryPromise({ try: () => response.text(), catch: (cause) => failureOf(cause, secrets) })
+      const text = yield* Effect.tryPromise({ try: () => response.text(), catch: failure })
       return yield* Effect.fail(notAnEventStreamError(contentType ?? "", text, secrets))
     }))
 

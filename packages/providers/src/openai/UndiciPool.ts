@@ -33,8 +33,16 @@ import {
   tooLargeError
 } from "../ProviderHttp.ts"
 import { describeCause } from "../Redact.ts"
-import { abortOnClose, EVENT_STREAM, isEventStream, notAnEventStreamError, sseEvents } from "../SseAnswer.ts"
-import type { SseEvent } from "../SseAnswer.ts"
+import {
+  EVENT_STREAM,
+  failureWithin,
+  isEventStream,
+  notAnEventStreamError,
+  readableBytes,
+  sseEvents,
+  streamSignal
+} from "../SseAnswer.ts"
+import type { SseEvent, StreamDeadline } from "../SseAnswer.ts"
 
 /** Enough sockets for the benchmarked concurrency, with room to spare. */
 const CONNECTIONS = 64
@@ -83,13 +91,15 @@ export interface UndiciPool {
    * POST `body` asking for a streamed answer (`accept: text/event-stream`):
    * the answer's server-sent events as they arrive. Fails like `post`, with
    * `Status` before the stream, and `TooLarge` once the stream passes
-   * `maxResponseBytes`. Ending the stream early (interrupting its consumer,
-   * a failure, a deadline) aborts the request: the connection is closed.
+   * `maxResponseBytes`, and `Timeout` past the deadline. Ending the stream
+   * early (interrupting its consumer, a failure, the deadline) aborts the
+   * request: the connection is closed.
    */
   postStream(
     url: URL,
     headers: Readonly<Record<string, string>>,
     body: string,
+    deadline: StreamDeadline,
     secrets?: ReadonlyArray<string>
   ): Stream.Stream<SseEvent, ProviderError>
 }
@@ -153,22 +163,29 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
     )
   }
 
-  const postStream = (url: URL, headers: Readonly<Record<string, string>>, body: string, extra: ReadonlyArray<string> = []) => {
+  const postStream = (
+    url: URL,
+    headers: Readonly<Record<string, string>>,
+    body: string,
+    deadline: StreamDeadline,
+    extra: ReadonlyArray<string> = []
+  ) => {
     const secrets = secretsWith(extra)
     return Stream.unwrap(Effect.gen(function*() {
-      const signal = yield* abortOnClose
+      const signal = yield* streamSignal(deadline)
+      const failure = failureWithin(signal, deadline, (cause) => failureOf(cause, secrets))
       const response = yield* Effect.tryPromise({
-        try: () => request(url, { ...headers, accept: EVENT_STREAM }, body, signal),
-        catch: (cause) => failureOf(cause, secrets)
+        try: () => request(url, { ...headers, accept: EVENT_STREAM }, body, signal.signal),
+        catch: failure
       })
       const status = response.statusCode
       const ok = status >= 200 && status <= 299
       const contentType = response.headers["content-type"]
       const type = Array.isArray(contentType) ? contentType.join(", ") : contentType
       if (ok && isEventStream(type)) {
-        return sseEvents(Stream.fromAsyncIterable(response.body, (cause) => failureOf(cause, secrets)), max)
+        return sseEvents(readableBytes(response.body, failure), max)
       }
-      const read = yield* Effect.tryPromise({ try: () => readHead(response.body, ok), catch: (cause) => failureOf(cause, secrets) })
+      const read = yield* Effect.tryPromise({ try: () => readHead(response.body, ok), catch: failure })
       if (!ok) return yield* Effect.fail(statusError(status, read.text, secrets))
       return yield* Effect.fail(read.truncated ? tooLargeError(max) : notAnEventStreamError(type ?? "", read.text, secrets))
     }))
