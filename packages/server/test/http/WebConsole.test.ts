@@ -16,7 +16,7 @@ import { gunzipSync } from "node:zlib"
 import { afterAll } from "vitest"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
-import { ASSET_CACHE_CONTROL, CONSOLE_CSP, SANDBOX_CSP } from "../../src/http/WebConsole.ts"
+import { ASSET_CACHE_CONTROL, CONSOLE_CSP, DEFAULT_WEB_DIR, SANDBOX_CSP } from "../../src/http/WebConsole.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "switchboard-web-"))
 const INDEX = `<!doctype html><title>console</title><script type="module" src="/assets/index-AbC_12-x.js"></script>`
@@ -131,6 +131,11 @@ describe("web console", () => {
         assert.strictEqual(post.headers.get("allow"), "GET, HEAD, OPTIONS")
         const head = yield* request("/chats/c1", { method: "HEAD" })
         assert.strictEqual(head.status, 200)
+      }))
+
+    it.effect("by default, the build's dist/web (from the sources as from dist/server)", () =>
+      Effect.sync(() => {
+        assert.strictEqual(DEFAULT_WEB_DIR, join(import.meta.dirname, "..", "..", "..", "..", "dist", "web"))
       }))
   })
 })
