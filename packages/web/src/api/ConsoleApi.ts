@@ -109,7 +109,6 @@ export const useApiResult = <A, E>(
     )
     return () => controller.abort()
     // `call` is the caller's closure: `deps` say when it changes.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, round, ...deps])
   return { ...result, reload }
 }
