@@ -12,11 +12,20 @@
  * else (effect, undici, …) resolves from the project's `node_modules`.
  * Files are overwritten in place (never a `dist/` removed under a running
  * server's lazy imports).
+ *
+ * The web console (`packages/web`) is built by Vite into `dist/web`, which the
+ * server serves at `/` (docs/console.md) — only when its inputs changed since
+ * the last build (its sources, the client and domain sources it bundles, the
+ * lockfile: their hash is kept in `dist/web-build.json`), so `npm start` stays
+ * fast. The build prints the first load's JavaScript, gzipped: the entry chunk
+ * and what `index.html` preloads (the target is at most 250 KB).
  */
 import { execFileSync } from "node:child_process"
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
+import { gzipSync } from "node:zlib"
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
 const PACKAGES = ["domain", "providers", "server"] as const
@@ -39,19 +48,83 @@ export const build = () => {
   }
 }
 
+/** Where the console is built, and the hash of the inputs it was built from. */
+export const WEB_DIST = join(ROOT, "dist", "web")
+const WEB_STAMP = join(ROOT, "dist", "web-build.json")
+
+/** What the console's bundle is made of: a change to any of them rebuilds it. */
+const WEB_INPUTS = [
+  "package-lock.json",
+  "packages/web/index.html",
+  "packages/web/package.json",
+  "packages/web/vite.config.ts",
+  "packages/web/public",
+  "packages/web/src",
+  "packages/client/src",
+  "packages/domain/src"
+]
+
+const filesOf = (path: string): Array<string> =>
+  !existsSync(path) ? [] : statSync(path).isDirectory()
+  ? readdirSync(path).sort().flatMap((name) => filesOf(join(path, name)))
+  : [path]
+
+const webInputsHash = () => {
+  const hash = createHash("sha256")
+  for (const file of WEB_INPUTS.flatMap((input) => filesOf(join(ROOT, input)))) {
+    hash.update(relative(ROOT, file)).update("\0").update(readFileSync(file)).update("\0")
+  }
+  return hash.digest("hex")
+}
+
+export interface FirstLoad {
+  /** The entry chunk and the modules index.html preloads, gzipped. */
+  readonly gzipBytes: number
+  readonly files: number
+}
+
+/** The JavaScript the console's first load fetches (what `dist/web/index.html` loads and preloads), gzipped. */
+export const firstLoadOf = (dir: string = WEB_DIST): FirstLoad => {
+  const html = readFileSync(join(dir, "index.html"), "utf8")
+  const scripts = [...html.matchAll(/<script[^>]*\ssrc="([^"]+)"/g), ...html.matchAll(/<link[^>]*rel="modulepreload"[^>]*href="([^"]+)"/g)]
+    .map((match) => match[1]!)
+  const gzipBytes = scripts.reduce((sum, src) => sum + gzipSync(readFileSync(join(dir, src))).length, 0)
+  return { gzipBytes, files: scripts.length }
+}
+
+/** Builds the console into `dist/web` with Vite, unless its inputs are those of the last build: whether it built. */
+export const buildWeb = (): boolean => {
+  const hash = webInputsHash()
+  const last = existsSync(WEB_STAMP) ? (JSON.parse(readFileSync(WEB_STAMP, "utf8")) as { hash?: string }).hash : undefined
+  if (last === hash && existsSync(join(WEB_DIST, "index.html"))) return false
+  const vite = join(ROOT, "node_modules", "vite", "bin", "vite.js")
+  execFileSync(process.execPath, [vite, "build", "--config", join(ROOT, "packages", "web", "vite.config.ts"), "--logLevel", "warn"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  writeFileSync(WEB_STAMP, JSON.stringify({ hash }, null, 2) + "\n")
+  return true
+}
+
 /** The built server's entry point. */
 export const BUILT_SERVER_MAIN = join(ROOT, "dist", "server", "src", "main.js")
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now()
+  let web: { readonly built: boolean; readonly ms: number }
   try {
     build()
+    const server = performance.now()
+    if (!process.argv.includes("--quiet")) console.log(`built dist/ (server and domain) in ${Math.round(server - started)} ms`)
+    web = { built: buildWeb(), ms: Math.round(performance.now() - server) }
   } catch (error) {
     const output = error as { stdout?: Buffer; stderr?: Buffer; message: string }
     process.stderr.write(`build failed: ${output.stdout?.toString() ?? ""}${output.stderr?.toString() ?? output.message}\n`)
     process.exit(1)
   }
   if (!process.argv.includes("--quiet")) {
-    console.log(`built dist/ (server and domain) in ${Math.round(performance.now() - started)} ms`)
+    const { files, gzipBytes } = firstLoadOf()
+    const size = `first load: ${(gzipBytes / 1024).toFixed(1)} KB of JavaScript gzipped (${files} file${files === 1 ? "" : "s"}; target 250 KB)`
+    console.log(web.built ? `built dist/web (the console) in ${web.ms} ms; ${size}` : `dist/web (the console) unchanged; ${size}`)
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The import picture of the workspace: domain ← providers ← server; domain ← client ← cli;
+ * The import picture of the workspace: domain ← providers ← server; domain ← client ← cli and web;
  * providers ← cli (the host agent's direct transport). The CLI reaches the server only by the lazy
  * import `switchboard serve` needs. Tests may use another package's exports (its test helpers
  * included), never a relative path into it.
@@ -16,7 +16,8 @@ const allowed: Record<string, ReadonlyArray<string>> = {
   providers: ["domain"],
   server: ["domain", "providers"],
   client: ["domain"],
-  cli: ["domain", "client", "providers"]
+  cli: ["domain", "client", "providers"],
+  web: ["domain", "client"]
 }
 
 const filesUnder = (dir: string): Array<string> => {

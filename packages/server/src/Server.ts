@@ -1,6 +1,6 @@
 /**
  * The server, assembled: the HttpApi routes with their handlers, the docs
- * page, JSON errors everywhere, the database and the provider — listening on
+ * page, the web console, JSON errors everywhere, the database and the provider — listening on
  * `HOST:PORT`.
  */
 // Modules, not the package index: the index loads every platform module (~25 MB more memory).
@@ -31,6 +31,7 @@ import * as JsonErrors from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
 import * as RequestErrors from "./http/RequestErrors.ts"
 import { routeTable } from "./http/RouteTable.ts"
+import * as WebConsole from "./http/WebConsole.ts"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { ProviderPools } from "@switchboard/providers/ProviderPools"
@@ -108,7 +109,12 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(services),
     Layer.provide([ChatAuth.layer, RequestErrors.layer, NodeServices.layer])
   )
-  return Layer.mergeAll(api, layerApiDocs(Api), JsonErrors.layer(routeTable(Api, DOCS_ROUTES)))
+  return Layer.mergeAll(
+    api,
+    layerApiDocs(Api),
+    WebConsole.layer,
+    JsonErrors.layer(routeTable(Api, [...DOCS_ROUTES, ...WebConsole.CONSOLE_ROUTES]))
+  )
 }
 
 /**

@@ -1,4 +1,4 @@
-/** Liveness and readiness as an orchestrator probes them; `/` as a browser opens it. */
+/** Liveness and readiness as an orchestrator probes them; `/` as a browser opens it when the console is not built. */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -8,7 +8,8 @@ import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
 import { migrationCount } from "../../src/db/Migrations.ts"
 
 describe("system routes", () => {
-  layer(layerTestServer(makeFakeProvider().layer), { excludeTestServices: true })("probes", (it) => {
+  // WEB_DIR: a console build that does not exist (WebConsole.test.ts serves one).
+  layer(layerTestServer(makeFakeProvider().layer, { WEB_DIR: "/nonexistent/switchboard-web" }), { excludeTestServices: true })("probes", (it) => {
     it.effect("/readyz is 503 until every migration of this build is applied; /healthz stays 200", () =>
       Effect.gen(function*() {
         const ready = yield* request("/readyz")
@@ -31,7 +32,7 @@ describe("system routes", () => {
         assert.strictEqual((yield* request("/readyz")).status, 200)
       }))
 
-    it.effect("GET and HEAD / redirect to /docs (302); any other unknown path stays a JSON 404", () =>
+    it.effect("without a console build, GET and HEAD / redirect to /docs (302); any other unknown path stays a JSON 404", () =>
       Effect.gen(function*() {
         const base = yield* baseUrl
         for (const method of ["GET", "HEAD"]) {
@@ -42,7 +43,7 @@ describe("system routes", () => {
         const post = yield* rawRequest(base + "/", { method: "POST" })
         assert.strictEqual(post.status, 405)
         assert.strictEqual(post.headers.allow, "GET, HEAD, OPTIONS")
-        for (const path of ["/index.html", "/docs/", "/favicon.ico", "/api"]) {
+        for (const path of ["/index.html", "/docs/", "/favicon.ico", "/api", "/chats/c1", "/operator/hosts", "/sandbox.html", "/assets/index.js"]) {
           const unknown = yield* request(path)
           assert.strictEqual(unknown.status, path === "/docs/" ? 200 : 404, path)
           if (unknown.status === 404) assert.strictEqual(unknown.json.code, "not_found", path)

@@ -1,0 +1,2 @@
+// Vite's client types: CSS imports, `import.meta.env`.
+/// <reference types="vite/client" />
