@@ -1,48 +1,50 @@
 /**
- * The chat's views of its sub-agents (docs/console.md): the contract between the chat page, which
- * places them, and the jobs views, which draw them. The chat page renders
+ * The chat's views of its sub-agents (docs/console.md, "Sub-agents in the chat"): the contract
+ * between the chat page, which places them, and the jobs views, which draw them. The chat page
+ * renders
  *
- * - `<JobsProvider chatId api>` around the conversation: the one poll of `/api/jobs` (the client's
- *   job watch) feeding the client's jobs store, while the chat is open;
+ * - `<JobsProvider chatId api>` around the conversation: the one poll of `/api/jobs` — the client
+ *   package's job watch, the CLI's own — feeding the client's jobs store, while the chat is open;
+ *   it stops when the chat closes or `chatId` changes;
  * - `<DispatchCard call />` for an assistant tool call whose name is a job kind (`isJobKind`);
  * - `<SteerCard message />` for a message `subagentResultOf` marks as a steer — never as the
  *   user's own message;
  * - `<SubagentsPanel />` in the sidebar: the chat's jobs.
  *
- * Placeholder bodies for now; their props are final.
+ * **What the chat page provides: `JobsChatContext`.** The job watch does for the browser what it
+ * does for `switchboard chat`: when a job settles (its steer delivered and the wake turn
+ * answered), it re-syncs the transcript (`GET /api/chats/{chatId}/messages`) into the chat
+ * store with `replaceMessages`, so the steer and the wake answer simply appear in the store the
+ * page renders from — once each, whatever the page did meanwhile — and a wake answer that asks
+ * for client tools is resumed by the page's orchestrator. For that the page gives its own:
+ *
+ * ```tsx
+ * const lock = useMemo(() => Semaphore.makeUnsafe(1), [])  // or Effect.runSync(Semaphore.make(1))
+ * <JobsChatContext value={{ chatStore, orchestrator, lock }}>
+ *   <JobsProvider chatId={chatId} api={api}>…</JobsProvider>
+ * </JobsChatContext>
+ * ```
+ *
+ * and runs each turn (send, stop-and-resume, the continuation after a client tool) under
+ * `lock.withPermits(1)`, as the CLI does: a re-sync then waits for the turn's end instead of
+ * replacing the messages while an answer streams in. Only the chat whose id is `chatId` is polled
+ * (the store's `chatId` must be it). Without `JobsChatContext` nothing is polled.
+ *
+ * **Events, if the page wants them.** Inside the provider, `useJobEvents((event) => …)` hears the
+ * watch's events: `dispatched`, `activity`, `settled`, then `steer` and `answer` (each message
+ * once, after the re-sync put it in the store: e.g. to scroll to it or announce it), and
+ * `pollFailed`. Nothing needs them for the steer to show.
+ *
+ * New jobs are found by the poll itself (every 2 s while none runs, every 300 ms while one does,
+ * and at once when a `DispatchCard` mounts for a job not listed yet): the page need not tell the
+ * provider what its turns dispatched.
  */
-import type { ChatMessage, ToolCall } from "@switchboard/domain"
-import type { ReactNode } from "react"
-import type { ConsoleApi } from "../api/ConsoleApi.ts"
+import "../styles/jobs.css"
 
-export interface JobsProviderProps {
-  readonly chatId: string | undefined
-  readonly api: ConsoleApi
-  readonly children: ReactNode
-}
-
-export function JobsProvider({ children }: JobsProviderProps) {
-  return <>{children}</>
-}
-
-export interface DispatchCardProps {
-  /** The job tool call as the transcript holds it (its `id` is the job's `toolCallId`). */
-  readonly call: ToolCall
-}
-
-export function DispatchCard({ call }: DispatchCardProps) {
-  return <div className="job-card">{call.name}</div>
-}
-
-export interface SteerCardProps {
-  /** A steer message (`subagentResultOf(message)` is defined). */
-  readonly message: ChatMessage
-}
-
-export function SteerCard({ message }: SteerCardProps) {
-  return <div className="job-card">{message.content.slice(0, 80)}</div>
-}
-
-export function SubagentsPanel() {
-  return null
-}
+export { DispatchCard, dispatchCardId } from "./DispatchCard.tsx"
+export type { DispatchCardProps } from "./DispatchCard.tsx"
+export { JobsChatContext, JobsProvider, useJobEvents } from "./JobsContext.tsx"
+export type { JobEventListener, JobsChatTarget, JobsProviderProps } from "./JobsContext.tsx"
+export { SteerCard } from "./SteerCard.tsx"
+export type { SteerCardProps } from "./SteerCard.tsx"
+export { SubagentsPanel } from "./SubagentsPanel.tsx"

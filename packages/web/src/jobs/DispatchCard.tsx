@@ -1,0 +1,58 @@
+/**
+ * A job tool call in the transcript: what was handed off, and what its sub-agent is doing —
+ * the live activity line from the one poll while it runs, a quiet one-liner once it is done
+ * ("research done · 3 sources"), the reason when it failed. Found by the call's id, which is the
+ * job's `toolCallId`.
+ */
+import type { ToolCall } from "@switchboard/domain"
+import { jobOfToolCall } from "@switchboard/client"
+import { useEffect } from "react"
+import { useStore } from "zustand"
+import { useJobsContext } from "./JobsContext.tsx"
+import { askedFor, finishedLine, jobFailed, kindLabel } from "./JobText.ts"
+
+export interface DispatchCardProps {
+  /** The job tool call as the transcript holds it (its `id` is the job's `toolCallId`). */
+  readonly call: ToolCall
+}
+
+/** The id of a call's card in the page: the sub-agents panel scrolls to it. */
+export const dispatchCardId = (toolCallId: string) => `dispatch-${toolCallId}`
+
+export function DispatchCard({ call }: DispatchCardProps) {
+  const { kick, store } = useJobsContext()
+  const job = useStore(store, (state) => jobOfToolCall(state, call.id))
+  const known = job !== undefined
+  // A card whose job no poll has listed yet (a turn just dispatched it): poll now rather than idly.
+  useEffect(() => {
+    if (!known) kick()
+  }, [known, kick])
+
+  const asked = askedFor(call.args)
+  const state = job === undefined ? "pending" : job.status === "running" ? "running" : jobFailed(job) ? "failed" : "done"
+  const line = job === undefined
+    ? "dispatched"
+    : state === "running"
+    ? job.activity
+    : finishedLine(job)
+
+  return (
+    <div
+      className={`job-card dispatch-card dispatch-card--${state}`}
+      id={dispatchCardId(call.id)}
+      tabIndex={-1}
+      data-tool-call-id={call.id}
+      data-job-status={state}
+    >
+      <div className="dispatch-card__head">
+        <span className={`job-kind job-kind--${call.name}`}>{kindLabel(call.name)}</span>
+        {asked !== undefined && <span className="dispatch-card__asked" title={asked}>{asked}</span>}
+      </div>
+      <p className="dispatch-card__line" role="status">
+        {(state === "running" || state === "pending") && <span className="job-spinner" aria-hidden="true" />}
+        {state === "failed" && <span className="visually-hidden">Failed: </span>}
+        <span className="dispatch-card__text">{line}</span>
+      </p>
+    </div>
+  )
+}

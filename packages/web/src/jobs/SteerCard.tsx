@@ -1,0 +1,112 @@
+/**
+ * A sub-agent's result as the transcript carries it (a steer message: user-role on the wire, but
+ * never shown as the user's own message): a card saying which sub-agent it is from, and its
+ * result by kind — the research brief with its sources as links, the demo running in its
+ * sandboxed frame, the figure as an image with a download — or why it failed. The card draws the
+ * `data-subagent-artifact` part; the text part is the model's.
+ */
+import type { ChatMessage, DemoResult, JobKind, ResearchResult, SubagentResult, VisualResult } from "@switchboard/domain"
+import { subagentArtifactOf, subagentResultOf } from "@switchboard/domain"
+import { BriefText, ExternalLink, webUrl } from "./BriefText.tsx"
+import { DemoFrame } from "./DemoFrame.tsx"
+import { failureReasonOf, kindLabel, resultSummary } from "./JobText.ts"
+import { SvgFigure } from "./SvgFigure.tsx"
+
+export interface SteerCardProps {
+  /** A steer message (`subagentResultOf(message)` is defined). */
+  readonly message: ChatMessage
+}
+
+const headings: Readonly<Record<JobKind, string>> = {
+  research: "Research result",
+  demo: "Demo from the builder",
+  visual: "Figure from the visual maker"
+}
+
+function ResearchBody({ result }: { readonly result: ResearchResult }) {
+  return (
+    <>
+      <BriefText text={result.brief} />
+      {result.sources.length > 0 && (
+        <div className="steer-card__sources">
+          <p className="steer-card__label">Sources</p>
+          <ol>
+            {result.sources.map((source, i) => {
+              const href = webUrl(source.url)
+              const label = source.title.trim() === "" ? source.url : source.title
+              return (
+                <li key={i}>
+                  {href === undefined ? label : <ExternalLink href={href}>{label}</ExternalLink>}
+                  {href !== undefined && <span className="steer-card__host"> — {new URL(href).host}</span>}
+                </li>
+              )
+            })}
+          </ol>
+        </div>
+      )}
+    </>
+  )
+}
+
+function DemoBody({ jobId, result }: { readonly jobId: string; readonly result: DemoResult }) {
+  return (
+    <>
+      <p className="steer-card__title">{result.title}</p>
+      <DemoFrame key={jobId} title={result.title} html={result.html} />
+      {result.notes !== undefined && <p className="steer-card__notes">{result.notes}</p>}
+      {!result.tested && <p className="steer-card__notes">Not tested in a headless browser.</p>}
+    </>
+  )
+}
+
+function VisualBody({ jobId, result }: { readonly jobId: string; readonly result: VisualResult }) {
+  return (
+    <>
+      <SvgFigure svg={result.svg} alt={result.notes ?? "The figure the visual sub-agent drew"} fileName={`figure-${jobId}.svg`} />
+      {result.notes !== undefined && <p className="steer-card__notes">{result.notes}</p>}
+    </>
+  )
+}
+
+const body = (kind: JobKind, jobId: string, result: SubagentResult) => {
+  switch (kind) {
+    case "research":
+      return <ResearchBody result={result as ResearchResult} />
+    case "demo":
+      return <DemoBody jobId={jobId} result={result as DemoResult} />
+    case "visual":
+      return <VisualBody jobId={jobId} result={result as VisualResult} />
+  }
+}
+
+export function SteerCard({ message }: SteerCardProps) {
+  const meta = subagentResultOf(message)
+  const artifact = subagentArtifactOf(message)
+  const kind = artifact?.kind ?? meta?.kind
+  const jobId = meta?.jobId ?? message.id
+  const headingId = `steer-${message.id}-heading`
+  const failure = artifact !== undefined ? failureReasonOf(artifact.kind, artifact.result) : undefined
+  const state = artifact === undefined ? "text" : failure !== undefined ? "failed" : "done"
+  return (
+    <article
+      className={`job-card steer-card steer-card--${kind ?? "unknown"} steer-card--${state}`}
+      aria-labelledby={headingId}
+      data-steer-job-id={jobId}
+    >
+      <header className="steer-card__head">
+        <span className="steer-card__from">Sub-agent</span>
+        <h3 id={headingId} className="steer-card__heading">
+          {kind === undefined ? "Sub-agent result" : failure !== undefined ? `${kindLabel(kind)} failed` : headings[kind]}
+        </h3>
+        {artifact !== undefined && failure === undefined && (
+          <span className="steer-card__summary">{resultSummary(artifact.kind, artifact.result)}</span>
+        )}
+      </header>
+      {artifact === undefined
+        ? <BriefText text={message.content} />
+        : failure !== undefined
+        ? <p className="steer-card__failure">{failure}</p>
+        : body(artifact.kind, jobId, artifact.result)}
+    </article>
+  )
+}
