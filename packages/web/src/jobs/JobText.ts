@@ -24,11 +24,11 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 export const failureReasonOf = (kind: JobKind, result: SubagentResult): string | undefined =>
   jobKindSpecOf(kind).failureReason(result)
 
-/** What a successful result is, in a few words: "3 sources", "demo “Pendulum”", "figure". */
+/** What a successful result is, in a few words: "3 sources", "“Pendulum”", "SVG". */
 export const resultSummary = (kind: JobKind, result: SubagentResult): string => {
   if (kind === "research" && "sources" in result) return plural(result.sources.length, "source")
-  if (kind === "demo" && "title" in result) return `demo “${result.title}”`
-  if (kind === "visual") return "figure"
+  if (kind === "demo" && "title" in result) return `“${result.title}”`
+  if (kind === "visual") return "SVG"
   return "result"
 }
 

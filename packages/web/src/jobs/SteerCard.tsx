@@ -98,7 +98,7 @@ export function SteerCard({ message }: SteerCardProps) {
         <h3 id={headingId} className="steer-card__heading">
           {kind === undefined ? "Sub-agent result" : failure !== undefined ? `${kindLabel(kind)} failed` : headings[kind]}
         </h3>
-        {artifact !== undefined && failure === undefined && (
+        {artifact?.kind === "research" && failure === undefined && (
           <span className="steer-card__summary">{resultSummary(artifact.kind, artifact.result)}</span>
         )}
       </header>
