@@ -214,6 +214,10 @@ describe("the chat's sub-agents", () => {
     await page.waitForTimeout(1_500)
     assert.strictEqual(await page.locator(".steer-card").count(), 1)
     assert.strictEqual(await page.getByText("The researcher is back: sigma.js v3 draws with WebGL.").count(), 1)
+    // By keyboard: the panel's entry brings its dispatch card into view and focus.
+    await panel.getByRole("button", { name: /^Show the card of this job/ }).focus()
+    await page.keyboard.press("Enter")
+    assert.isTrue(await page.locator(".dispatch-card").evaluate((card) => card === document.activeElement))
     await expectNoSeriousAxeViolations(page)
     await screenshot(page, "jobs-research-done")
     await page.emulateMedia({ colorScheme: "dark" })
