@@ -84,7 +84,7 @@ export const Composer = () => {
         name="message"
         rows={2}
         value={text}
-        placeholder="Message the agent (Enter sends, Shift+Enter for a new line)"
+        placeholder="Message the agent"
         onChange={(event) => setText(event.target.value)}
         onKeyDown={onKeyDown}
         aria-describedby={`${id}-hint`}
