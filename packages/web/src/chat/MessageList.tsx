@@ -3,7 +3,7 @@
  * the reader is already there: someone who scrolled up to read stays where they are while an
  * answer streams. The region is keyboard-scrollable (it takes focus) and labelled.
  */
-import { useLayoutEffect, useRef } from "react"
+import { useEffect, useLayoutEffect, useRef } from "react"
 import { useStore } from "zustand"
 import { chatStore } from "./ChatSession.tsx"
 import { isShown, MessageItem } from "./MessageItem.tsx"
@@ -29,6 +29,19 @@ export const MessageList = () => {
   }, [messages])
 
   const shown = messages.filter(isShown)
+  const empty = shown.length === 0
+
+  // The region or its content changes size (a narrower window, a card that opens): still at the bottom if it was.
+  useEffect(() => {
+    const element = scroller.current
+    if (element === null || typeof ResizeObserver === "undefined") return
+    const observer = new ResizeObserver(() => {
+      if (atBottom.current) element.scrollTop = element.scrollHeight
+    })
+    observer.observe(element)
+    if (element.firstElementChild !== null) observer.observe(element.firstElementChild)
+    return () => observer.disconnect()
+  }, [empty])
   return (
     <div
       ref={scroller}
@@ -41,7 +54,7 @@ export const MessageList = () => {
         atBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight <= BOTTOM_SLACK
       }}
     >
-      {shown.length === 0
+      {empty
         ? (
           <div className="chat-empty">
             <p>No messages yet.</p>
