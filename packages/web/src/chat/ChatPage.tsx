@@ -9,7 +9,6 @@
  * message, so a reload or a link comes back to it; opening `/chats/:chatId` puts that chat in the
  * store and re-syncs it from the server's transcript.
  */
-import { Effect } from "effect"
 import { useEffect, useMemo } from "react"
 import { useStore } from "zustand"
 import { useApi, useApiResult } from "../api/ConsoleApi.ts"
@@ -52,7 +51,7 @@ export default function ChatPage({ params }: PageProps) {
 
   // The agent's public view: who the user talks to — and the call that brings up the sign-in when the server wants a token.
   const agentName = agent ?? DEFAULT_AGENT
-  const info = useApiResult(api, (client) => Effect.map(client.agents.get({ params: { name: agentName } }), (a) => a), [agentName])
+  const info = useApiResult(api, (client) => client.agents.get({ params: { name: agentName } }), [agentName])
 
   if (!validRoute) {
     return (

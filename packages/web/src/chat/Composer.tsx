@@ -4,7 +4,7 @@
  * written stays). Above it, the agent store's status line, and the chat store's error with Retry.
  */
 import type { FormEvent, KeyboardEvent } from "react"
-import { useId, useRef, useState } from "react"
+import { useId, useState } from "react"
 import { useStore } from "zustand"
 import { agentStore, chatStore, useChatSession } from "./ChatSession.tsx"
 
@@ -57,7 +57,6 @@ export const Composer = () => {
   const id = useId()
   const loading = useStore(chatStore, (state) => state.loading)
   const [text, setText] = useState("")
-  const input = useRef<HTMLTextAreaElement>(null)
 
   const send = () => {
     const message = text.trim()
@@ -79,7 +78,6 @@ export const Composer = () => {
     <form className="composer" onSubmit={onSubmit} noValidate>
       <label htmlFor={`${id}-message`} className="sr-only">Message</label>
       <textarea
-        ref={input}
         id={`${id}-message`}
         name="message"
         rows={2}
