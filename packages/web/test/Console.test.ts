@@ -98,6 +98,9 @@ describe("the web console", () => {
 
   it("the keyboard reaches the operator's pages, each loaded on demand, behind ADMIN_TOKEN", async () => {
     assert.isFalse(requested.some((path) => /\/assets\/HostsPage-/.test(path)), "the operator's pages are not in the first load")
+    // From the top of a fresh page: the chat has controls of its own after the sign-in form's place.
+    await page.reload()
+    await heading("Chat").waitFor()
     await page.keyboard.press("Tab")
     assert.strictEqual(await page.evaluate(() => document.activeElement?.textContent), "Skip to content")
     let focused = ""

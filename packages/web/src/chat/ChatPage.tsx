@@ -1,7 +1,96 @@
-/** The chat (`/`, `/chats/:chatId`): loaded with the shell, first. To come: a placeholder for now. */
-import { Placeholder } from "../app/Placeholder.tsx"
+/**
+ * The chat (`/`, `/chats/:chatId`), in the first load: the conversations on the left, the
+ * conversation in the middle (messages as they stream, the status line, the composer), the
+ * sub-agents and the project context on the right; on a phone, one column, the list folded at the
+ * top and the sidebar below the conversation. The state and the agent loop are the client
+ * package's (`ChatSession.tsx`); the sub-agents' views are the jobs views' (`JobViews.tsx`).
+ *
+ * `/` shows the conversation the chat store holds and moves to its `/chats/:chatId` once it has a
+ * message, so a reload or a link comes back to it; opening `/chats/:chatId` puts that chat in the
+ * store and re-syncs it from the server's transcript.
+ */
+import { useEffect, useMemo } from "react"
+import { useStore } from "zustand"
+import { useApi, useApiResult } from "../api/ConsoleApi.ts"
+import { navigate } from "../app/Router.tsx"
 import type { PageProps } from "../app/Routes.tsx"
+import { JobsProvider, SubagentsPanel } from "../jobs/JobViews.tsx"
+import { ChatSessionContext, chatStore, conversationsStore, openConversation, resync, sessionFor } from "./ChatSession.tsx"
+import { Composer, ErrorBanner, StatusLine } from "./Composer.tsx"
+import { ContextEditor } from "./ContextEditor.tsx"
+import { Conversations, DEFAULT_AGENT } from "./Conversations.tsx"
+import { MessageList } from "./MessageList.tsx"
+import "../styles/chat.css"
 
-export default function ChatPage(_props: PageProps) {
-  return <Placeholder realm="chat" title="Chat" />
+const CHAT_ID = /^[A-Za-z0-9_.:-]{1,128}$/
+
+export default function ChatPage({ params }: PageProps) {
+  const api = useApi()
+  const routeChatId = params["chatId"]
+  const chatId = useStore(chatStore, (state) => state.chatId)
+  const hasMessages = useStore(chatStore, (state) => state.messages.length > 0)
+  const agent = useStore(conversationsStore, (state) => state.conversations.find((c) => c.chatId === (routeChatId ?? chatId))?.agent)
+  const session = useMemo(() => sessionFor(api, agent), [api, agent])
+  const validRoute = routeChatId === undefined || CHAT_ID.test(routeChatId)
+
+  // Opening a conversation: the route's into the store, then the server's transcript.
+  useEffect(() => {
+    if (!validRoute) return
+    if (routeChatId === undefined) {
+      if (chatStore.getState().messages.length > 0) void resync(session)
+      return
+    }
+    void openConversation(session, routeChatId)
+    // The session changes with the token: a new token re-syncs too.
+  }, [routeChatId, session, validRoute])
+
+  // `/` moves to the conversation's own address once it has one worth coming back to.
+  useEffect(() => {
+    if (routeChatId === undefined && hasMessages) navigate(`/chats/${encodeURIComponent(chatId)}`, { replace: true })
+  }, [routeChatId, hasMessages, chatId])
+
+  // The agent's public view: who the user talks to — and the call that brings up the sign-in when the server wants a token.
+  const agentName = agent ?? DEFAULT_AGENT
+  const info = useApiResult(api, (client) => client.agents.get({ params: { name: agentName } }), [agentName])
+
+  if (!validRoute) {
+    return (
+      <section className="page" aria-labelledby="page-title">
+        <h1 id="page-title" tabIndex={-1}>Chat</h1>
+        <p role="alert" className="form-error">"{routeChatId}" is not a chat id.</p>
+      </section>
+    )
+  }
+
+  return (
+    <ChatSessionContext.Provider value={session}>
+      <JobsProvider chatId={chatId} api={api}>
+        <section className="chat-page" aria-labelledby="page-title">
+          <div className="chat-head">
+            <h1 id="page-title" tabIndex={-1}>Chat</h1>
+            <p className="chat-agent status">
+              {info.status === "loading"
+                ? "Connecting…"
+                : info.status === "success"
+                ? <>Connected: agent {info.value.name}.{info.value.description === "" ? null : <span className="chat-agent-description"> {info.value.description}</span>}</>
+                : `Not connected: ${info.failure.message}`}
+            </p>
+          </div>
+          <div className="chat-layout">
+            <Conversations api={api} current={chatId} />
+            <div className="chat-main">
+              <MessageList />
+              <ErrorBanner />
+              <StatusLine />
+              <Composer />
+            </div>
+            <aside className="chat-sidebar" aria-label="Sub-agents and project context">
+              <SubagentsPanel />
+              <ContextEditor />
+            </aside>
+          </div>
+        </section>
+      </JobsProvider>
+    </ChatSessionContext.Provider>
+  )
 }
