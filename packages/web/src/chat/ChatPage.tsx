@@ -14,7 +14,8 @@ import { useStore } from "zustand"
 import { useApi, useApiResult } from "../api/ConsoleApi.ts"
 import { navigate } from "../app/Router.tsx"
 import type { PageProps } from "../app/Routes.tsx"
-import { JobsProvider, SubagentsPanel } from "../jobs/JobViews.tsx"
+import { JobsChatContext, JobsProvider, SubagentsPanel } from "../jobs/JobViews.tsx"
+import type { JobsChatTarget } from "../jobs/JobViews.tsx"
 import { ChatSessionContext, chatStore, conversationsStore, openConversation, resync, sessionFor } from "./ChatSession.tsx"
 import { Composer, ErrorBanner, StatusLine } from "./Composer.tsx"
 import { ContextEditor } from "./ContextEditor.tsx"
@@ -31,6 +32,11 @@ export default function ChatPage({ params }: PageProps) {
   const hasMessages = useStore(chatStore, (state) => state.messages.length > 0)
   const agent = useStore(conversationsStore, (state) => state.conversations.find((c) => c.chatId === (routeChatId ?? chatId))?.agent)
   const session = useMemo(() => sessionFor(api, agent), [api, agent])
+  // The job watch re-syncs into this page's store, through its orchestrator, under its turns' lock.
+  const jobsTarget = useMemo<JobsChatTarget>(
+    () => ({ chatStore: session.chatStore, orchestrator: session.orchestrator, lock: session.lock }),
+    [session]
+  )
   const validRoute = routeChatId === undefined || CHAT_ID.test(routeChatId)
 
   // Opening a conversation: the route's into the store, then the server's transcript.
@@ -64,6 +70,7 @@ export default function ChatPage({ params }: PageProps) {
 
   return (
     <ChatSessionContext.Provider value={session}>
+      <JobsChatContext value={jobsTarget}>
       <JobsProvider chatId={chatId} api={api}>
         <section className="chat-page" aria-labelledby="page-title">
           <div className="chat-head">
@@ -91,6 +98,7 @@ export default function ChatPage({ params }: PageProps) {
           </div>
         </section>
       </JobsProvider>
+      </JobsChatContext>
     </ChatSessionContext.Provider>
   )
 }
