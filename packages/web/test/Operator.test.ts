@@ -139,6 +139,17 @@ const host = (hostId: string, token: string) => {
   }
 }
 
+/** At 375 px the page does not scroll sideways: what is too wide scrolls in its own region. */
+const fitsAPhone = async (p: Page) => {
+  const before = p.viewportSize()
+  await p.setViewportSize({ width: 375, height: 800 })
+  try {
+    assert.isAtMost(await p.evaluate(() => document.documentElement.scrollWidth), 375, `${p.url()} is wider than a phone`)
+  } finally {
+    if (before !== null) await p.setViewportSize(before)
+  }
+}
+
 let taskPath = ""
 let agentPath = ""
 
@@ -163,7 +174,7 @@ describe("the operator's console", () => {
     await visited()
 
     // A host: its token shown once, with a copy button.
-    await page.getByRole("link", { name: "Hosts" }).click()
+    await page.getByRole("link", { name: "Hosts", exact: true }).click()
     await heading(page, "Hosts").waitFor()
     await page.getByText("No hosts yet").waitFor()
     await page.getByLabel("Name", { exact: true }).fill("build-box")
@@ -184,7 +195,7 @@ describe("the operator's console", () => {
     await visited()
 
     // A task for that host, then its page.
-    await page.getByRole("link", { name: "Tasks" }).click()
+    await page.getByRole("link", { name: "Tasks", exact: true }).click()
     await heading(page, "Tasks").waitFor()
     const queue = page.getByRole("form", { name: "Queue a task" })
     await queue.getByLabel("Goal").fill(GOAL)
@@ -236,7 +247,7 @@ describe("the operator's console", () => {
     await visited()
 
     // The host is online now, and the hosts page lists the task under it.
-    await page.getByRole("link", { name: "Hosts" }).click()
+    await page.getByRole("link", { name: "Hosts", exact: true }).click()
     await page.getByRole("row", { name: /build-box/ }).getByText("Online").waitFor()
     await page.getByRole("link", { name: "Tasks of build-box" }).click()
     await heading(page, "Tasks").waitFor()
@@ -270,6 +281,7 @@ describe("the operator's console", () => {
     await page.keyboard.press("Tab")
     assert.strictEqual(await page.evaluate(() => document.activeElement?.textContent), "Revoke host")
     await expectNoSeriousAxeViolations(page)
+    await fitsAPhone(page)
     await screenshot(page, "operator-dialog-revoke")
     await page.keyboard.press("Escape")
     await dialog.waitFor({ state: "hidden" })
@@ -279,7 +291,7 @@ describe("the operator's console", () => {
     await revoke.click()
     await dialog.getByRole("button", { name: "Revoke host" }).click()
     await dialog.waitFor({ state: "hidden" })
-    await page.getByRole("row", { name: /spare-box/ }).getByText("Revoked").waitFor()
+    await page.getByRole("row", { name: /spare-box/ }).getByText("Revoked", { exact: true }).waitFor()
     assert.strictEqual(await page.getByRole("button", { name: "Revoke spare-box" }).count(), 0)
 
     // A task for any host, cancelled from its page.
@@ -409,6 +421,7 @@ describe("the operator's console", () => {
           await p.goto(`${server.url}${path}`)
           await ready(p)
           await expectNoSeriousAxeViolations(p)
+          await fitsAPhone(p)
           pages.push(await p.content())
           if (name === "agent-new") continue
           await screenshot(p, `operator-${name}-${scheme}`)
@@ -424,6 +437,7 @@ describe("the operator's console", () => {
         await p.goto(`${server.url}/operator/agents/tutor`)
         await p.getByRole("button", { name: "Save agent" }).waitFor()
         await expectNoSeriousAxeViolations(p)
+        await fitsAPhone(p)
         await screenshot(p, `operator-agent-${scheme}`)
       }
       for (const html of pages) assert.notInclude(html, SECRET_KEY)

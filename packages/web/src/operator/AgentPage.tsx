@@ -24,13 +24,13 @@ const ReadOnly = ({ agent }: { readonly agent: AgentDefinition }) => (
       <div><dt>Model</dt><dd>{agent.model ?? "the server's LLM_MODEL"}</dd></div>
     </dl>
     <h2>System prompt</h2>
-    <pre className="prompt">{agent.systemPrompt}</pre>
+    <pre tabIndex={0} className="prompt">{agent.systemPrompt}</pre>
     <h2>Client tools</h2>
-    <pre className="arguments"><code>{pretty(agent.tools)}</code></pre>
+    <pre tabIndex={0} className="arguments"><code>{pretty(agent.tools)}</code></pre>
     {agent.contextSchema === undefined ? null : (
       <>
         <h2>Context schema</h2>
-        <pre className="arguments"><code>{pretty(agent.contextSchema)}</code></pre>
+        <pre tabIndex={0} className="arguments"><code>{pretty(agent.contextSchema)}</code></pre>
       </>
     )}
   </>

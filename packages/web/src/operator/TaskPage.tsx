@@ -27,13 +27,13 @@ const Step = ({ decision }: { readonly decision: DecisionRecord }) => (
       <code className="tool-name">{decision.toolName}</code>
       <Time iso={decision.createdAt} />
     </div>
-    <pre className="arguments" aria-label={`Arguments of step ${decision.stepIndex}`}><code>{pretty(decision.arguments)}</code></pre>
+    <pre tabIndex={0} className="arguments" aria-label={`Arguments of step ${decision.stepIndex}`}><code>{pretty(decision.arguments)}</code></pre>
     <details>
       <summary>Prompts<span className="visually-hidden"> of step {decision.stepIndex}</span></summary>
       <h4>System prompt</h4>
-      <pre className="prompt">{decision.systemPrompt}</pre>
+      <pre tabIndex={0} className="prompt">{decision.systemPrompt}</pre>
       <h4>User prompt</h4>
-      <pre className="prompt">{decision.userPrompt}</pre>
+      <pre tabIndex={0} className="prompt">{decision.userPrompt}</pre>
     </details>
   </li>
 )
@@ -114,7 +114,7 @@ export default function TaskPage({ params }: PageProps) {
           {task.output === undefined ? null : (
             <section aria-labelledby="task-output">
               <h2 id="task-output">Output</h2>
-              <pre className="arguments"><code>{pretty(task.output)}</code></pre>
+              <pre tabIndex={0} className="arguments"><code>{pretty(task.output)}</code></pre>
             </section>
           )}
           <section aria-labelledby="task-decisions">
