@@ -267,7 +267,7 @@ describe("the operator's console", () => {
     assert.include(server.output(), "Listening on")
   })
 
-  it("revokes a host and cancels a task, each after a confirmation that Escape dismisses", async () => {
+  it("revokes a host, cancels a task and rotates the credential key, each after a confirmation that Escape dismisses; prunes", async () => {
     await page.goto(`${server.url}/operator/hosts`)
     await page.getByLabel("Name", { exact: true }).fill("spare-box")
     await page.getByRole("button", { name: "Register host" }).click()
@@ -307,6 +307,16 @@ describe("the operator's console", () => {
     await cancel.waitFor({ state: "hidden" })
     await page.getByText("The task ended (cancelled).").waitFor()
     assert.strictEqual(await page.getByRole("button", { name: "Cancel task" }).count(), 0)
+
+    // The credential key rotated (after its confirmation), and the decisions pruned now.
+    await page.goto(`${server.url}/operator/profiles`)
+    await page.getByRole("button", { name: "Rotate credential key…" }).click()
+    const rotate = page.getByRole("dialog", { name: "Re-encrypt every stored key?" })
+    await rotate.getByRole("button", { name: "Rotate" }).click()
+    await rotate.waitFor({ state: "hidden" })
+    await page.getByText(/0 re-encrypted, 1 already current\./).waitFor()
+    await page.getByRole("button", { name: "Prune decisions now" }).click()
+    await page.getByText("0 decisions deleted.").waitFor()
   })
 
   it("agents: the built-in read-only; create with the JSON checked, the server's refusals at their field; edit; delete; delete a chat", async () => {
