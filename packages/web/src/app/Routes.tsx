@@ -28,14 +28,18 @@ const HostsPage = lazy(() => import("../operator/HostsPage.tsx"))
 const TasksPage = lazy(() => import("../operator/TasksPage.tsx"))
 const ProfilesPage = lazy(() => import("../operator/ProfilesPage.tsx"))
 const AgentsPage = lazy(() => import("../operator/AgentsPage.tsx"))
+const TaskPage = lazy(() => import("../operator/TaskPage.tsx"))
+const AgentPage = lazy(() => import("../operator/AgentPage.tsx"))
 
 export const ROUTES: ReadonlyArray<RouteDef> = [
   { path: "/", realm: "chat", title: "Chat", page: ChatPage },
   { path: "/chats/:chatId", realm: "chat", title: "Chat", page: ChatPage },
   { path: "/operator/hosts", realm: "admin", title: "Hosts", page: HostsPage },
   { path: "/operator/tasks", realm: "admin", title: "Tasks", page: TasksPage },
+  { path: "/operator/tasks/:taskId", realm: "admin", title: "Task", page: TaskPage },
   { path: "/operator/profiles", realm: "admin", title: "Profiles", page: ProfilesPage },
-  { path: "/operator/agents", realm: "admin", title: "Agents", page: AgentsPage }
+  { path: "/operator/agents", realm: "admin", title: "Agents", page: AgentsPage },
+  { path: "/operator/agents/:name", realm: "admin", title: "Agent", page: AgentPage }
 ]
 
 /** Paths that lead elsewhere. */
