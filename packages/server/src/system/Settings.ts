@@ -159,6 +159,8 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "SEARCH_URL", expected: "an http(s) URL of a SearXNG-compatible JSON search API", accepts: httpUrl, blankIsUnset: true },
   { name: "FETCH_ALLOW_PRIVATE", expected: "1 or 0 (true/false, yes/no, on/off)", accepts: flag, blankIsUnset: true },
   { name: "CHROMIUM_PATH", blankIsUnset: true },
+  // The web console: a directory the server reads its build from (docs/console.md); a missing one serves no console.
+  { name: "WEB_DIR", blankIsUnset: true },
   { name: "JOB_VISUAL_VISION", expected: "1 or 0 (true/false, yes/no, on/off)", accepts: flag, blankIsUnset: true },
   { name: "TURN_MARKER_GRACE_MS", expected: NON_NEGATIVE, accepts: wholeNumber(0) },
   // Hosts and the planner
