@@ -45,7 +45,6 @@ export const Shell = () => {
   const { pathname } = useLocation()
   const asking = useStore(sessionStore, (state) => state.asking)
   const main = useRef<HTMLElement>(null)
-  const first = useRef(true)
   const redirect = REDIRECTS[pathname.replace(/\/+$/, "") || "/"]
   const found = find(pathname)
 
@@ -55,12 +54,18 @@ export const Shell = () => {
 
   useEffect(() => {
     document.title = `${found?.route.title ?? "Not found"} · Switchboard`
-    if (first.current) {
-      first.current = false
-      return
-    }
-    main.current?.focus()
   }, [pathname, found?.route.title])
+
+  // A new page takes the focus (where a screen reader starts reading); the same page at a new
+  // address keeps it — the chat moving from `/` to its own address as its first message is sent
+  // must leave the focus in the composer.
+  const page = found?.route.page
+  const shown = useRef(page)
+  useEffect(() => {
+    const before = shown.current
+    shown.current = page
+    if (before !== page) main.current?.focus()
+  }, [page])
 
   // The current page's realm first; another realm the server refused is asked for too.
   const signInRealm = found !== undefined && asking[found.route.realm] ? found.route.realm : REALMS.find((realm) => asking[realm])
