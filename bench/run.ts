@@ -24,7 +24,7 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs   run only these cases (memory comes with chatid;
+ *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs,console   run only these cases (memory comes with chatid;
  *                          stream's memory figure compares with chatid's when both run)
  *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
@@ -48,7 +48,8 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
 import { deltaReader } from "./sse.ts"
-import { build } from "../scripts/build.ts"
+import { build, buildWeb, firstLoadOf } from "../scripts/build.ts"
+import { consoleLoads } from "./console.ts"
 import type { JobsFigures } from "./jobs.ts"
 import { LoadGenerator } from "./load.ts"
 import type { PhaseResult, Target } from "./load.ts"
@@ -95,7 +96,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
+      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs,console] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
         "[--think-ms=n]"
   )
   process.exit(0)
@@ -112,7 +113,7 @@ const numberOption = (raw: string | undefined, name: string, fallback: number, i
 }
 
 const quick = flags.quick === true
-const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs"] as const
+const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console"] as const
 const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
 for (const name of only) {
   if (!(CASES as ReadonlyArray<string>).includes(name)) {
@@ -780,6 +781,24 @@ const memoryCase = (server: ServerProcess, backend: "embedded" | "postgres", pgl
   }
 }
 
+/** The console's first paint in headless Chromium, fresh contexts (docs/console.md). */
+const consoleCase = async (server: ServerProcess) => {
+  const loads = options.quick ? 5 : 15
+  const firstLoad = firstLoadOf()
+  console.log(`\nthe console: the chat's first paint in headless Chromium, ${loads} loads in fresh contexts (first-load JavaScript ${fmt(firstLoad.gzipBytes / 1024, 1)} KB gzipped)`)
+  const results = await consoleLoads(`http://127.0.0.1:${server.port}/`, loads)
+  const paints = results.map((r) => r.firstPaintMs)
+  const ready = results.map((r) => r.chatReadyMs)
+  console.log(`  first paint: median ${fmt(median(paints), 0)} ms, max ${fmt(Math.max(...paints), 0)} ms; composer in the page: median ${fmt(median(ready), 0)} ms`)
+  record({
+    id: "console.firstPaint", name: "console: the chat's first paint (headless Chromium, fresh context)", backend: "embedded", unit: "ms",
+    floorName: "—", compare: "none",
+    runs: [{ figure: median(paints), floor: Number.NaN, vs: Number.NaN }],
+    target: "<= 1000 ms", holds: (_vs, figure) => figure <= 1000,
+    notes: [`${loads} loads; max ${fmt(Math.max(...paints), 0)} ms; the composer in the page at a median ${fmt(median(ready), 0)} ms; first-load JavaScript ${fmt(firstLoad.gzipBytes / 1024, 1)} KB gzipped (target 250 KB)`]
+  })
+}
+
 /** The promise API's loop vs a hand-written fetch loop: CPU per step. */
 const orchestratorCase = async (upstream: { child: ChildProcess; port: number }) => {
   console.log(`\norchestrator loop: 3 tool rounds + answer, ${options.conversations} conversations one at a time — vs a hand-written fetch loop`)
@@ -886,7 +905,7 @@ const table = () => {
 
 const main = async () => {
   const began = new Date()
-  const wantsServer = ["chat", "chatid", "stream", "planner", "retention", "jobs"].some((name) => options.cases.includes(name))
+  const wantsServer = ["chat", "chatid", "stream", "planner", "retention", "jobs", "console"].some((name) => options.cases.includes(name))
   const machine = {
     nproc: availableParallelism(),
     cpu: cpus()[0]?.model ?? "unknown",
@@ -905,6 +924,7 @@ const main = async () => {
 
   // The server is measured as `npm start` runs it: from its build.
   if (wantsServer) build()
+  if (options.cases.includes("console")) buildWeb()
   const upstream = await startHelper("upstream", UPSTREAM, [])
   const attempt = async (name: string, f: () => Promise<void>) => {
     try {
@@ -935,6 +955,7 @@ const main = async () => {
       })
       try {
         if (backend === "embedded" && options.cases.includes("chat")) await attempt("chat", () => chatCase(upstream, server))
+        if (backend === "embedded" && options.cases.includes("console")) await attempt("console", () => consoleCase(server))
         let pgliteAlone: number | undefined
         let chatIdPeak: number | undefined
         if (options.cases.includes("chatid")) {

@@ -1,35 +1,31 @@
 /**
- * An assistant's text as markdown: parsed by `marked` (GitHub's flavour), then sanitized by
- * DOMPurify before it reaches the DOM — no script, no event handler, no `style` (the page's policy
- * would refuse it anyway), no form. Links open in a new tab with `rel="noopener noreferrer"`; code
- * blocks are keyboard-scrollable. A message that streams is parsed again as it grows, into the
- * same element: it grows in place, never re-mounted.
+ * An assistant's text as markdown (`MarkdownRenderer.ts`: marked, then DOMPurify). The renderer is
+ * its own chunk, asked for as the page starts, so it is not in the first load; until it is there a
+ * text shows as plain text (pre-wrapped), then as markdown. A message that streams is parsed again
+ * as it grows, into the same element: it grows in place, never re-mounted.
  */
-import DOMPurify from "dompurify"
-import { Marked } from "marked"
-import { memo, useMemo } from "react"
+import { memo, useMemo, useSyncExternalStore } from "react"
 
-const marked = new Marked({ gfm: true, breaks: true, async: false })
+type Render = (text: string) => string
 
-const purify = DOMPurify()
-purify.addHook("afterSanitizeAttributes", (node) => {
-  if (node.tagName === "A" && node.hasAttribute("href")) {
-    node.setAttribute("target", "_blank")
-    node.setAttribute("rel", "noopener noreferrer")
-  }
-  // A long line scrolls inside its block: the keyboard must reach it.
-  if (node.tagName === "PRE") node.setAttribute("tabindex", "0")
+let render: Render | undefined
+const waiting = new Set<() => void>()
+// Asked for at once: by the time an answer arrives, the renderer is there.
+void import("./MarkdownRenderer.ts").then((module) => {
+  render = module.renderMarkdown
+  for (const wake of waiting) wake()
 })
 
-/** Sanitized HTML of a markdown text. */
-export const renderMarkdown = (text: string): string =>
-  purify.sanitize(marked.parse(text) as string, {
-    USE_PROFILES: { html: true },
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe"],
-    FORBID_ATTR: ["style", "class", "id"]
-  })
+const subscribe = (wake: () => void) => {
+  waiting.add(wake)
+  return () => waiting.delete(wake)
+}
+const current = () => render
 
 export const Markdown = memo(function Markdown({ text }: { readonly text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text])
-  return <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />
+  const renderer = useSyncExternalStore(subscribe, current)
+  const html = useMemo(() => renderer?.(text), [renderer, text])
+  return html === undefined
+    ? <div className="markdown markdown-plain">{text}</div>
+    : <div className="markdown" dangerouslySetInnerHTML={{ __html: html }} />
 })
