@@ -2,7 +2,7 @@
  * The chat page in Chromium against the built server (scripted provider, test/fixtures/chat-script.json):
  * a file picked for the agent context, uploaded by `transcribe_video` when the model calls it, its card
  * done, the answer streamed in pieces and rendered as sanitized markdown; a streaming answer stopped
- * midway (the partial text kept, marked stopped, on the server too); a reload with the local history
+ * midway (the partial text kept, marked stopped, on the server too); a reload mid-answer follows the running turn; a reload with the local history
  * gone re-synced from the server's transcript; a new chat and back; axe-core and screenshots at both
  * widths, light and dark.
  */
@@ -179,6 +179,24 @@ describe("the chat page", () => {
     assert.strictEqual(await page.getByRole("link", { name: /Please transcribe my clip/ }).getAttribute("aria-current"), "page")
     assert.strictEqual(await page.locator(".msg-user").filter({ hasText: "Hello there" }).count(), 0)
   }, 60_000)
+
+  it("a reload in the middle of an answer follows the running turn to its end, stored once", async () => {
+    const composer = page.getByLabel("Message", { exact: true })
+    await composer.fill("Tell me a long story again")
+    await composer.press("Enter")
+    await lastAssistant().getByText(/^Once upon a time there/).waitFor()
+    await page.reload()
+    // The turn goes on on the server; the page follows it from its first chunk and keeps growing.
+    await page.locator('.chat-status[data-status="responding"]').waitFor()
+    await recordStreaming()
+    await lastAssistant().getByText(/by the river\.$/).waitFor({ timeout: 60_000 })
+    await page.locator('.chat-status[data-status="idle"]').waitFor()
+    const lengths = (await recorded()).map((r) => r.length)
+    assert.isAbove(new Set(lengths).size, 3, "the followed answer grew in pieces")
+    const stories = (await transcript(chatId)).filter((m) => m.role === "assistant" && m.content.startsWith("Once upon a time"))
+    assert.strictEqual(stories.filter((m) => m.content.trim().endsWith("by the river.")).length, 1, "the answer stored once")
+    assert.strictEqual(await page.locator(".msg-assistant", { hasText: "by the river." }).count(), 1, "and shown once")
+  }, 90_000)
 
   it("in dark mode: no serious axe violation, screenshots at both widths", async () => {
     const dark = await newPage(browser, { colorScheme: "dark" })

@@ -23,7 +23,7 @@ import {
   webStorage
 } from "@switchboard/client"
 import type { AgentStore, ChatStore, Orchestrator, RunResult } from "@switchboard/client"
-import { Cause, Effect, Exit, References, Schedule, Semaphore } from "effect"
+import { Cause, Effect, Exit, References, Schedule, Semaphore, Stream } from "effect"
 import { createContext, useContext } from "react"
 import { createJSONStorage, persist } from "zustand/middleware"
 import type { StateStorage } from "zustand/middleware"
@@ -198,6 +198,8 @@ const makeSession = (api: ConsoleApi, agent: string | undefined): ChatSession =>
     retry: () => turn(orchestrator.run()),
     stop: async () => {
       if (activeTurn !== undefined) await run(activeTurn.orchestrator.stop)
+      // A followed turn (not this page's): the server stops it, and the follow ends with its `finish`.
+      else if (following !== undefined) await run(api.client.stopTurn(following).pipe(Effect.ignore))
     }
   }
 }
@@ -228,6 +230,47 @@ export const openConversation = async (session: ChatSession, chatId: string): Pr
     agentStore.getState().reset()
   }
   await resync(session)
+  void follow(session, chatId)
+}
+
+/** The chat whose running turn this page follows (`follow`), for Stop. */
+let following: string | undefined
+
+/**
+ * The chat's running turn, when the server has one (the page reloaded in the middle of an answer):
+ * followed from its first chunk (`GET /api/chats/{chatId}/stream`, from whichever replica runs it),
+ * its text growing in the store as it is written, then the stored transcript in its place. Under
+ * the lock, as a turn of the page's own. Nothing runs: a 204, and nothing changes.
+ */
+export const follow = async (session: ChatSession, chatId: string): Promise<void> => {
+  let draft: string | undefined
+  const same = () => chatStore.getState().chatId === chatId
+  const exit = await session.run(lock.withPermits(1)(Effect.suspend(() => {
+    let shown = ""
+    following = chatId
+    return Stream.runForEach(session.api.client.resumeTurn(chatId), (chunk) =>
+      Effect.sync(() => {
+        if (!same() || chunk.type !== "text-delta" || chunk.delta === "") return
+        if (draft === undefined) {
+          draft = chatStore.getState().startStreaming({ role: "assistant", content: "", timestamp: Date.now() }).id
+          chatStore.getState().setLoading(true)
+        }
+        shown += chunk.delta
+        chatStore.getState().setStreamingContent(shown)
+        agentStore.getState().setStatus("responding")
+      })).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          following = undefined
+          if (draft === undefined || !same()) return
+          chatStore.getState().finishStreaming(null)
+          chatStore.getState().setLoading(false)
+          agentStore.getState().setStatus("idle")
+        }))
+      )
+  })))
+  if (Exit.isFailure(exit)) session.api.unauthorized(Cause.squash(exit.cause))
+  // What the turn stored (and a failed follow's stored state) comes from the transcript.
+  if (draft !== undefined && same()) await resync(session)
 }
 
 /** The server's transcript in place of the chat store's messages, unless a turn is running. */
