@@ -189,6 +189,13 @@ describe("the chat page", () => {
     // The turn goes on on the server; the page follows it from its first chunk and keeps growing.
     await page.locator('.chat-status[data-status="responding"]').waitFor()
     await recordStreaming()
+    // No layout jump while the text grows: the conversation scrolls inside its region, the composer stays put.
+    const composerTops: Array<number> = []
+    for (let i = 0; i < 4; i++) {
+      composerTops.push((await composer.boundingBox())!.y)
+      await page.waitForTimeout(400)
+    }
+    assert.strictEqual(new Set(composerTops).size, 1, `the composer moved: ${composerTops.join(", ")}`)
     await lastAssistant().getByText(/by the river\.$/).waitFor({ timeout: 60_000 })
     await page.locator('.chat-status[data-status="idle"]').waitFor()
     const lengths = (await recorded()).map((r) => r.length)

@@ -44,7 +44,7 @@ export type JobEvent =
   /** An assistant answer after a steer (the wake turn's), or the answer of a resumed wake turn. */
   | { readonly type: "answer"; readonly message: ChatMessage }
   /** A poll failed; the watch goes on until `maxPollFailures` in a row. */
-  | { readonly type: "pollFailed"; readonly message: string }
+  | { readonly type: "pollFailed"; readonly message: string; readonly error: unknown }
 
 export interface JobWatchDeps {
   readonly client: ApiClient["Service"]
@@ -137,7 +137,7 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     return [...seen.values()].some((j) => j.status === "running") || expected.size > 0
   }).pipe(
     Effect.catch((error: unknown) =>
-      emit({ type: "pollFailed", message: describeUnknown(error) }).pipe(
+      emit({ type: "pollFailed", message: describeUnknown(error), error }).pipe(
         // A server that stays away is given up on; its jobs go on there.
         Effect.as(++failures < maxPollFailures)
       )

@@ -91,7 +91,11 @@ export function JobsProvider({ api, chatId, children }: JobsProviderProps) {
       jobsStore: store,
       onEvent: (event) =>
         Effect.sync(() => {
-          if (event.type === "pollFailed") setPollError(event.message)
+          if (event.type === "pollFailed") {
+            setPollError(event.message)
+            // A token the server no longer takes: the console asks for it again.
+            api.unauthorized(event.error)
+          }
           for (const listener of listeners.current) listener(event)
         })
     })
