@@ -98,8 +98,11 @@ export const buildWeb = (): boolean => {
   const last = existsSync(WEB_STAMP) ? (JSON.parse(readFileSync(WEB_STAMP, "utf8")) as { hash?: string }).hash : undefined
   if (last === hash && existsSync(join(WEB_DIST, "index.html"))) return false
   const vite = join(ROOT, "node_modules", "vite", "bin", "vite.js")
-  execFileSync(process.execPath, [vite, "build", "--config", join(ROOT, "packages", "web", "vite.config.ts"), "--logLevel", "warn"], {
+  execFileSync(process.execPath, [vite, "build", "--config", join(ROOT, "packages", "web", "vite.config.ts"), "--mode", "production", "--logLevel", "warn"], {
     cwd: ROOT,
+    // Always the production bundle: run from the tests (NODE_ENV=test) Vite would build React's development one,
+    // which `npm start` would then serve as unchanged.
+    env: { ...process.env, NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"]
   })
   writeFileSync(WEB_STAMP, JSON.stringify({ hash }, null, 2) + "\n")

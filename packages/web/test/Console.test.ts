@@ -156,6 +156,8 @@ describe("the web console", () => {
     assert.strictEqual(asset.status, 200)
     assert.strictEqual(asset.headers.get("cache-control"), "public, max-age=31536000, immutable")
     assert.strictEqual(asset.headers.get("content-type"), "text/javascript; charset=utf-8")
+    // React's production build (its error decoder's address), even built from the tests (NODE_ENV=test).
+    assert.include(await asset.text(), "react.dev/errors")
 
     const sandbox = await fetch(`${server.url}/sandbox.html`)
     assert.strictEqual(sandbox.status, 200)
