@@ -2,10 +2,12 @@
  * The running turns' chunks in PostgreSQL (docs/streaming.md): what lets a
  * client resume or follow a turn on a replica other than the one running it.
  *
- * The running replica writes every live turn's new events in one statement
- * per `FLUSH_EVERY` (32 turns streaming at once cost one statement, not one
- * per delta), which also `pg_notify`s the turns written; a follower reads a
- * turn's events past its position and waits for the next notification. A
+ * A follower on another replica asks for the turn (`follow:<turnId>`); from
+ * then on the running replica writes that turn's new events — the first time
+ * all of them — with every other followed turn's in one statement per
+ * `FLUSH_EVERY`, which also `pg_notify`s the turns written; the follower reads
+ * the turn's events past its position and waits for the next notification.
+ * A turn nobody follows from elsewhere is never written. A
  * turn's rows are deleted `KEEP_ENDED` after it ended (a follower a little
  * behind still reads the end); rows a crashed replica left are swept.
  *
@@ -76,7 +78,9 @@ export const makeTurnLog = (sql: SqlClient.SqlClient) => {
       ),
     sweep: sql`DELETE FROM turn_chunks WHERE written_at < now() - ${ABANDONED_AFTER}::interval
       AND turn_id NOT IN (SELECT turn_id FROM chat_turns)`.pipe(Effect.asVoid),
-    askStop: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`stop:${turnId}`})`.pipe(Effect.asVoid)
+    askStop: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`stop:${turnId}`})`.pipe(Effect.asVoid),
+    /** Asks the replica running the turn to write its events (from the first): a follower is waiting for them. */
+    askFollow: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`follow:${turnId}`})`.pipe(Effect.asVoid)
   }
 }
 

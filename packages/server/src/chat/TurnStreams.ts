@@ -4,9 +4,11 @@
  * stop it, start one that outlives the request that started it.
  *
  * A turn runs on one replica and its stream is held there (`LiveTurn`); the
- * replica's readers read it from memory. On PostgreSQL the stream is also
- * written to `turn_chunks` (`TurnLog`) so that the other replicas' readers
- * can follow it, and stops travel by notification. The embedded database is
+ * replica's readers read it from memory. On PostgreSQL a reader on another
+ * replica asks for the turn (`follow:<turnId>`), and from then on the running
+ * replica writes its stream to `turn_chunks` (`TurnLog`), from the first
+ * chunk; a turn nobody follows from elsewhere — nearly all — writes nothing.
+ * Stops travel by notification too. The embedded database is
  * one process (its DATA_DIR lock): there, every turn is this replica's.
  *
  * What is in memory here is only this replica's own turns and readers;
@@ -68,8 +70,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     const scope = yield* Effect.scope
 
     const byChat = new Map<string, Set<Running>>()
-    /** This replica's turns whose events the log has not all written yet, with how many it has. */
+    /** This replica's turns followed from elsewhere whose events the log has not all written yet, with how many it has. */
     const unwritten = new Map<LiveTurn, number>()
+    /** Turns whose events this replica writes (or wrote, until their rows go). */
+    const logged = new Set<string>()
+    /** Turns ended here lately: a follower that asks just after the end still gets them written. */
+    const recent = new Map<string, { readonly live: LiveTurn; readonly until: number }>()
     /** Ended turns whose rows go at the time given. */
     const forgetting: Array<{ readonly turnId: string; readonly at: number }> = []
     /** Followers on this replica of turns another runs, woken by the log's notifications. */
@@ -90,7 +96,6 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           const set = byChat.get(chatId) ?? new Set()
           set.add(running)
           byChat.set(chatId, set)
-          if (!embedded) unwritten.set(live, 0)
         }
         return running
       })
@@ -103,6 +108,8 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           const set = byChat.get(chatId)
           set?.delete(running)
           if (set?.size === 0) byChat.delete(chatId)
+          const { turnId } = running.live
+          if (!embedded && turnId !== undefined) recent.set(turnId, { live: running.live, until: Date.now() + KEEP_ENDED_MS })
         }
         Deferred.doneUnsafe(running.done, Exit.void)
       })
@@ -116,9 +123,19 @@ export class TurnStreams extends Context.Service<TurnStreams, {
 
     // -- the log (PostgreSQL only) -----------------------------------------------------------
 
+    /** A follower elsewhere asked for the turn: its events are written from the first, if it is (or just was) this replica's. */
+    const writeFor = (turnId: string) => {
+      if (logged.has(turnId)) return
+      const live = liveOf(turnId) ?? recent.get(turnId)?.live
+      if (live === undefined) return
+      logged.add(turnId)
+      unwritten.set(live, 0)
+    }
+
     const flush = Effect.suspend(() => {
       const rows: Array<LogRow> = []
       const now = Date.now()
+      for (const [turnId, { until }] of recent) if (until <= now) recent.delete(turnId)
       for (const [live, count] of unwritten) {
         if (live.turnId === undefined || live.chatId === undefined) {
           // Never accepted (a 409, another agent's chat): nothing to write.
@@ -137,6 +154,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       let due = 0
       while (due < forgetting.length && forgetting[due]!.at <= now) due++
       const forget = forgetting.splice(0, due).map((f) => f.turnId)
+      for (const turnId of forget) logged.delete(turnId)
       return Effect.all([
         rows.length > 0 ? log.write(rows) : Effect.void,
         forget.length > 0 ? log.forget(forget) : Effect.void
@@ -153,12 +171,18 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       }
     }
 
-    const stopLocal = (turnId: string) => {
+    const liveOf = (turnId: string): LiveTurn | undefined => {
       for (const set of byChat.values()) {
         for (const running of set) {
-          if (running.live.turnId === turnId) Deferred.doneUnsafe(running.live.stopped, Exit.void)
+          if (running.live.turnId === turnId) return running.live
         }
       }
+      return undefined
+    }
+
+    const stopLocal = (turnId: string) => {
+      const live = liveOf(turnId)
+      if (live !== undefined) Deferred.doneUnsafe(live.stopped, Exit.void)
     }
 
     if (!embedded) {
@@ -177,6 +201,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
         while (true) {
           const { payload } = yield* Queue.take(notifications)
           if (payload.startsWith("written:")) wakeFollowers(payload.slice("written:".length))
+          else if (payload.startsWith("follow:")) writeFor(payload.slice("follow:".length))
           else if (payload.startsWith("stop:")) stopLocal(payload.slice("stop:".length))
         }
       }).pipe(
@@ -217,8 +242,11 @@ export class TurnStreams extends Context.Service<TurnStreams, {
         readonly quietMs: number
       }
       const ended = [sseEvent({ type: "error", errorText: "The turn ended without finishing (its server stopped): the transcript holds what was stored" }), SSE_DONE]
+      const ask = log.askFollow(turnId).pipe(Effect.ignore)
       return Stream.paginate({ after: -1, quietMs: 0 } as Position, (position) =>
         Effect.gen(function*() {
+          // The running replica writes a turn only once asked: asked at the start, and again after a quiet while.
+          if (position.after === -1 && position.quietMs === 0) yield* ask
           const rows = yield* log.eventsAfter(turnId, position.after)
           if (rows.length > 0) {
             const events = rows.map((r) => r.event)
@@ -236,6 +264,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
             if (late.length > 0) return [late.map((r) => r.event), Option.some({ after: late[late.length - 1]!.seq, quietMs: 0 })] as const
             return [ended, Option.none<Position>()] as const
           }
+          yield* ask
           return [[], Option.some({ after: position.after, quietMs: position.quietMs + Duration.toMillis(FOLLOWER_CHECK) })] as const
         }))
     }

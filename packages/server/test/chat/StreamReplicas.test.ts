@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ChatMessage, UiChunk } from "@switchboard/domain"
 import { Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { paced } from "../support/PacedProvider.ts"
 import { readEventStream, streamedText, streamInit } from "../support/EventStream.ts"
 import { eventually } from "../support/JobsHelpers.ts"
@@ -23,7 +24,7 @@ const twoReplicas = (provider: ReturnType<typeof paced>) =>
     const scope = yield* Effect.scope
     const replica = () => Layer.buildWithMemoMap(layerReplica(provider.layer, db.client()), memoMap, scope)
     const [a, b] = yield* Effect.all([replica(), replica()], { concurrency: 2 })
-    return { a: yield* baseUrl.pipe(Effect.provide(a)), b: yield* baseUrl.pipe(Effect.provide(b)) }
+    return { a: yield* baseUrl.pipe(Effect.provide(a)), b: yield* baseUrl.pipe(Effect.provide(b)), db }
   })
 
 const transcriptAt = (base: string, chatId: string) =>
@@ -49,6 +50,37 @@ describe.skipIf(backend === "embedded")(`streamed turns across two replicas on $
       assert.deepStrictEqual(answers.map((m) => m.content), ["alpha beta gamma delta epsilon"])
       const idle = yield* readEventStream(`${b}/api/chats/r-away/stream`, { method: "GET" })
       assert.strictEqual(idle.status, 204)
+    }).pipe(Effect.scoped))
+
+  it.live("a turn nobody follows from the other replica writes no chunk to the database; one followed does", () =>
+    Effect.gen(function*() {
+      const provider = paced()
+      provider.state.pieces = ["one ", "two ", "three"]
+      provider.state.gapMs = 60
+      const { a, b, db } = yield* twoReplicas(provider)
+      const rows = (chatId: string) =>
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM turn_chunks WHERE chat_id = ${chatId}`
+          return row!.n
+        }).pipe(Effect.provide(db.client()))
+      const alone = yield* readEventStream(`${a}/api/agent/chat`, streamInit({ chatId: "r-alone", messages: [user("u1", "go")] }))
+      assert.strictEqual(streamedText(alone.chunks), "one two three")
+      yield* Effect.sleep("200 millis")
+      assert.strictEqual(yield* rows("r-alone"), 0, "streamed and stored, never written to turn_chunks")
+
+      provider.state.gapMs = 150
+      const reading = yield* readEventStream(`${a}/api/agent/chat`, streamInit({ chatId: "r-seen", messages: [user("u1", "go")] })).pipe(
+        Effect.forkChild
+      )
+      const followed = yield* eventually(
+        readEventStream(`${b}/api/chats/r-seen/stream`, { method: "GET" }),
+        (r) => r.status === 200,
+        "the turn followed from B"
+      )
+      assert.strictEqual(streamedText(followed.chunks), "one two three")
+      yield* Fiber.join(reading)
+      assert.isAbove(yield* rows("r-seen"), 0, "written once B asked for it")
     }).pipe(Effect.scoped))
 
   it.live("a stop asked of the other replica ends the turn where it runs: partial answer stored, chat free at once", () =>
