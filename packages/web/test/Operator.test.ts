@@ -267,11 +267,29 @@ describe("the operator's console", () => {
     assert.include(server.output(), "Listening on")
   })
 
-  it("revokes a host, cancels a task and rotates the credential key, each after a confirmation that Escape dismisses; prunes", async () => {
+  it("issues a host a new token, revokes a host, cancels a task and rotates the credential key, each after a confirmation that Escape dismisses; prunes", async () => {
     await page.goto(`${server.url}/operator/hosts`)
     await page.getByLabel("Name", { exact: true }).fill("spare-box")
     await page.getByRole("button", { name: "Register host" }).click()
+    const firstToken = (await page.getByTestId("host-token").textContent())!
+    const hostId = (await page.getByRole("heading", { name: /registered$/ }).textContent())!.replace(/^Host (\S+) registered$/, "$1")
     await page.getByRole("button", { name: "I have saved it" }).click()
+
+    // A new token: shown once, the old one refused from then on.
+    await page.getByRole("button", { name: "New token for spare-box" }).click()
+    const newTokenDialog = page.getByRole("dialog", { name: "A new token for spare-box?" })
+    await newTokenDialog.getByRole("button", { name: "Issue a new token" }).click()
+    await newTokenDialog.waitFor({ state: "hidden" })
+    await page.getByRole("heading", { name: `Host ${hostId}: new token` }).waitFor()
+    const newToken = (await page.getByTestId("host-token").textContent())!
+    assert.notStrictEqual(newToken, firstToken)
+    const heartbeat = (token: string) =>
+      fetch(`${server.url}/internal/hosts/${hostId}/heartbeat`, { method: "POST", headers: { authorization: `Bearer ${token}` } })
+    assert.strictEqual((await heartbeat(firstToken)).status, 401)
+    assert.isTrue((await heartbeat(newToken)).ok)
+    await page.getByRole("button", { name: "I have saved it" }).click()
+    assert.strictEqual(await page.getByTestId("host-token").count(), 0, "the token is gone from the page")
+
     const revoke = page.getByRole("button", { name: "Revoke spare-box" })
     await revoke.click()
     const dialog = page.getByRole("dialog", { name: "Revoke spare-box?" })

@@ -53,11 +53,17 @@ const CopyButton = ({ text, label }: { readonly text: string; readonly label: st
 }
 
 /** The new host's token: shown here, this once. */
-const NewToken = ({ hostId, token, onDismiss }: { readonly hostId: string; readonly token: string; readonly onDismiss: () => void }) => {
+const NewToken = ({ hostId, token, rotated, onDismiss }: {
+  readonly hostId: string
+  readonly token: string
+  /** A new token for a registered host (its old one is refused from now on), not a new host's. */
+  readonly rotated: boolean
+  readonly onDismiss: () => void
+}) => {
   const id = useId()
   return (
     <div className="callout" role="region" aria-labelledby={id}>
-      <h2 id={id}>Host {hostId} registered</h2>
+      <h2 id={id}>{rotated ? `Host ${hostId}: new token` : `Host ${hostId} registered`}</h2>
       <p>
         Its token is shown <strong>this once</strong>: the server keeps only a hash. Give it to the host agent
         (<code>SWITCHBOARD_HOST_TOKEN</code>) now.
@@ -124,8 +130,9 @@ export default function HostsPage(_props: PageProps) {
   const api = useAdminApi()
   // Every 15 s: online and offline follow the heartbeats without a reload.
   const hosts = useLiveResult(api, (client) => client.admin.listHosts(), [], 15_000)
-  const [created, setCreated] = useState<{ hostId: string; token: string } | undefined>(undefined)
+  const [created, setCreated] = useState<{ hostId: string; token: string; rotated?: boolean } | undefined>(undefined)
   const [revoking, setRevoking] = useState<HostView | undefined>(undefined)
+  const [rotating, setRotating] = useState<HostView | undefined>(undefined)
   const now = Date.now()
   const list = hosts.value?.hosts
 
@@ -136,7 +143,7 @@ export default function HostsPage(_props: PageProps) {
           setCreated(host)
           hosts.reload()
         }} />
-        : <NewToken hostId={created.hostId} token={created.token} onDismiss={() => setCreated(undefined)} />}
+        : <NewToken hostId={created.hostId} token={created.token} rotated={created.rotated === true} onDismiss={() => setCreated(undefined)} />}
 
       <Pending result={hosts} what="hosts" />
       {list === undefined ? null : list.length === 0
@@ -173,9 +180,14 @@ export default function HostsPage(_props: PageProps) {
                       </Link>
                       {host.revokedAt === null
                         ? (
-                          <button type="button" className="danger small" onClick={() => setRevoking(host)}>
-                            Revoke<span className="visually-hidden"> {host.name}</span>
-                          </button>
+                          <>
+                            <button type="button" className="small" onClick={() => setRotating(host)}>
+                              New token<span className="visually-hidden"> for {host.name}</span>
+                            </button>
+                            <button type="button" className="danger small" onClick={() => setRevoking(host)}>
+                              Revoke<span className="visually-hidden"> {host.name}</span>
+                            </button>
+                          </>
                         )
                         : <span className="muted">revoked <Time iso={host.revokedAt} /></span>}
                     </td>
@@ -186,6 +198,23 @@ export default function HostsPage(_props: PageProps) {
           </TableRegion>
         )}
       {hosts.value !== undefined ? <FailureText failure={hosts.failure} prefix="Could not refresh the hosts" /> : null}
+
+      <ConfirmDialog
+        open={rotating !== undefined}
+        title={`A new token for ${rotating?.name ?? "the host"}?`}
+        confirmLabel="Issue a new token"
+        onClose={() => setRotating(undefined)}
+        onConfirm={async () => {
+          if (rotating === undefined) return
+          const rotated = await api.run(api.client.admin.rotateHostToken({ params: { hostId: rotating.hostId } }))
+          setCreated({ hostId: rotated.hostId, token: rotated.token, rotated: true })
+        }}
+      >
+        <p>
+          Its current token is refused from its next request on, by every replica; the new one is shown once. Its
+          tasks are untouched: restart its agent with the new token before its lease runs out.
+        </p>
+      </ConfirmDialog>
 
       <ConfirmDialog
         open={revoking !== undefined}
