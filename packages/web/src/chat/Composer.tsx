@@ -76,7 +76,7 @@ export const Composer = () => {
 
   return (
     <form className="composer" onSubmit={onSubmit} noValidate>
-      <label htmlFor={`${id}-message`} className="sr-only">Message</label>
+      <label htmlFor={`${id}-message`} className="visually-hidden">Message</label>
       <textarea
         id={`${id}-message`}
         name="message"
@@ -87,7 +87,7 @@ export const Composer = () => {
         onKeyDown={onKeyDown}
         aria-describedby={`${id}-hint`}
       />
-      <p id={`${id}-hint`} className="sr-only">Enter sends; Shift+Enter starts a new line.</p>
+      <p id={`${id}-hint`} className="visually-hidden">Enter sends; Shift+Enter starts a new line.</p>
       {loading
         ? <button type="button" className="stop" onClick={() => void session.stop()}>Stop</button>
         : <button type="submit" disabled={text.trim() === ""}>Send</button>}

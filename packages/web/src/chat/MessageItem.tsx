@@ -24,7 +24,7 @@ export const MessageItem = memo(function MessageItem({ message, streaming }: { r
   if (message.role === "user") {
     return (
       <li className="msg msg-user">
-        <h2 className="sr-only">You said</h2>
+        <h2 className="visually-hidden">You said</h2>
         <div className="msg-bubble">{message.content}</div>
         <p className="msg-meta"><time dateTime={new Date(message.timestamp).toISOString()}>{time(message.timestamp)}</time></p>
       </li>
@@ -34,7 +34,7 @@ export const MessageItem = memo(function MessageItem({ message, streaming }: { r
   const calls = message.toolCalls ?? []
   return (
     <li className="msg msg-assistant" data-streaming={streaming ? "true" : undefined} aria-busy={streaming || undefined}>
-      <h2 className="sr-only">The agent answered</h2>
+      <h2 className="visually-hidden">The agent answered</h2>
       {message.content === "" && streaming ? <p className="msg-typing">…</p> : null}
       {message.content === "" ? null : <Markdown text={message.content} />}
       {calls.length === 0 ? null : (

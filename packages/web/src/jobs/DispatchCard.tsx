@@ -49,7 +49,7 @@ export function DispatchCard({ call }: DispatchCardProps) {
         {asked !== undefined && <span className="dispatch-card__asked" title={asked}>{asked}</span>}
       </div>
       <p className="dispatch-card__line" role="status">
-        {(state === "running" || state === "pending") && <span className="job-spinner" aria-hidden="true" />}
+        {(state === "running" || state === "pending") && <span className="spinner" aria-hidden="true" />}
         {state === "failed" && <span className="visually-hidden">Failed: </span>}
         <span className="dispatch-card__text">{line}</span>
       </p>
