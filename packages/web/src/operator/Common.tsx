@@ -149,11 +149,31 @@ export interface ConfirmProps {
  * stays in it), Escape closes it, and the browser gives focus back to what opened it. The action's
  * failure is said inside, and the dialog stays open for another try or Cancel.
  */
+/**
+ * A form's or a dialog's action: `busy` while it runs, its failure (or one the caller sets, e.g. a
+ * field left empty) to say beside it. `act` clears the failure, runs the action, keeps what it threw.
+ */
+export const useAction = () => {
+  const [busy, setBusy] = useState(false)
+  const [failure, setFailure] = useState<ApiFailure | undefined>(undefined)
+  const act = async (action: () => Promise<void>) => {
+    setBusy(true)
+    setFailure(undefined)
+    try {
+      await action()
+    } catch (error) {
+      setFailure(failureOf(error))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return { busy, failure, setFailure, act }
+}
+
 export const ConfirmDialog = ({ children, confirmLabel, danger = true, dismissLabel = "Cancel", onClose, onConfirm, open, title }: ConfirmProps) => {
   const ref = useRef<HTMLDialogElement>(null)
   const id = useId()
-  const [busy, setBusy] = useState(false)
-  const [failure, setFailure] = useState<ApiFailure | undefined>(undefined)
+  const { act, busy, failure, setFailure } = useAction()
   useEffect(() => {
     const dialog = ref.current
     if (dialog === null) return
@@ -162,18 +182,11 @@ export const ConfirmDialog = ({ children, confirmLabel, danger = true, dismissLa
       dialog.showModal()
     } else if (!open && dialog.open) dialog.close()
   }, [open])
-  const confirm = async () => {
-    setBusy(true)
-    setFailure(undefined)
-    try {
+  const confirm = () =>
+    act(async () => {
       await onConfirm()
       onClose()
-    } catch (error) {
-      setFailure(failureOf(error))
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
   return (
     <dialog
       ref={ref}

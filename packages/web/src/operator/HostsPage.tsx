@@ -12,8 +12,7 @@ import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link } from "../app/Router.tsx"
 import type { PageProps } from "../app/Routes.tsx"
-import { ago, ConfirmDialog, failureOf, FailureText, OperatorPage, Pending, TableRegion, Time, useLiveResult } from "./Common.tsx"
-import type { ApiFailure } from "@switchboard/client"
+import { ago, ConfirmDialog, FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 
 /** A host is online when its last heartbeat is at most this old. */
 export const ONLINE_WITHIN_MS = 60_000
@@ -83,8 +82,7 @@ const CreateHost = ({ onCreated }: { readonly onCreated: (created: { hostId: str
   const api = useAdminApi()
   const id = useId()
   const input = useRef<HTMLInputElement>(null)
-  const [busy, setBusy] = useState(false)
-  const [failure, setFailure] = useState<ApiFailure | undefined>(undefined)
+  const { act, busy, failure, setFailure } = useAction()
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const name = input.current?.value.trim() ?? ""
@@ -93,17 +91,11 @@ const CreateHost = ({ onCreated }: { readonly onCreated: (created: { hostId: str
       input.current?.focus()
       return
     }
-    setBusy(true)
-    setFailure(undefined)
-    try {
+    await act(async () => {
       const created = await api.run(api.client.admin.createHost({ payload: { name } }))
       if (input.current !== null) input.current.value = ""
       onCreated(created)
-    } catch (error) {
-      setFailure(failureOf(error))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
   return (
     <form className="inline-form" onSubmit={(event) => void submit(event)} noValidate aria-labelledby={`${id}-title`}>

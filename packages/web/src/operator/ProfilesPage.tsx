@@ -16,7 +16,7 @@ import type { FormEvent } from "react"
 import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import type { PageProps } from "../app/Routes.tsx"
-import { ConfirmDialog, failureOf, FailureText, OperatorPage, Pending, TableRegion, Time, useLiveResult } from "./Common.tsx"
+import { ConfirmDialog, failureOf, FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 
 const PROVIDERS = [
   { value: "openai-compatible", label: "OpenAI-compatible (Chat Completions)" },
@@ -27,8 +27,7 @@ const CreateProfile = ({ onCreated }: { readonly onCreated: (profileId: string) 
   const api = useAdminApi()
   const id = useId()
   const key = useRef<HTMLInputElement>(null)
-  const [busy, setBusy] = useState(false)
-  const [failure, setFailure] = useState<ApiFailure | undefined>(undefined)
+  const { act, busy, failure, setFailure } = useAction()
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const form = event.currentTarget
@@ -52,19 +51,13 @@ const CreateProfile = ({ onCreated }: { readonly onCreated: (profileId: string) 
     }
     const provider = text("provider") === "anthropic" ? "anthropic" : "openai-compatible"
     const baseUrl = text("baseUrl")
-    setBusy(true)
-    setFailure(undefined)
-    try {
+    await act(async () => {
       const created = await api.run(api.client.admin.createProfile({
         payload: { name: text("name"), provider, model: text("model"), timeoutMs, apiKey, ...(baseUrl === "" ? {} : { baseUrl }) }
       }))
       form.reset()
       onCreated(created.profileId)
-    } catch (error) {
-      setFailure(failureOf(error))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
   const invalid = failure === undefined ? {} : { "aria-describedby": `${id}-error` }
   return (

@@ -5,7 +5,6 @@
  * one), and each task's link to its page. Refreshed every 5 s while a listed
  * task is queued or running.
  */
-import type { ApiFailure } from "@switchboard/client"
 import type { TaskStatus, TaskView } from "@switchboard/domain"
 import { isTerminal } from "@switchboard/domain"
 import type { FormEvent } from "react"
@@ -13,7 +12,7 @@ import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link, navigate, useLocation } from "../app/Router.tsx"
 import type { PageProps } from "../app/Routes.tsx"
-import { failureOf, FailureText, OperatorPage, Pending, TableRegion, Time, useLiveResult } from "./Common.tsx"
+import { FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 
 export const STATUSES: ReadonlyArray<TaskStatus> = ["queued", "running", "succeeded", "failed", "cancelled"]
 
@@ -31,8 +30,7 @@ const CreateTask = ({ hosts, onCreated }: {
   const id = useId()
   const form = useRef<HTMLFormElement>(null)
   const goal = useRef<HTMLTextAreaElement>(null)
-  const [busy, setBusy] = useState(false)
-  const [failure, setFailure] = useState<ApiFailure | undefined>(undefined)
+  const { act, busy, failure, setFailure } = useAction()
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const data = new FormData(event.currentTarget)
@@ -43,17 +41,11 @@ const CreateTask = ({ hosts, onCreated }: {
       goal.current?.focus()
       return
     }
-    setBusy(true)
-    setFailure(undefined)
-    try {
+    await act(async () => {
       const created = await api.run(api.client.admin.createTask({ payload: hostId === "" ? { goal: text } : { goal: text, hostId } }))
       form.current?.reset()
       onCreated(created.taskId)
-    } catch (error) {
-      setFailure(failureOf(error))
-    } finally {
-      setBusy(false)
-    }
+    })
   }
   return (
     <form ref={form} className="inline-form" onSubmit={(event) => void submit(event)} noValidate aria-labelledby={`${id}-title`}>
