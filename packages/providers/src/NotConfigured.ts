@@ -5,7 +5,7 @@
  * same `NotConfigured` error, which the routes turn into a 502 naming what is
  * missing.
  */
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer } from "effect"
 import { ProviderAdapter, ProviderError, Transcriber } from "./ProviderAdapter.ts"
 
 export const NOT_CONFIGURED_PREFIX = "LLM provider not configured: "
@@ -21,6 +21,6 @@ export const missingVariables = (missing: ReadonlyArray<string>): ProviderError 
 /** Both services, failing every call with `error`. */
 export const layer = (error: ProviderError): Layer.Layer<ProviderAdapter | Transcriber> =>
   Layer.mergeAll(
-    Layer.succeed(ProviderAdapter, ProviderAdapter.of({ chat: () => Effect.fail(error), stream: () => Stream.fail(error) })),
+    Layer.succeed(ProviderAdapter, ProviderAdapter.of({ chat: () => Effect.fail(error), streamTo: () => Effect.fail(error) })),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: () => Effect.fail(error) }))
   )

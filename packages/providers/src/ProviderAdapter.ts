@@ -5,7 +5,7 @@
  * (openai-compatible, anthropic, scripted) are Layers of this service, chosen
  * by configuration in `ProviderConfig.ts`.
  */
-import { Context, Data, Effect, Stream } from "effect"
+import { Context, Data, Effect, Queue, Stream } from "effect"
 import type { ProviderChatParams, ProviderChatResponse, ProviderFailureReason } from "@switchboard/domain"
 
 /**
@@ -65,37 +65,103 @@ export const publicReason = (error: ProviderError): ProviderFailureReason => {
  * parsed as `chat` parses them), with the usage when the provider reported it.
  */
 export type ProviderStreamEvent =
+  | ProviderDelta
+  | { readonly type: "finish"; readonly response: ProviderChatResponse }
+
+/** A piece of a streamed answer, before its `finish`. */
+export type ProviderDelta =
   | { readonly type: "text-delta"; readonly delta: string }
   | { readonly type: "tool-call-start"; readonly id: string; readonly name: string }
   | { readonly type: "tool-call-delta"; readonly id: string; readonly delta: string }
-  | { readonly type: "finish"; readonly response: ProviderChatResponse }
+
+/**
+ * Where a streamed call hands its pieces: each batch (all that one network read brought) in the
+ * callback of that read, no fiber between the socket and the consumer. An error returned ends the
+ * call with it (the request aborted).
+ */
+export type StreamSink = (deltas: ReadonlyArray<ProviderDelta>) => ProviderError | undefined
 
 export class ProviderAdapter extends Context.Service<ProviderAdapter, {
   chat(params: ProviderChatParams): Effect.Effect<ProviderChatResponse, ProviderError>
   /**
-   * The same call, streamed. Interrupting the stream's consumer aborts the provider request (its
-   * connection is closed), so a stopped turn stops the generation it paid for.
+   * The same call, streamed: its pieces pushed to `sink` as they arrive, the whole answer (the
+   * `finish`) as its result. Interrupting it aborts the provider request (its connection is
+   * closed), so a stopped turn stops the generation it paid for. `eventsOf` reads it as a stream.
    */
-  stream(params: ProviderChatParams): Stream.Stream<ProviderStreamEvent, ProviderError>
+  streamTo(params: ProviderChatParams, sink: StreamSink): Effect.Effect<ProviderChatResponse, ProviderError>
 }>()("switchboard/server/llm/ProviderAdapter") {}
 
 /**
- * A whole answer as a stream: its text in one delta, each call started with its arguments in one
- * delta, then `finish`. For adapters (and fakes) whose provider does not stream.
+ * A streamed call as a `Stream` of its events, `finish` last. Pushing is the port's form because a
+ * streamed turn's CPU per delta is mostly what stands between the socket and the consumer (`npm run
+ * bench`): a stream's pull per delta, through its stages, cost more than everything else it does.
  */
+export const eventsOf = (
+  streamTo: ProviderAdapter["Service"]["streamTo"],
+  params: ProviderChatParams
+): Stream.Stream<ProviderStreamEvent, ProviderError> =>
+  Stream.callback<ProviderStreamEvent, ProviderError>((queue) =>
+    streamTo(params, (deltas) => {
+      Queue.offerAllUnsafe(queue, deltas)
+      return undefined
+    }).pipe(
+      Effect.matchEffect({
+        onFailure: (error) => Queue.fail(queue, error),
+        onSuccess: (response) =>
+          Effect.sync(() => {
+            Queue.offerUnsafe(queue, { type: "finish", response })
+            Queue.endUnsafe(queue)
+          })
+      })
+    )
+  )
+
+/**
+ * `streamTo` over a `Stream` of events (fakes and the scripted provider, whose answers are streams
+ * already): each array pulled is pushed, and the `finish` is the result. A stream without one is
+ * an `InvalidResponse`, as a provider's that ends early.
+ */
+export const pushEvents = (
+  events: Stream.Stream<ProviderStreamEvent, ProviderError>,
+  sink: StreamSink
+): Effect.Effect<ProviderChatResponse, ProviderError> =>
+  Effect.suspend(() => {
+    let response: ProviderChatResponse | undefined
+    return events.pipe(
+      Stream.runForEachArray((batch) => {
+        const deltas: Array<ProviderDelta> = []
+        for (const event of batch) {
+          if (event.type === "finish") response ??= event.response
+          else if (response === undefined) deltas.push(event)
+        }
+        const failure = deltas.length > 0 ? sink(deltas) : undefined
+        return failure === undefined ? Effect.void : Effect.fail(failure)
+      }),
+      Effect.flatMap(() =>
+        response === undefined
+          ? Effect.fail(new ProviderError({ reason: "InvalidResponse", message: "the provider's stream ended without finishing" }))
+          : Effect.succeed(response)
+      )
+    )
+  })
+
+/** A whole answer's events: its text in one delta, each call started with its arguments in one delta, then `finish`. */
+export const eventsOfAnswer = (response: ProviderChatResponse): Array<ProviderStreamEvent> => {
+  const events: Array<ProviderStreamEvent> = []
+  if (response.content !== "") events.push({ type: "text-delta", delta: response.content })
+  for (const call of response.toolCalls ?? []) {
+    events.push({ type: "tool-call-start", id: call.id, name: call.name })
+    events.push({ type: "tool-call-delta", id: call.id, delta: call.invalidArgs ?? JSON.stringify(call.args) })
+  }
+  events.push({ type: "finish", response })
+  return events
+}
+
+/** A whole answer as a stream, for adapters (and fakes) whose provider does not stream. */
 export const streamOfAnswer = <R>(
   answer: Effect.Effect<ProviderChatResponse, ProviderError, R>
 ): Stream.Stream<ProviderStreamEvent, ProviderError, R> =>
-  Stream.unwrap(Effect.map(answer, (response) => {
-    const events: Array<ProviderStreamEvent> = []
-    if (response.content !== "") events.push({ type: "text-delta", delta: response.content })
-    for (const call of response.toolCalls ?? []) {
-      events.push({ type: "tool-call-start", id: call.id, name: call.name })
-      events.push({ type: "tool-call-delta", id: call.id, delta: call.invalidArgs ?? JSON.stringify(call.args) })
-    }
-    events.push({ type: "finish", response })
-    return Stream.fromIterable(events)
-  }))
+  Stream.unwrap(Effect.map(answer, (response) => Stream.fromIterable(eventsOfAnswer(response))))
 
 /** A media file to transcribe, as uploaded by the client. */
 export interface TranscriptionInput {

@@ -8,7 +8,7 @@
  * request. These wrappers look at the tracer first and add the span only when
  * it records.
  */
-import { Effect, References, Stream } from "effect"
+import { Effect, References } from "effect"
 import type { Tracer } from "effect"
 
 /** `Effect.withSpan(name, options)` when tracing is on; the effect itself when it is off. */
@@ -17,10 +17,3 @@ export const traced = (name: string, options?: () => Tracer.SpanOptions) =>
   Effect.withFiber((fiber) =>
     fiber.getRef(References.TracerEnabled) ? Effect.withSpan(self, name, options?.()) : self
   )
-
-/** `Stream.withSpan(name, options)` when tracing is on (the span covers the whole stream); the stream itself when it is off. */
-export const tracedStream = (name: string, options?: () => Tracer.SpanOptions) =>
-<A, E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-  Stream.unwrap(Effect.withFiber((fiber) =>
-    Effect.succeed(fiber.getRef(References.TracerEnabled) ? Stream.withSpan(self, name, options?.()) : self)
-  ))

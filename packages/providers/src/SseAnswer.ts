@@ -8,7 +8,7 @@
  * The transports own the request (and its abort); the adapters read the
  * events (`StreamedAnswer`). This module is the part between, shared by both.
  */
-import { Array as Arr, Cause, Effect, Exit, Pull, Stream } from "effect"
+import { Effect, Exit, Stream } from "effect"
 import type { Scope } from "effect"
 import type { Readable } from "node:stream"
 import * as Sse from "effect/encoding/Sse"
@@ -82,86 +82,80 @@ export const failureWithin = (
 (cause: unknown): ProviderError =>
   signal.timedOut() ? timeoutError(`${deadline.what} not complete within ${deadline.timeoutMs} ms`) : failureOf(cause)
 
-/**
- * The bytes of a Node readable (an HTTP response body), one step per batch
- * of what arrived: everything buffered is taken at once, and the step waits
- * on the readable's own events — no promise per chunk, as an async iterator
- * would make. The readable is destroyed when the stream closes early.
- */
 const ignore = () => {}
 
 /**
  * A turn of the event loop. The HTTP clients emit a body's end before they hand its connection
- * back to their pool; a stream that ended at once would have its next call (the next round of the
+ * back to their pool; a call that ended at once would have its next call (the next round of the
  * turn) open a new connection (the conformance tests assert the kept-alive one is reused).
  */
-const settled: Effect.Effect<void> = Effect.callback<void>((resume) => {
+export const settled: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
 
-export const readableBytes = (
+/** What a streamed body's bytes are handed to, as they arrive: a failure returned stops the reading. */
+export type ByteSink = (chunk: Uint8Array) => ProviderError | undefined
+
+/** What a streamed answer's events are handed to, each network read's in one call: a failure returned stops the reading. */
+export type EventSink = (events: ReadonlyArray<SseEvent>) => ProviderError | undefined
+
+/**
+ * Reads a Node readable (an HTTP response body) to its end, each chunk handed to `onChunk` in the
+ * `data` event that brought it: no fiber resumed, no promise made per chunk. A failure `onChunk`
+ * returns, or the consumer's interruption, destroys the readable (the transfer is not wanted).
+ */
+export const pumpReadable = (
   readable: Readable,
+  onChunk: ByteSink,
   onError: (cause: unknown) => ProviderError
-): Stream.Stream<Uint8Array, ProviderError> =>
-  Stream.scoped(Stream.fromPull(Effect.acquireRelease(
-    Effect.sync(() => {
-      let ended = false
-      let failure: unknown = undefined
-      let failed = false
-      let waiting: ((pull: Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, ProviderError>) => void) | undefined
-      /** What a pull gets now, if anything: the buffered chunks, the failure, or the end. */
-      const take = (): Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, ProviderError> | undefined => {
-        const chunks: Array<Uint8Array> = []
-        for (let chunk = readable.read() as Uint8Array | null; chunk !== null; chunk = readable.read() as Uint8Array | null) {
-          chunks.push(chunk)
-        }
-        if (Arr.isArrayNonEmpty(chunks)) return Effect.succeed(chunks)
-        if (failed) return Effect.fail(onError(failure))
-        if (ended) return Cause.done()
-        return undefined
-      }
-      const wake = () => {
-        if (waiting === undefined) return
-        const next = take()
-        if (next === undefined) return
-        const resume = waiting
-        waiting = undefined
-        resume(next)
-      }
-      const onEnd = () => {
-        ended = true
-        wake()
-      }
-      const onFailure = (cause: unknown) => {
-        failed = true
-        failure = cause
-        wake()
-      }
-      readable.on("readable", wake)
-      readable.on("end", onEnd)
-      readable.on("error", onFailure)
-      const pull: Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>, ProviderError> = Effect.suspend(() =>
-        take() ?? Effect.callback<Arr.NonEmptyReadonlyArray<Uint8Array>, ProviderError | Cause.Done>((resume) => {
-          waiting = (next) => resume(next)
-          return Effect.sync(() => {
-            waiting = undefined
-          })
-        })
-      )
-      const release = () => {
-        readable.off("readable", wake)
-        readable.off("end", onEnd)
-        readable.off("error", onFailure)
-        // A late error (the abort that follows) has no one to tell: it must not be an unhandled 'error'.
-        readable.on("error", ignore)
-        // Closed before its end (the consumer went away): the transfer is not wanted.
-        if (!ended) readable.destroy()
-      }
-      return { pull, release }
-    }),
-    ({ release }) => Effect.sync(release)
-  ).pipe(Effect.map(({ pull }) => pull))))
+): Effect.Effect<void, ProviderError> =>
+  Effect.callback<void, ProviderError>((resume) => {
+    let done = false
+    const detach = () => {
+      readable.off("data", onData)
+      readable.off("end", onEnd)
+      readable.off("error", onFailure)
+      readable.off("close", onClose)
+      // A late error (the abort that follows) has no one to tell: it must not be an unhandled 'error'.
+      readable.on("error", ignore)
+    }
+    const finish = (exit: Effect.Effect<void, ProviderError>) => {
+      if (done) return
+      done = true
+      detach()
+      resume(exit)
+    }
+    const onData = (chunk: Uint8Array) => {
+      const failure = onChunk(chunk)
+      if (failure === undefined) return
+      finish(Effect.fail(failure))
+      readable.destroy()
+    }
+    const onEnd = () => finish(Effect.void)
+    const onFailure = (cause: unknown) => finish(Effect.fail(onError(cause)))
+    const onClose = () => finish(Effect.fail(onError(new Error("the body was closed before its end"))))
+    readable.on("data", onData)
+    readable.on("end", onEnd)
+    readable.on("error", onFailure)
+    readable.on("close", onClose)
+    return Effect.sync(() => {
+      if (done) return
+      done = true
+      detach()
+      readable.destroy()
+    })
+  })
+
+/** Reads a stream of bytes (a web body, the SDK's) to its end, each array of chunks handed to `onChunk`. */
+export const pumpStream = (bytes: Stream.Stream<Uint8Array, ProviderError>, onChunk: ByteSink): Effect.Effect<void, ProviderError> =>
+  Stream.runForEachArray(bytes, (chunks) => {
+    for (const chunk of chunks) {
+      const failure = onChunk(chunk)
+      if (failure !== undefined) return Effect.fail(failure)
+    }
+    return Effect.void
+  })
 
 /** A 2xx answer to a streaming request that is not a stream (a server that ignored `stream: true`, a proxy's page). */
 export const notAnEventStreamError = (contentType: string, bodyText: string, secrets: ReadonlyArray<string>): ProviderError =>
@@ -171,32 +165,25 @@ export const notAnEventStreamError = (contentType: string, bodyText: string, sec
   })
 
 /**
- * The events of a body, in order. Past `maxBytes` of body the stream fails
- * `TooLarge`, and ending it is the transport's cue to abort the transfer. A
- * last event the body does not terminate (no blank line) is not an event: a
+ * The bytes of a body read as events, in order, handed to `onEvents` as each read completes some.
+ * Past `maxBytes` of body the reading fails `TooLarge`, and ending it is the transport's cue to
+ * abort the transfer. A last event the body does not terminate (no blank line) is not an event: a
  * cut body loses it, as the SSE specification says.
  */
-export const sseEvents = (bytes: Stream.Stream<Uint8Array, ProviderError>, maxBytes: number): Stream.Stream<SseEvent, ProviderError> =>
-  Stream.suspend(() => {
-    const decoder = new TextDecoder()
-    let received = 0
-    let parsed: Array<SseEvent> = []
-    // `Retry` (a `retry:` field) is for browsers reconnecting: nothing here reconnects.
-    const parser = Sse.makeParser((event) => event._tag === "Event" && parsed.push(event), { maxEventSize: maxBytes })
-    // One step per network read, however many events it carried (none, when an event is cut in two).
-    return Stream.transformPull(bytes, (pull) =>
-      Effect.succeed(Effect.gen(function*() {
-        for (;;) {
-          const chunks = yield* Pull.catchDone(pull, () => Effect.andThen(settled, Cause.done()))
-          for (const chunk of chunks) {
-            received += chunk.byteLength
-            if (received > maxBytes || parser.feed(decoder.decode(chunk, { stream: true })) !== undefined) {
-              return yield* Effect.fail(tooLargeError(maxBytes, "stream"))
-            }
-          }
-          const out = parsed
-          parsed = []
-          if (Arr.isArrayNonEmpty(out)) return out
-        }
-      })))
-  })
+export const sseBytes = (maxBytes: number, onEvents: EventSink): ByteSink => {
+  const decoder = new TextDecoder()
+  let received = 0
+  let parsed: Array<SseEvent> = []
+  // `Retry` (a `retry:` field) is for browsers reconnecting: nothing here reconnects.
+  const parser = Sse.makeParser((event) => event._tag === "Event" && parsed.push(event), { maxEventSize: maxBytes })
+  return (chunk) => {
+    received += chunk.byteLength
+    if (received > maxBytes || parser.feed(decoder.decode(chunk, { stream: true })) !== undefined) {
+      return tooLargeError(maxBytes, "stream")
+    }
+    if (parsed.length === 0) return undefined
+    const events = parsed
+    parsed = []
+    return onEvents(events)
+  }
+}

@@ -15,67 +15,58 @@
  * - the deadline (`LLM_TIMEOUT_MS`) bounds the whole call, first byte to
  *   `finish`: the transports put it on the request itself (`streamSignal`),
  *   which the deadline aborts, as any consumer's interruption does.
+ *
+ * The pieces go to the consumer's sink in the network read that brought them
+ * (`StreamSink`): this runs inside that read's callback, not in a fiber.
  */
-import { Array as Arr, Cause, Effect, Pull, Result, Stream } from "effect"
+import { Effect, Result } from "effect"
 import type { ProviderChatResponse } from "@switchboard/domain"
 import { ProviderError } from "./ProviderAdapter.ts"
-import type { ProviderStreamEvent } from "./ProviderAdapter.ts"
+import type { ProviderDelta, StreamSink } from "./ProviderAdapter.ts"
 import { redact, truncate } from "./Redact.ts"
-import type { SseEvent } from "./SseAnswer.ts"
+import type { EventSink, SseEvent } from "./SseAnswer.ts"
 
 export interface AnswerReader {
   /** One wire event: the stream events it yields (often none), or why the answer cannot be read. */
-  read(event: SseEvent): Result.Result<ReadonlyArray<ProviderStreamEvent>, ProviderError>
+  read(event: SseEvent): Result.Result<ReadonlyArray<ProviderDelta>, ProviderError>
   /** The API's end marker has been read: nothing after it is answer. */
   complete(): boolean
   /** At the end of the body: the whole answer, or why there is none (it is incomplete, or invalid). */
   end(): Result.Result<ProviderChatResponse, ProviderError>
 }
 
-/** The stream events of an answer, from its wire events and a fresh reader. */
+/**
+ * A streamed answer read with a fresh reader: `read` is the transport's call, given where to hand
+ * the wire events; their pieces go to `sink`, and the result is the whole answer.
+ */
 export const readAnswer = (
-  events: Stream.Stream<SseEvent, ProviderError>,
-  makeReader: () => AnswerReader
-): Stream.Stream<ProviderStreamEvent, ProviderError> =>
-  Stream.suspend(() => {
+  read: (onEvents: EventSink) => Effect.Effect<void, ProviderError>,
+  makeReader: () => AnswerReader,
+  sink: StreamSink
+): Effect.Effect<ProviderChatResponse, ProviderError> =>
+  Effect.suspend(() => {
     const reader = makeReader()
-    let ended = false
-    /** A failure met after some events of a batch: those go out first, the failure at the next pull. */
-    let failed: ProviderError | undefined
-    // One step per batch of events (all a network read carried), not a stage per event: the
-    // streamed turn's CPU per delta is mostly such stages (measured with `npm run bench`).
-    const batchEnded = (pull: Pull.Pull<Arr.NonEmptyReadonlyArray<SseEvent>, ProviderError, void>) =>
-      pull.pipe(
-        Pull.catchDone(() => Effect.succeed(undefined)),
-        // After the answer's end marker, whatever the connection does is no concern of the answer.
-        Effect.catchIf((_: ProviderError) => reader.complete(), () => Effect.succeed(undefined))
-      )
-    return Stream.transformPull(events, (pull) =>
-      Effect.succeed(Effect.gen(function*() {
-        for (;;) {
-          if (failed !== undefined) return yield* Effect.fail(failed)
-          if (ended) return yield* Cause.done()
-          const batch = yield* batchEnded(pull)
-          if (batch === undefined) {
-            ended = true
-            const response = yield* Effect.fromResult(reader.end())
-            return Arr.of<ProviderStreamEvent>({ type: "finish", response })
-          }
-          const out: Array<ProviderStreamEvent> = []
-          for (const event of batch) {
-            if (reader.complete()) break
-            const read = reader.read(event)
-            if (Result.isFailure(read)) {
-              if (reader.complete()) break
-              if (!Arr.isArrayNonEmpty(out)) return yield* Effect.fail(read.failure)
-              failed = read.failure
-              return out
-            }
-            out.push(...read.success)
-          }
-          if (Arr.isArrayNonEmpty(out)) return out
+    const onEvents: EventSink = (events) => {
+      const out: Array<ProviderDelta> = []
+      let failure: ProviderError | undefined
+      for (const event of events) {
+        if (reader.complete()) break
+        const read = reader.read(event)
+        if (Result.isFailure(read)) {
+          if (!reader.complete()) failure = read.failure
+          break
         }
-      })))
+        for (const delta of read.success) out.push(delta)
+      }
+      // The pieces read before a failure still go out, then the failure ends the call.
+      const refused = out.length > 0 ? sink(out) : undefined
+      return refused ?? failure
+    }
+    return read(onEvents).pipe(
+      // After the answer's end marker, whatever the connection does is no concern of the answer.
+      Effect.catchIf((_: ProviderError) => reader.complete(), () => Effect.void),
+      Effect.flatMap(() => Effect.fromResult(reader.end()))
+    )
   })
 
 /** The body ended before the API's end marker. */

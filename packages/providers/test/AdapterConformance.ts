@@ -22,7 +22,7 @@ import { Context, Effect, Exit, Fiber, Layer, Stream } from "effect"
 import type { Scope } from "effect"
 import { TranscribeVideo } from "@switchboard/domain"
 import type { ProviderChatParams, ProviderUsage, ToolCall } from "@switchboard/domain"
-import { ProviderAdapter, publicReason } from "../src/ProviderAdapter.ts"
+import { eventsOf, ProviderAdapter, publicReason } from "../src/ProviderAdapter.ts"
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../src/ResponseLimit.ts"
 import type { ProviderError, ProviderStreamEvent } from "../src/ProviderAdapter.ts"
 import { baseReply, closedPort } from "../src/testing/FakeHttp.ts"
@@ -164,7 +164,7 @@ const toolCallCases: ReadonlyArray<ToolCallCase> = [
 type Mode = "chat" | "stream"
 
 const callIn = (mode: Mode) => (adapter: ProviderAdapter["Service"], chatParams: ProviderChatParams) =>
-  mode === "chat" ? adapter.chat(chatParams) : Effect.flatMap(runStream(adapter.stream(chatParams)), finishedResponse)
+  mode === "chat" ? adapter.chat(chatParams) : Effect.flatMap(runStream(eventsOf(adapter.streamTo, chatParams)), finishedResponse)
 
 /**
  * Registers the conformance tests of one adapter as `<name>: adapter conformance (chat)`,
@@ -417,14 +417,14 @@ const streaming = (name: string, harness: AdapterHarness): void => {
   const withAdapter = <A, E>(settings: AdapterSettings, f: (adapter: ProviderAdapter["Service"]) => Effect.Effect<A, E>) =>
     ProviderAdapter.use(f).pipe(Effect.provide(harness.adapter(settings)))
   const streamWith = (settings: AdapterSettings, chatParams: ProviderChatParams = params([user("hi")])) =>
-    withAdapter(settings, (adapter) => runStream(adapter.stream(chatParams)))
+    withAdapter(settings, (adapter) => runStream(eventsOf(adapter.streamTo, chatParams)))
   /** Both ways of calling, for one answer each: `chat`'s answer, and the stream's events. */
   const bothWays = (settings: AdapterSettings, reply: FakeReply, chatParams: ProviderChatParams) =>
     Effect.gen(function*() {
       const fake = yield* Fake
       fake.enqueue(reply, reply)
       return yield* withAdapter(settings, (adapter) =>
-        Effect.all({ chat: adapter.chat(chatParams), streamed: runStream(adapter.stream(chatParams)) }))
+        Effect.all({ chat: adapter.chat(chatParams), streamed: runStream(eventsOf(adapter.streamTo, chatParams)) }))
     })
   /** Far longer than any test waits for it (4 s): whatever ends it early, it never ends on its own. */
   const slowText = (deltas = 200) =>
@@ -534,7 +534,7 @@ const streaming = (name: string, harness: AdapterHarness): void => {
         const seen: Array<ProviderStreamEvent> = []
         yield* withAdapter(settings, (adapter) =>
           Effect.gen(function*() {
-            const consumer = yield* adapter.stream(params([user("hi")])).pipe(
+            const consumer = yield* eventsOf(adapter.streamTo, params([user("hi")])).pipe(
               Stream.runForEach((event) => Effect.sync(() => void seen.push(event))),
               Effect.forkChild
             )
@@ -552,7 +552,7 @@ const streaming = (name: string, harness: AdapterHarness): void => {
       Effect.gen(function*() {
         const { fake, settings } = yield* fakeAndSettings()
         fake.enqueue(slowText())
-        const firstTwo = yield* withAdapter(settings, (adapter) => Stream.runCollect(Stream.take(adapter.stream(params([user("hi")])), 2)))
+        const firstTwo = yield* withAdapter(settings, (adapter) => Stream.runCollect(Stream.take(eventsOf(adapter.streamTo, params([user("hi")])), 2)))
         assert.deepStrictEqual(firstTwo.map((e) => e.type), ["text-delta", "text-delta"])
         yield* fakeSaw((request) => request.aborted)
         assert.isFalse(fake.chatRequests()[0]?.streamed?.finished)
@@ -612,8 +612,8 @@ const streaming = (name: string, harness: AdapterHarness): void => {
         const { fake, settings } = yield* fakeAndSettings()
         yield* withAdapter(settings, (adapter) =>
           Effect.gen(function*() {
-            yield* Effect.flatMap(runStream(adapter.stream(params([user("one")]))), finishedResponse)
-            yield* Effect.flatMap(runStream(adapter.stream(params([user("two")]))), finishedResponse)
+            yield* Effect.flatMap(runStream(eventsOf(adapter.streamTo, params([user("one")]))), finishedResponse)
+            yield* Effect.flatMap(runStream(eventsOf(adapter.streamTo, params([user("two")]))), finishedResponse)
           }))
         const [first, second] = fake.chatRequests()
         assert.strictEqual(second?.remotePort, first?.remotePort)

@@ -5,14 +5,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { ProviderAdapter, ProviderError } from "../src/ProviderAdapter.ts"
+import { eventsOf, ProviderAdapter, ProviderError } from "../src/ProviderAdapter.ts"
 import type { ProviderStreamEvent } from "../src/ProviderAdapter.ts"
 import { makeFakeProvider } from "../src/testing/FakeProvider.ts"
 import { params, user } from "./Messages.ts"
 import { runStream, streamFailure } from "./StreamChecks.ts"
 
 const streamed = (fake: ReturnType<typeof makeFakeProvider>, text: string) =>
-  ProviderAdapter.use((adapter) => Stream.runCollect(adapter.stream(params([user(text)])))).pipe(Effect.provide(fake.layer))
+  ProviderAdapter.use((adapter) => Stream.runCollect(eventsOf(adapter.streamTo, params([user(text)])))).pipe(Effect.provide(fake.layer))
 
 describe("FakeProvider", () => {
   it.effect("streams the answerWith answer in one delta by default, recording the call", () =>
@@ -42,7 +42,7 @@ describe("FakeProvider", () => {
       fake.streamWith(() =>
         Stream.concat(Stream.make({ type: "text-delta" as const, delta: "Hel" }), Stream.fail(new ProviderError({ reason: "Network", message: "cut" })))
       )
-      const cut = yield* ProviderAdapter.use((adapter) => runStream(adapter.stream(params([user("cut")])))).pipe(Effect.provide(fake.layer))
+      const cut = yield* ProviderAdapter.use((adapter) => runStream(eventsOf(adapter.streamTo, params([user("cut")])))).pipe(Effect.provide(fake.layer))
       assert.strictEqual(streamFailure(cut).reason, "Network")
       assert.deepStrictEqual(cut.events, [{ type: "text-delta", delta: "Hel" }])
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url"
 import { ProviderNotConfigured, TranscribeVideo } from "@switchboard/domain"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { toWireError } from "../src/ProviderWireError.ts"
-import { ProviderAdapter, Transcriber } from "../src/ProviderAdapter.ts"
+import { eventsOf, ProviderAdapter, Transcriber } from "../src/ProviderAdapter.ts"
 import type { ProviderStreamEvent } from "../src/ProviderAdapter.ts"
 import * as Scripted from "../src/scripted/Scripted.ts"
 import type { Script } from "../src/scripted/Scripted.ts"
@@ -203,7 +203,7 @@ describe("scripted provider: delayMs", () => {
 
 describe("scripted provider: streaming", () => {
   const streamOf = (layer: ReturnType<typeof Scripted.layerFromScript>, chatParams: ProviderChatParams) =>
-    ProviderAdapter.use((adapter) => Stream.runCollect(adapter.stream(chatParams))).pipe(Effect.provide(layer))
+    ProviderAdapter.use((adapter) => Stream.runCollect(eventsOf(adapter.streamTo, chatParams))).pipe(Effect.provide(layer))
 
   it.effect("streams the answer word by word, then each call with its arguments in pieces; finish is chat's answer", () =>
     Effect.gen(function*() {
@@ -242,7 +242,7 @@ describe("scripted provider: streaming", () => {
       const paced: Script = { fallback: { content: "one two three", toolCalls: [{ name: "t", args: { a: 1 } }], delayMs: 50, pieceDelayMs: 100 } }
       const seen: Array<ProviderStreamEvent> = []
       const fiber = yield* ProviderAdapter.use((adapter) =>
-        Stream.runForEach(adapter.stream(params([user("hi")])), (e) => Effect.sync(() => void seen.push(e)))
+        Stream.runForEach(eventsOf(adapter.streamTo, params([user("hi")])), (e) => Effect.sync(() => void seen.push(e)))
       ).pipe(Effect.provide(Scripted.layerFromScript(paced)), Effect.forkChild)
       const texts = () => seen.flatMap((e) => e.type === "text-delta" ? [e.delta] : [])
       yield* TestClock.adjust("49 millis")

@@ -2,16 +2,17 @@
  * The stream readers without HTTP: wire events in, the port's events out.
  * What real servers do beyond the fakes' answers: a call's id or name in a
  * later chunk, no `[DONE]`, events after the end, errors inside a 200, a
- * proxy's odd shapes; and the bytes-to-events step (`sseEvents`) on chunks
+ * proxy's odd shapes; and the bytes-to-events step (`sseBytes`) on chunks
  * that split events, lines and characters.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { messageEventsReader } from "../src/anthropic/MessageEvents.ts"
 import { completionChunksReader } from "../src/openai/CompletionChunks.ts"
-import { ProviderError } from "../src/ProviderAdapter.ts"
+import type { ProviderChatParams } from "@switchboard/domain"
+import { eventsOf, ProviderError } from "../src/ProviderAdapter.ts"
 import type { SseEvent } from "../src/SseAnswer.ts"
-import { sseEvents } from "../src/SseAnswer.ts"
+import { sseBytes } from "../src/SseAnswer.ts"
 import { readAnswer } from "../src/StreamedAnswer.ts"
 import type { AnswerReader } from "../src/StreamedAnswer.ts"
 import { checkFinished, runStream, streamFailure } from "./StreamChecks.ts"
@@ -25,11 +26,20 @@ const event = (data: unknown, name = "message"): SseEvent => ({
   data: typeof data === "string" ? data : JSON.stringify(data)
 })
 
+const NO_PARAMS: ProviderChatParams = { messages: [], systemPrompt: "", toolSchemas: [] }
+
+/** The events pushed in one read, then the transport's end (or its failure, `tail`). */
 const read = (reader: AnswerReader, events: ReadonlyArray<SseEvent>, tail?: ProviderError) =>
-  runStream(readAnswer(
-    tail === undefined ? Stream.fromIterable(events) : Stream.concat(Stream.fromIterable(events), Stream.fail(tail)),
-    () => reader
-  ))
+  runStream(eventsOf((_, sink) =>
+    readAnswer(
+      (onEvents) =>
+        Effect.suspend(() => {
+          const refused = onEvents(events)
+          return refused !== undefined ? Effect.fail(refused) : tail === undefined ? Effect.void : Effect.fail(tail)
+        }),
+      () => reader,
+      sink
+    ), NO_PARAMS))
 
 const finished = (reader: AnswerReader, events: ReadonlyArray<SseEvent>) =>
   Effect.map(read(reader, events), (outcome) => ({ events: outcome.events, response: checkFinished(outcome.events) }))
@@ -196,28 +206,47 @@ describe("MessageEvents", () => {
 
 // ---------------------------------------------------------------------------
 
-describe("sseEvents", () => {
-  const bytes = (...chunks: ReadonlyArray<string | Uint8Array>) =>
-    Stream.fromIterable(chunks.map((c) => typeof c === "string" ? new TextEncoder().encode(c) : c))
+describe("sseBytes", () => {
+  /** The events `sseBytes` hands on, fed `chunks` in order; and the failure that stopped it, if one did. */
+  const feed = (maxBytes: number, ...chunks: ReadonlyArray<string | Uint8Array>) => {
+    const events: Array<SseEvent> = []
+    const onBytes = sseBytes(maxBytes, (batch) => {
+      events.push(...batch)
+      return undefined
+    })
+    for (const chunk of chunks) {
+      const failure = onBytes(typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk)
+      if (failure !== undefined) return { events, failure }
+    }
+    return { events, failure: undefined }
+  }
 
-  it.effect("events split across chunks, CRLF lines, a character split between chunks, comments; an unterminated last event dropped", () =>
-    Effect.gen(function*() {
-      const euro = new TextEncoder().encode("data: 3€\n\n")
-      const events = yield* Stream.runCollect(sseEvents(bytes(
-        ": a comment\r\nevent: one\r\ndata: 1",
-        "\r\n\r\ndata: 2\n\n",
-        euro.subarray(0, 8),
-        euro.subarray(8),
-        "data: cut"
-      ), 1024))
-      assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["one", "1"], ["message", "2"], ["message", "3€"]])
-    }))
+  it("events split across chunks, CRLF lines, a character split between chunks, comments; an unterminated last event dropped", () => {
+    const euro = new TextEncoder().encode("data: 3€\n\n")
+    const { events, failure } = feed(
+      1024,
+      ": a comment\r\nevent: one\r\ndata: 1",
+      "\r\n\r\ndata: 2\n\n",
+      euro.subarray(0, 8),
+      euro.subarray(8),
+      "data: cut"
+    )
+    assert.isUndefined(failure)
+    assert.deepStrictEqual(events.map((e) => [e.event, e.data]), [["one", "1"], ["message", "2"], ["message", "3€"]])
+  })
 
-  it.effect("past maxBytes of body, however it is split into events → TooLarge", () =>
-    Effect.gen(function*() {
-      const many = Array.from({ length: 20 }, (_, i) => `data: ${"x".repeat(50)}${i}\n\n`)
-      const error = yield* Stream.runDrain(sseEvents(bytes(...many), 1024)).pipe(Effect.flip)
-      assert.strictEqual(error.reason, "TooLarge")
-      assert.include(error.message, "1024 bytes")
-    }))
+  it("past maxBytes of body, however it is split into events → TooLarge", () => {
+    const many = Array.from({ length: 20 }, (_, i) => `data: ${"x".repeat(50)}${i}\n\n`)
+    const { events, failure } = feed(1024, ...many)
+    assert.strictEqual(failure?.reason, "TooLarge")
+    assert.include(failure?.message, "1024 bytes")
+    assert.isBelow(events.length, 20)
+  })
+
+  it("a failure the consumer returns stops the reading with it", () => {
+    const refusal = new ProviderError({ reason: "TooLarge", message: "refused" })
+    const onBytes = sseBytes(1024, () => refusal)
+    assert.isUndefined(onBytes(new TextEncoder().encode("data: 1")))
+    assert.strictEqual(onBytes(new TextEncoder().encode("\n\n")), refusal)
+  })
 })

@@ -18,9 +18,10 @@ import type { ProviderChatParams } from "@switchboard/domain"
 import { buildMessagesRequest, buildMessagesStreamRequest, parseMessage } from "./AnthropicWire.ts"
 import { messageEventsReader } from "./MessageEvents.ts"
 import { ProviderAdapter, ProviderError, Transcriber } from "../ProviderAdapter.ts"
+import type { StreamSink } from "../ProviderAdapter.ts"
 import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "../ProviderHttp.ts"
 import * as UndiciPool from "../openai/UndiciPool.ts"
-import { traced, tracedStream } from "../Spans.ts"
+import { traced } from "../Spans.ts"
 import { readAnswer } from "../StreamedAnswer.ts"
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -74,21 +75,18 @@ export const chatOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSetting
     )
 }
 
-/** `stream` over a pool: the streaming body posted, its events read into the port's, the whole call within the deadline. */
+/** `streamTo` over a pool: the streaming body posted, its events read into the port's pieces, the whole call within the deadline. */
 export const streamOver = (pool: UndiciPool.UndiciPool, settings: AnthropicSettings) => {
   const { headers, messagesUrl, options, secrets } = endpointOf(settings)
-  return (params: ProviderChatParams) =>
+  const deadline = { timeoutMs: settings.timeoutMs, what: "message stream" }
+  return (params: ProviderChatParams, sink: StreamSink) =>
     readAnswer(
-      pool.postStream(
-        messagesUrl,
-        headers,
-        JSON.stringify(buildMessagesStreamRequest(params, options)),
-        { timeoutMs: settings.timeoutMs, what: "message stream" },
-        secrets
-      ),
-      () => messageEventsReader(secrets)
+      (onEvents) =>
+        pool.postStream(messagesUrl, headers, JSON.stringify(buildMessagesStreamRequest(params, options)), deadline, onEvents, secrets),
+      () => messageEventsReader(secrets),
+      sink
     ).pipe(
-      tracedStream("Anthropic.stream", () => ({ attributes: { model: params.model ?? settings.model } }))
+      traced("Anthropic.stream", () => ({ attributes: { model: params.model ?? settings.model } }))
     )
 }
 
@@ -102,7 +100,7 @@ const adapterLayer = (settings: AnthropicSettings): Layer.Layer<ProviderAdapter>
         secrets: secretsOf(settings),
         maxResponseBytes: maxResponseBytesOf(settings)
       })
-      return ProviderAdapter.of({ chat: chatOver(pool, settings), stream: streamOver(pool, settings) })
+      return ProviderAdapter.of({ chat: chatOver(pool, settings), streamTo: streamOver(pool, settings) })
     })
   )
 

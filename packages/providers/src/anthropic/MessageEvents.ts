@@ -17,7 +17,7 @@
  */
 import { Result } from "effect"
 import type { ToolCall } from "@switchboard/domain"
-import type { ProviderStreamEvent } from "../ProviderAdapter.ts"
+import type { ProviderDelta } from "../ProviderAdapter.ts"
 import { incompleteError, invalidEventError, parseEventData, streamedError } from "../StreamedAnswer.ts"
 import type { AnswerReader } from "../StreamedAnswer.ts"
 import { isRecord, jsonKind, parseToolArguments } from "../openai/OpenAiWire.ts"
@@ -50,12 +50,12 @@ export const messageEventsReader = (secrets: ReadonlyArray<string>): AnswerReade
   let stopped = false
   let done = false
 
-  const none = Result.succeed<ReadonlyArray<ProviderStreamEvent>>([])
+  const none = Result.succeed<ReadonlyArray<ProviderDelta>>([])
   const invalid = (detail: string) => Result.fail(invalidEventError(detail, secrets))
   const addUsage = (raw: unknown) => {
     if (isRecord(raw)) Object.assign(usage, raw)
   }
-  const text = (delta: string): Array<ProviderStreamEvent> => {
+  const text = (delta: string): Array<ProviderDelta> => {
     if (delta === "") return []
     texts.push(delta)
     return [{ type: "text-delta", delta }]
@@ -73,7 +73,7 @@ export const messageEventsReader = (secrets: ReadonlyArray<string>): AnswerReade
         const call = { kind: "tool" as const, id, name, json: [] as Array<string> }
         blocks.set(index, call)
         calls.push(call)
-        const out: Array<ProviderStreamEvent> = [{ type: "tool-call-start", id, name }]
+        const out: Array<ProviderDelta> = [{ type: "tool-call-start", id, name }]
         // The API starts with `input: {}` and streams the JSON; a proxy may send the whole input here instead.
         const input = block["input"]
         if (input !== undefined && !(isRecord(input) && Object.keys(input).length === 0)) {

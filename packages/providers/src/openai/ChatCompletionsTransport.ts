@@ -13,10 +13,10 @@
  * the in-flight request.
  */
 import { Context } from "effect"
-import type { Effect, Redacted, Stream } from "effect"
+import type { Effect, Redacted } from "effect"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions"
 import type { ProviderError, TranscriptionInput } from "../ProviderAdapter.ts"
-import type { SseEvent, StreamDeadline } from "../SseAnswer.ts"
+import type { EventSink, StreamDeadline } from "../SseAnswer.ts"
 
 export type TransportKind = "undici" | "sdk"
 
@@ -40,11 +40,12 @@ export class ChatCompletionsTransport extends Context.Service<ChatCompletionsTra
   /** POST the body; succeeds with the decoded JSON of a 2xx answer (not yet validated). */
   send(body: ChatCompletionCreateParamsNonStreaming): Effect.Effect<unknown, ProviderError>
   /**
-   * POST the streaming body; the answer's server-sent events as they arrive (not yet read as
-   * chunks). `Status` before the stream, `TooLarge` past the bound, `Timeout` past the deadline,
-   * and ending the stream early aborts the request (its connection closed).
+   * POST the streaming body; the answer's server-sent events to `onEvents` as they arrive (not yet
+   * read as chunks), succeeding at the body's end. `Status` before the stream, `TooLarge` past the
+   * bound, `Timeout` past the deadline, the failure `onEvents` returns; each of those, and
+   * interrupting the call, aborts the request (its connection closed).
    */
-  stream(body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline): Stream.Stream<SseEvent, ProviderError>
+  stream(body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline, onEvents: EventSink): Effect.Effect<void, ProviderError>
   /** POST the upload as multipart; succeeds with the decoded JSON of a 2xx answer (not yet validated). */
   transcribe(request: TranscriptionRequest): Effect.Effect<unknown, ProviderError>
 }>()("switchboard/server/llm/ChatCompletionsTransport") {}

@@ -15,7 +15,7 @@
  * before either is not.
  */
 import { Result } from "effect"
-import type { ProviderStreamEvent } from "../ProviderAdapter.ts"
+import type { ProviderDelta } from "../ProviderAdapter.ts"
 import { incompleteError, invalidEventError, parseEventData, streamedError } from "../StreamedAnswer.ts"
 import type { AnswerReader } from "../StreamedAnswer.ts"
 import { isRecord, jsonKind, parseChatCompletion } from "./OpenAiWire.ts"
@@ -52,7 +52,7 @@ export const completionChunksReader = (secrets: ReadonlyArray<string>): AnswerRe
   let usage: unknown
 
   /** A call's start once its name is known (with the pieces of arguments that came before it), then its pieces. */
-  const advance = (call: CallSoFar, piece: string, out: Array<ProviderStreamEvent>) => {
+  const advance = (call: CallSoFar, piece: string, out: Array<ProviderDelta>) => {
     if (call.type !== undefined && call.type !== "function") return // custom tools are never offered: `chat` skips them too
     const id = call.id ?? `call_${call.position}`
     if (!call.started) {
@@ -66,7 +66,7 @@ export const completionChunksReader = (secrets: ReadonlyArray<string>): AnswerRe
     if (piece !== "") out.push({ type: "tool-call-delta", id, delta: piece })
   }
 
-  const readCall = (raw: unknown, i: number, out: Array<ProviderStreamEvent>): string | undefined => {
+  const readCall = (raw: unknown, i: number, out: Array<ProviderDelta>): string | undefined => {
     if (!isRecord(raw)) return `delta.tool_calls[${i}] is ${jsonKind(raw)}`
     const index = typeof raw["index"] === "number" ? raw["index"] : i
     let call = byIndex.get(index)
@@ -109,7 +109,7 @@ export const completionChunksReader = (secrets: ReadonlyArray<string>): AnswerRe
       // Only the first choice is ours (we never ask for n > 1).
       const choice: unknown = choices.find((c) => isRecord(c) && (c["index"] ?? 0) === 0)
       if (!isRecord(choice)) return Result.succeed([])
-      const out: Array<ProviderStreamEvent> = []
+      const out: Array<ProviderDelta> = []
       const delta = choice["delta"]
       if (isRecord(delta)) {
         const content = delta["content"]

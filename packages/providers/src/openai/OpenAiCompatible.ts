@@ -16,11 +16,11 @@ import type { TransportKind } from "./ChatCompletionsTransport.ts"
 import { completionChunksReader } from "./CompletionChunks.ts"
 import { buildChatRequest, buildChatStreamRequest, parseChatCompletion, parseTranscription } from "./OpenAiWire.ts"
 import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
-import type { TranscriptionInput } from "../ProviderAdapter.ts"
+import type { StreamSink, TranscriptionInput } from "../ProviderAdapter.ts"
 import { secretsOf, withDeadline } from "../ProviderHttp.ts"
 import { readAnswer } from "../StreamedAnswer.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
-import { traced, tracedStream } from "../Spans.ts"
+import { traced } from "../Spans.ts"
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
 export const DEFAULT_TIMEOUT_MS = 60_000
@@ -51,19 +51,21 @@ export const chatVia = (
     traced("OpenAiCompatible.chat", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
   )
 
-/** `stream` over a transport's `stream`: the streaming body, its chunks read into events, the whole call within the deadline. */
+/** `streamTo` over a transport's `stream`: the streaming body, its chunks read into pieces, the whole call within the deadline. */
 export const streamVia = (
   stream: ChatCompletionsTransport["Service"]["stream"],
   settings: Pick<OpenAiCompatibleSettings, "model" | "timeoutMs" | "apiKey">,
   transport: TransportKind
 ) => {
   const secrets = secretsOf(settings)
-  return (params: ProviderChatParams) =>
+  const deadline = { timeoutMs: settings.timeoutMs, what: "chat completion stream" }
+  return (params: ProviderChatParams, sink: StreamSink) =>
     readAnswer(
-      stream(buildChatStreamRequest(params, settings.model), { timeoutMs: settings.timeoutMs, what: "chat completion stream" }),
-      () => completionChunksReader(secrets)
+      (onEvents) => stream(buildChatStreamRequest(params, settings.model), deadline, onEvents),
+      () => completionChunksReader(secrets),
+      sink
     ).pipe(
-      tracedStream("OpenAiCompatible.stream", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
+      traced("OpenAiCompatible.stream", () => ({ attributes: { model: params.model ?? settings.model, transport } }))
     )
 }
 
@@ -77,7 +79,7 @@ export const layerNoDeps = (
       const transport = yield* ChatCompletionsTransport
       return ProviderAdapter.of({
         chat: chatVia(transport.send, settings, transport.kind),
-        stream: streamVia(transport.stream, settings, transport.kind)
+        streamTo: streamVia(transport.stream, settings, transport.kind)
       })
     })
   )

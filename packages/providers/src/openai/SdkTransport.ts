@@ -27,8 +27,8 @@ import {
   tooLargeError
 } from "../ProviderHttp.ts"
 import { describeCause } from "../Redact.ts"
-import { EVENT_STREAM, failureWithin, isEventStream, notAnEventStreamError, sseEvents, streamSignal } from "../SseAnswer.ts"
-import type { StreamDeadline } from "../SseAnswer.ts"
+import { EVENT_STREAM, failureWithin, isEventStream, notAnEventStreamError, pumpStream, settled, sseBytes, streamSignal } from "../SseAnswer.ts"
+import type { EventSink, StreamDeadline } from "../SseAnswer.ts"
 
 /** Thrown into the SDK's read of a 2xx body past the bound; found again in `failureOf`. */
 class AnswerTooLarge extends Error {
@@ -122,8 +122,8 @@ export const make = (settings: TransportSettings): ChatCompletionsTransport["Ser
 
   // The SDK's own stream reader would hide how the body ended ([DONE] or not): the events are read
   // from its raw response, as the undici transport reads them.
-  const stream = (body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline) =>
-    Stream.unwrap(Effect.gen(function*() {
+  const stream = (body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline, onEvents: EventSink) =>
+    Effect.scoped(Effect.gen(function*() {
       const signal = yield* streamSignal(deadline)
       const failure = failureWithin(signal, deadline, (cause) => failureOf(cause, secrets))
       const response = yield* Effect.tryPromise({
@@ -133,7 +133,8 @@ export const make = (settings: TransportSettings): ChatCompletionsTransport["Ser
       const contentType = response.headers.get("content-type")
       if (response.body !== null && isEventStream(contentType)) {
         const events = response.body
-        return sseEvents(Stream.fromReadableStream({ evaluate: () => events, onError: failure }), maxBytes)
+        const bytes = Stream.fromReadableStream({ evaluate: () => events, onError: failure })
+        return yield* pumpStream(bytes, sseBytes(maxBytes, onEvents)).pipe(Effect.andThen(settled))
       }
       const text = yield* Effect.tryPromise({ try: () => response.text(), catch: failure })
       return yield* Effect.fail(notAnEventStreamError(contentType ?? "", text, secrets))

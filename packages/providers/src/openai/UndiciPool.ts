@@ -16,7 +16,7 @@
  * keeps one pool per origin for callers whose credentials change per request:
  * those pass their headers, and the secrets to redact, with each request).
  */
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Pool } from "undici"
 import type { Dispatcher, FormData } from "undici"
@@ -38,11 +38,12 @@ import {
   failureWithin,
   isEventStream,
   notAnEventStreamError,
-  readableBytes,
-  sseEvents,
+  pumpReadable,
+  settled,
+  sseBytes,
   streamSignal
 } from "../SseAnswer.ts"
-import type { SseEvent, StreamDeadline } from "../SseAnswer.ts"
+import type { EventSink, StreamDeadline } from "../SseAnswer.ts"
 
 /** Enough sockets for the benchmarked concurrency, with room to spare. */
 const CONNECTIONS = 64
@@ -89,19 +90,20 @@ export interface UndiciPool {
   ): Effect.Effect<unknown, ProviderError>
   /**
    * POST `body` asking for a streamed answer (`accept: text/event-stream`):
-   * the answer's server-sent events as they arrive. Fails like `post`, with
-   * `Status` before the stream, and `TooLarge` once the stream passes
-   * `maxResponseBytes`, and `Timeout` past the deadline. Ending the stream
-   * early (interrupting its consumer, a failure, the deadline) aborts the
-   * request: the connection is closed.
+   * the answer's server-sent events to `onEvents` as they arrive, succeeding
+   * at the body's end. Fails like `post`, with `Status` before the stream,
+   * `TooLarge` once the stream passes `maxResponseBytes`, `Timeout` past the
+   * deadline, or the failure `onEvents` returns. Ending early (interrupted,
+   * a failure, the deadline) aborts the request: the connection is closed.
    */
   postStream(
     url: URL,
     headers: Readonly<Record<string, string>>,
     body: string,
     deadline: StreamDeadline,
+    onEvents: EventSink,
     secrets?: ReadonlyArray<string>
-  ): Stream.Stream<SseEvent, ProviderError>
+  ): Effect.Effect<void, ProviderError>
 }
 
 /** A keep-alive pool to `origin`, with no deadline of its own (see `withDeadline`). */
@@ -168,10 +170,11 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
     headers: Readonly<Record<string, string>>,
     body: string,
     deadline: StreamDeadline,
+    onEvents: EventSink,
     extra: ReadonlyArray<string> = []
   ) => {
     const secrets = secretsWith(extra)
-    return Stream.unwrap(Effect.gen(function*() {
+    return Effect.scoped(Effect.gen(function*() {
       const signal = yield* streamSignal(deadline)
       const failure = failureWithin(signal, deadline, (cause) => failureOf(cause, secrets))
       const response = yield* Effect.tryPromise({
@@ -183,7 +186,7 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
       const contentType = response.headers["content-type"]
       const type = Array.isArray(contentType) ? contentType.join(", ") : contentType
       if (ok && isEventStream(type)) {
-        return sseEvents(readableBytes(response.body, failure), max)
+        return yield* pumpReadable(response.body, sseBytes(max, onEvents), failure).pipe(Effect.andThen(settled))
       }
       const read = yield* Effect.tryPromise({ try: () => readHead(response.body, ok), catch: failure })
       if (!ok) return yield* Effect.fail(statusError(status, read.text, secrets))

@@ -15,7 +15,7 @@ import { FormData } from "undici"
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TranscriptionRequest, TransportSettings } from "./ChatCompletionsTransport.ts"
-import type { StreamDeadline } from "../SseAnswer.ts"
+import type { EventSink, StreamDeadline } from "../SseAnswer.ts"
 import { endpointUrl, maxResponseBytesOf, secretsOf } from "../ProviderHttp.ts"
 import * as UndiciPool from "./UndiciPool.ts"
 
@@ -34,8 +34,8 @@ export const chatSender = (pool: UndiciPool.UndiciPool, settings: TransportSetti
   const secrets = secretsOf(settings)
   return {
     send: (body: ChatCompletionCreateParamsNonStreaming) => pool.post(chatUrl, headers, JSON.stringify(body), secrets),
-    stream: (body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline) =>
-      pool.postStream(chatUrl, headers, JSON.stringify(body), deadline, secrets)
+    stream: (body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline, onEvents: EventSink) =>
+      pool.postStream(chatUrl, headers, JSON.stringify(body), deadline, onEvents, secrets)
   }
 }
 

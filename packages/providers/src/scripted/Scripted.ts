@@ -40,7 +40,7 @@
  * string as is, `{ "text": … }` as its text, anything else as JSON). In `transcription`: `{{fileName}}`,
  * `{{byteSize}}`. Tool call ids are `call_<number of messages>_<index>`.
  *
- * Streamed (`stream`), the same answer comes in pieces, always the same ones:
+ * Streamed (`streamTo`), the same answer comes in pieces, always the same ones:
  * the content word by word (each word with the whitespace after it), then each
  * tool call started and its arguments' JSON in up to three pieces, then
  * `finish`. `delayMs` passes before anything comes, `pieceDelayMs` between
@@ -53,7 +53,7 @@ import { resolve } from "node:path"
 import { Role } from "@switchboard/domain"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } from "@switchboard/domain"
 import * as NotConfigured from "../NotConfigured.ts"
-import { ProviderAdapter, Transcriber } from "../ProviderAdapter.ts"
+import { ProviderAdapter, pushEvents, Transcriber } from "../ProviderAdapter.ts"
 import type { ProviderError, ProviderStreamEvent, TranscriptionInput } from "../ProviderAdapter.ts"
 import { providerText, toolResultContent } from "../openai/OpenAiWire.ts"
 
@@ -270,7 +270,7 @@ export const layerFromScript = (script: Script): Layer.Layer<ProviderAdapter | T
         const response = Effect.sync(() => answer(script, params))
         return delayMs > 0 ? Effect.andThen(Effect.sleep(delayMs), response) : response
       }
-      return ProviderAdapter.of({ chat, stream: (params) => streamAnswer(script, params) })
+      return ProviderAdapter.of({ chat, streamTo: (params, sink) => pushEvents(streamAnswer(script, params), sink) })
     })()),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: (input) => Effect.succeed(transcription(script, input)) }))
   )

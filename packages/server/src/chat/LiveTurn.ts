@@ -43,8 +43,10 @@ export interface LiveTurn {
   ended: boolean
   /** Readers waiting for the next event. */
   readonly waiting: Set<() => void>
-  /** Completed by `stop`: the composer ends the provider call and stores what it has. */
-  readonly stopped: Deferred.Deferred<void>
+  /** Set by `stopTurn`: the composer ends the provider call and stores what it has. */
+  stopped: boolean
+  /** Called once at the stop: the round in flight interrupts its provider call. */
+  readonly onStop: Set<() => void>
   /** Completed at the provider's first output: a streamed request answers its 200 then (an earlier failure is its JSON error). */
   readonly started: Deferred.Deferred<void>
 }
@@ -65,7 +67,8 @@ export const makeLiveTurn = (
       events: [],
       ended: false,
       waiting: new Set(),
-      stopped: yield* Deferred.make<void>(),
+      stopped: false,
+      onStop: new Set(),
       started: yield* Deferred.make<void>()
     }
   })
@@ -75,6 +78,13 @@ const wake = (live: LiveTurn) => {
   const readers = [...live.waiting]
   live.waiting.clear()
   for (const resume of readers) resume()
+}
+
+/** Asks the turn to stop: its provider call is interrupted where it is, and what it produced is stored. */
+export const stopTurn = (live: LiveTurn): void => {
+  if (live.stopped) return
+  live.stopped = true
+  for (const interrupt of live.onStop) interrupt()
 }
 
 /** Appends a chunk (nothing after the terminal one) and wakes the readers. */
@@ -101,44 +111,58 @@ export const close = (live: LiveTurn): void => {
  */
 export const eventsReadable = (live: LiveTurn, keepAlive: Duration.Duration = KEEP_ALIVE): Readable => {
   let position = 0
-  let onEvent: (() => void) | undefined
-  let timer: ReturnType<typeof setTimeout> | undefined
+  let waiting = false
+  // One timer a reader, pushed back at every write (`refresh`) rather than made anew per event.
+  let quiet: ReturnType<typeof setTimeout> | undefined
+  const onEvent = () => {
+    waiting = false
+    pump()
+  }
   const stopWaiting = () => {
-    if (onEvent !== undefined) live.waiting.delete(onEvent)
-    onEvent = undefined
-    if (timer !== undefined) clearTimeout(timer)
-    timer = undefined
+    if (waiting) live.waiting.delete(onEvent)
+    waiting = false
+  }
+  const finish = () => {
+    stopWaiting()
+    if (quiet !== undefined) clearTimeout(quiet)
+    quiet = undefined
   }
   const readable: Readable = new Readable({
     read() {
       pump()
     },
     destroy(error, callback) {
-      stopWaiting()
+      finish()
       callback(error)
     }
   })
+  const onQuiet = () => {
+    if (readable.destroyed || quiet === undefined) return
+    quiet.refresh()
+    readable.push(SSE_KEEP_ALIVE)
+  }
   const pump = (): void => {
-    stopWaiting()
     if (readable.destroyed) return
     if (position < live.events.length || live.ended) {
+      stopWaiting()
       const fresh = position < live.events.length ? live.events.slice(position).join("") : ""
       position = live.events.length
       if (live.ended) {
+        finish()
         readable.push(fresh + SSE_DONE)
         readable.push(null)
         return
       }
+      quiet?.refresh()
       // Node asks again (`read`) while it wants more; a full buffer waits for its reader.
       readable.push(fresh)
       return
     }
-    onEvent = pump
-    live.waiting.add(onEvent)
-    timer = setTimeout(() => {
-      stopWaiting()
-      if (readable.push(SSE_KEEP_ALIVE)) pump()
-    }, Duration.toMillis(keepAlive))
+    if (!waiting) {
+      waiting = true
+      live.waiting.add(onEvent)
+    }
+    quiet ??= setTimeout(onQuiet, Duration.toMillis(keepAlive))
   }
   return readable
 }

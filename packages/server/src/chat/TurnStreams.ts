@@ -24,7 +24,7 @@ import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import type { LiveTurn } from "./LiveTurn.ts"
-import { close, eventsReadable, KEEP_ALIVE, makeLiveTurn } from "./LiveTurn.ts"
+import { close, eventsReadable, KEEP_ALIVE, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
 
@@ -182,7 +182,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
 
     const stopLocal = (turnId: string) => {
       const live = liveOf(turnId)
-      if (live !== undefined) Deferred.doneUnsafe(live.stopped, Exit.void)
+      if (live !== undefined) stopTurn(live)
     }
 
     if (!embedded) {
@@ -307,7 +307,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
         Effect.gen(function*() {
           const local = runningOf(chatId)
           if (local !== undefined) {
-            Deferred.doneUnsafe(local.live.stopped, Exit.void)
+            stopTurn(local.live)
             yield* Deferred.await(local.done).pipe(Effect.timeoutOption(STOP_WAIT))
             return true
           }
