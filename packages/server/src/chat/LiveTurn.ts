@@ -15,7 +15,7 @@
  */
 import type { UiChunk } from "@switchboard/domain"
 import { isTerminalChunk, SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
-import { Deferred, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
 import { Readable } from "node:stream"
 
 /** A stream with no chunk for this long sends an SSE comment, so proxies keep it open. */
@@ -47,8 +47,10 @@ export interface LiveTurn {
   stopped: boolean
   /** Called once at the stop: the round in flight interrupts its provider call. */
   readonly onStop: Set<() => void>
-  /** Completed at the provider's first output: a streamed request answers its 200 then (an earlier failure is its JSON error). */
-  readonly started: Deferred.Deferred<void>
+  /** Whether the provider produced its first output: a streamed request answers its 200 then (an earlier failure is its JSON error). */
+  started: boolean
+  /** Called once, at that first output (`markStarted`). */
+  onStarted: (() => void) | undefined
 }
 
 export const makeLiveTurn = (
@@ -57,27 +59,35 @@ export const makeLiveTurn = (
   providerStreams: boolean,
   announcedId: string = messageId
 ): Effect.Effect<LiveTurn> =>
-  Effect.gen(function*() {
-    return {
-      chatId,
-      announcedId,
-      providerStreams,
-      turnId: undefined,
-      messageId,
-      events: [],
-      ended: false,
-      waiting: new Set(),
-      stopped: false,
-      onStop: new Set(),
-      started: yield* Deferred.make<void>()
-    }
-  })
+  Effect.sync(() => ({
+    chatId,
+    announcedId,
+    providerStreams,
+    turnId: undefined,
+    messageId,
+    events: [],
+    ended: false,
+    waiting: new Set(),
+    stopped: false,
+    onStop: new Set(),
+    started: false,
+    onStarted: undefined
+  }))
 
 const wake = (live: LiveTurn) => {
   if (live.waiting.size === 0) return
   const readers = [...live.waiting]
   live.waiting.clear()
   for (const resume of readers) resume()
+}
+
+/** The provider's first output (or its answer, when it had none to stream): the stream is due. */
+export const markStarted = (live: LiveTurn): void => {
+  if (live.started) return
+  live.started = true
+  const onStarted = live.onStarted
+  live.onStarted = undefined
+  onStarted?.()
 }
 
 /** Asks the turn to stop: its provider call is interrupted where it is, and what it produced is stored. */

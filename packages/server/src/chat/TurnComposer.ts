@@ -35,7 +35,7 @@
  */
 import type { AgentContext, AgentDefinition, ChatMessage, ChatResponse, DispatchedJob, JsonObject, ProviderChatParams, ProviderChatResponse, ProviderUsage, ToolCall, ToolSchema } from "@switchboard/domain"
 import { BUILT_IN_AGENT, ChatNotFound, fillSystemPrompt, maxStoredValueBytes, TurnInFlight } from "@switchboard/domain"
-import { Cause, Clock, Config, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { Cause, Clock, Config, Context, Duration, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { ProviderAdapter, ProviderError, pushEvents, streamOfAnswer } from "@switchboard/providers/ProviderAdapter"
@@ -48,7 +48,7 @@ import { buildSystemPrompt } from "./SystemPrompt.ts"
 import { traced } from "@switchboard/providers/Spans"
 import { mediaEditor } from "../agents/Agents.ts"
 import type { LiveTurn } from "./LiveTurn.ts"
-import { close, publish } from "./LiveTurn.ts"
+import { close, markStarted, publish } from "./LiveTurn.ts"
 import { errorText } from "./TurnErrors.ts"
 
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
@@ -189,7 +189,7 @@ const streamRound = (
     const sink: StreamSink = (deltas) => {
       if (first) {
         first = false
-        Deferred.doneUnsafe(live.started, Exit.void)
+        markStarted(live)
       }
       for (const delta of deltas) {
         switch (delta.type) {
@@ -222,7 +222,7 @@ const streamRound = (
       return yield* Effect.failCause(exit.cause)
     }
     // An answer with no piece at all (empty, no calls) starts the stream at its end.
-    Deferred.doneUnsafe(live.started, Exit.void)
+    markStarted(live)
     const response = Exit.isSuccess(exit) ? exit.value : undefined
     if (text !== "") publish(live, { type: "text-end", id: textId })
     if (response === undefined) return { content: text, stopped: true }

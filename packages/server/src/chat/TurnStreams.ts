@@ -273,27 +273,29 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       run: withLive,
       start: <A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>, announce?: string) =>
         Effect.gen(function*() {
-          const exit = yield* Deferred.make<Exit.Exit<A, E>>()
-          const live = yield* Deferred.make<LiveTurn>()
-          yield* withLive(chatId, true, (l) =>
-            Deferred.succeed(live, l).pipe(
-              Effect.andThen(turn(l)),
+          // Completed by whichever comes first: the provider's first output (the stream to read), or
+          // the turn's end — its failure before any output is the caller's JSON error.
+          const ready = yield* Deferred.make<LiveTurn, E>()
+          let started: LiveTurn | undefined
+          yield* withLive(chatId, true, (l) => {
+            started = l
+            l.onStarted = () => Deferred.doneUnsafe(ready, Exit.succeed(l))
+            return turn(l).pipe(
               // After the 200 a failure is the stream's `error` chunk; logged here as the JSON answer's would be.
               // (Before it, the caller answers the JSON error, logged there.)
-              Effect.tapError((e) =>
-                e instanceof ProviderError
-                  ? Deferred.isDone(l.started).pipe(Effect.flatMap((streaming) => streaming ? Effect.ignore(toWireError(e)) : Effect.void))
-                  : Effect.void
-              )
-            ), announce).pipe(
-              Effect.exit,
-              Effect.flatMap((e) => Deferred.succeed(exit, e)),
-              Effect.forkIn(scope)
+              Effect.tapError((e) => e instanceof ProviderError && l.started ? Effect.ignore(toWireError(e)) : Effect.void)
             )
-          const l = yield* Deferred.await(live)
-          const first = yield* Effect.raceFirst(Deferred.await(l.started).pipe(Effect.as(undefined)), Deferred.await(exit))
-          if (first !== undefined && Exit.isFailure(first)) return yield* Effect.failCause(first.cause)
-          return l
+          }, announce).pipe(
+            Effect.exit,
+            Effect.flatMap((exit) =>
+              Effect.sync(() => {
+                if (Exit.isFailure(exit)) Deferred.doneUnsafe(ready, Exit.failCause(exit.cause))
+                else if (started !== undefined) Deferred.doneUnsafe(ready, Exit.succeed(started))
+              })
+            ),
+            Effect.forkIn(scope, { startImmediately: true })
+          )
+          return yield* Deferred.await(ready)
         }),
       follow: (chatId) =>
         Effect.gen(function*() {
