@@ -61,8 +61,12 @@ const TOOL_CALL = Buffer.from(JSON.stringify({
 const TOOL_CALL_HEADERS = { "content-type": "application/json", "content-length": String(TOOL_CALL.length) }
 const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } })
 
-/** The stream case's answer: 50 deltas 20 ms apart (~1 s a turn). */
-const STREAM_DELTAS = 50
+/**
+ * The stream case's answer: 50 deltas 20 ms apart (~1 s a turn). `STREAM_DELTAS` in the bench's
+ * environment changes the count, to split a turn's cost into its per-turn and per-delta parts
+ * (docs/performance.md); the issue's figures are the 50's.
+ */
+const STREAM_DELTAS = Number.parseInt(process.env["STREAM_DELTAS"] ?? "50", 10) || 50
 const STREAM_GAP_MS = 20
 const STREAM_HEAD = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":`
 const streamChunk = (delta: string, finishReason: string | null) =>
