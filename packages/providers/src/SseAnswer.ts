@@ -129,12 +129,19 @@ export const pumpReadable = (
     const onData = (chunk: Uint8Array) => {
       const failure = onChunk(chunk)
       if (failure === undefined) return
-      finish(Effect.fail(failure))
+      // Destroyed before the consumer resumes: its 'close' and 'error' come on a later tick, unheard.
       readable.destroy()
+      finish(Effect.fail(failure))
     }
     const onEnd = () => finish(Effect.void)
     const onFailure = (cause: unknown) => finish(Effect.fail(onError(cause)))
     const onClose = () => finish(Effect.fail(onError(new Error("the body was closed before its end"))))
+    // A body that failed before anyone listened says so in no event to come.
+    if (readable.destroyed) {
+      done = true
+      resume(Effect.fail(onError(readable.errored ?? new Error("the body was closed before it was read"))))
+      return
+    }
     readable.on("data", onData)
     readable.on("end", onEnd)
     readable.on("error", onFailure)

@@ -46,6 +46,8 @@ export const readAnswer = (
 ): Effect.Effect<ProviderChatResponse, ProviderError> =>
   Effect.suspend(() => {
     const reader = makeReader()
+    /** The consumer's refusal of a piece: the call's failure whatever the wire did after it. */
+    let refused: ProviderError | undefined
     const onEvents: EventSink = (events) => {
       const out: Array<ProviderDelta> = []
       let failure: ProviderError | undefined
@@ -59,13 +61,13 @@ export const readAnswer = (
         for (const delta of read.success) out.push(delta)
       }
       // The pieces read before a failure still go out, then the failure ends the call.
-      const refused = out.length > 0 ? sink(out) : undefined
+      if (out.length > 0) refused = sink(out)
       return refused ?? failure
     }
     return read(onEvents).pipe(
       // After the answer's end marker, whatever the connection does is no concern of the answer.
-      Effect.catchIf((_: ProviderError) => reader.complete(), () => Effect.void),
-      Effect.flatMap(() => Effect.fromResult(reader.end()))
+      Effect.catchIf((_: ProviderError) => refused === undefined && reader.complete(), () => Effect.void),
+      Effect.flatMap(() => refused !== undefined ? Effect.fail(refused) : Effect.fromResult(reader.end()))
     )
   })
 

@@ -6,13 +6,14 @@
  * that split events, lines and characters.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Readable } from "node:stream"
 import { Effect } from "effect"
 import { messageEventsReader } from "../src/anthropic/MessageEvents.ts"
 import { completionChunksReader } from "../src/openai/CompletionChunks.ts"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { eventsOf, ProviderError } from "../src/ProviderAdapter.ts"
 import type { SseEvent } from "../src/SseAnswer.ts"
-import { sseBytes } from "../src/SseAnswer.ts"
+import { pumpReadable, sseBytes } from "../src/SseAnswer.ts"
 import { readAnswer } from "../src/StreamedAnswer.ts"
 import type { AnswerReader } from "../src/StreamedAnswer.ts"
 import { checkFinished, runStream, streamFailure } from "./StreamChecks.ts"
@@ -249,4 +250,64 @@ describe("sseBytes", () => {
     assert.isUndefined(onBytes(new TextEncoder().encode("data: 1")))
     assert.strictEqual(onBytes(new TextEncoder().encode("\n\n")), refusal)
   })
+})
+
+// ---------------------------------------------------------------------------
+
+describe("readAnswer", () => {
+  it.effect("a piece the consumer refuses fails the call, even when the answer's end came in the same read", () =>
+    Effect.gen(function*() {
+      const refusal = new ProviderError({ reason: "TooLarge", message: "refused" })
+      const error = yield* readAnswer(
+        (onEvents) =>
+          Effect.suspend(() => {
+            const failure = onEvents([chunk({ content: "hi" }), chunk({}, "stop"), done])
+            return failure === undefined ? Effect.void : Effect.fail(failure)
+          }),
+        openai,
+        () => refusal
+      ).pipe(Effect.flip)
+      assert.strictEqual(error, refusal)
+    }))
+})
+
+describe("pumpReadable", () => {
+  const networkError = (cause: unknown) => new ProviderError({ reason: "Network", message: String(cause) })
+
+  it.effect("each chunk to the consumer as it comes, then the end", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const body = Readable.from([Buffer.from("a"), Buffer.from("b")], { objectMode: false })
+      yield* pumpReadable(body, (chunk) => void seen.push(Buffer.from(chunk).toString()), networkError)
+      assert.deepStrictEqual(seen, ["a", "b"])
+    }))
+
+  it.effect("a failure the consumer returns ends the reading and destroys the body", () =>
+    Effect.gen(function*() {
+      const refusal = new ProviderError({ reason: "TooLarge", message: "refused" })
+      const body = new Readable({ read() {} })
+      body.push("a")
+      const error = yield* pumpReadable(body, () => refusal, networkError).pipe(Effect.flip)
+      assert.strictEqual(error, refusal)
+      assert.isTrue(body.destroyed)
+    }))
+
+  it.effect("a body destroyed before it is read fails at once, with its error", () =>
+    Effect.gen(function*() {
+      const body = new Readable({ read() {} })
+      body.on("error", () => {})
+      body.destroy(new Error("boom"))
+      const error = yield* pumpReadable(body, () => undefined, networkError).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "Network")
+      assert.include(error.message, "boom")
+    }))
+
+  it.effect("a body that errors midway fails with the transport's error", () =>
+    Effect.gen(function*() {
+      const body = new Readable({ read() {} })
+      body.push("a")
+      setTimeout(() => body.destroy(new Error("reset")), 5)
+      const error = yield* pumpReadable(body, () => undefined, networkError).pipe(Effect.flip)
+      assert.include(error.message, "reset")
+    }))
 })
