@@ -265,7 +265,7 @@ describe("the operator's console", () => {
     for (const body of received) assert.notInclude(body, SECRET_KEY)
     assert.notInclude(server.output(), SECRET_KEY)
     assert.include(server.output(), "Listening on")
-  })
+  }, 120_000)
 
   it("issues a host a new token, revokes a host, cancels a task and rotates the credential key, each after a confirmation that Escape dismisses; prunes", async () => {
     await page.goto(`${server.url}/operator/hosts`)
@@ -335,7 +335,7 @@ describe("the operator's console", () => {
     await page.getByText(/0 re-encrypted, 1 already current\./).waitFor()
     await page.getByRole("button", { name: "Prune decisions now" }).click()
     await page.getByText("0 decisions deleted.").waitFor()
-  })
+  }, 120_000)
 
   it("agents: the built-in read-only; create with the JSON checked, the server's refusals at their field; edit; delete; delete a chat", async () => {
     await page.goto(`${server.url}/operator/agents`)
@@ -427,7 +427,7 @@ describe("the operator's console", () => {
     await again.getByRole("alert").filter({ hasText: "chat_not_found" }).waitFor()
     await page.keyboard.press("Escape")
     await again.waitFor({ state: "hidden" })
-  })
+  }, 120_000)
 
   it("every operator page: axe clean, screenshotted at 375 and 1440 px, light and dark", async () => {
     assert.notStrictEqual(taskPath, "")
@@ -473,5 +473,5 @@ describe("the operator's console", () => {
     } finally {
       await dark.context().close()
     }
-  })
+  }, 120_000)
 })
