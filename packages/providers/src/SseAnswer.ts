@@ -127,7 +127,14 @@ export const pumpReadable = (
       resume(exit)
     }
     const onData = (chunk: Uint8Array) => {
-      const failure = onChunk(chunk)
+      let failure: ProviderError | undefined
+      try {
+        failure = onChunk(chunk)
+      } catch (defect) {
+        // Thrown in an event handler it would end the process: it is the call's defect instead.
+        readable.destroy()
+        return finish(Effect.die(defect))
+      }
       if (failure === undefined) return
       // Destroyed before the consumer resumes: its 'close' and 'error' come on a later tick, unheard.
       readable.destroy()

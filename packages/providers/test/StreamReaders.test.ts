@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Readable } from "node:stream"
-import { Effect } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { messageEventsReader } from "../src/anthropic/MessageEvents.ts"
 import { completionChunksReader } from "../src/openai/CompletionChunks.ts"
 import type { ProviderChatParams } from "@switchboard/domain"
@@ -289,6 +289,17 @@ describe("pumpReadable", () => {
       body.push("a")
       const error = yield* pumpReadable(body, () => refusal, networkError).pipe(Effect.flip)
       assert.strictEqual(error, refusal)
+      assert.isTrue(body.destroyed)
+    }))
+
+  it.effect("a consumer that throws is the call's defect, not the process's: the body is destroyed", () =>
+    Effect.gen(function*() {
+      const body = new Readable({ read() {} })
+      body.push("a")
+      const exit = yield* pumpReadable(body, () => {
+        throw new Error("bug")
+      }, networkError).pipe(Effect.exit)
+      assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
       assert.isTrue(body.destroyed)
     }))
 
