@@ -157,6 +157,17 @@ export const eventsOfAnswer = (response: ProviderChatResponse): Array<ProviderSt
   return events
 }
 
+/** `streamTo` over a whole answer: its pieces (`eventsOfAnswer`) pushed in one batch, the answer the result. */
+export const pushAnswer = <R>(
+  answer: Effect.Effect<ProviderChatResponse, ProviderError, R>,
+  sink: StreamSink
+): Effect.Effect<ProviderChatResponse, ProviderError, R> =>
+  Effect.flatMap(answer, (response) => {
+    const deltas = eventsOfAnswer(response).filter((event): event is ProviderDelta => event.type !== "finish")
+    const refused = deltas.length > 0 ? sink(deltas) : undefined
+    return refused === undefined ? Effect.succeed(response) : Effect.fail(refused)
+  })
+
 /** A whole answer as a stream, for adapters (and fakes) whose provider does not stream. */
 export const streamOfAnswer = <R>(
   answer: Effect.Effect<ProviderChatResponse, ProviderError, R>

@@ -38,7 +38,7 @@ import { BUILT_IN_AGENT, ChatNotFound, fillSystemPrompt, maxStoredValueBytes, Tu
 import { Cause, Clock, Config, Context, Duration, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { ProviderAdapter, ProviderError, pushEvents, streamOfAnswer } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter, ProviderError, pushAnswer } from "@switchboard/providers/ProviderAdapter"
 import type { StreamSink } from "@switchboard/providers/ProviderAdapter"
 import { ChatRepo, inBatches } from "./ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../db/StoredSize.ts"
@@ -215,7 +215,7 @@ const streamRound = (
       }
       return undefined
     }
-    const call = live.providerStreams ? adapter.streamTo(params, sink) : pushEvents(streamOfAnswer(adapter.chat(params)), sink)
+    const call = live.providerStreams ? adapter.streamTo(params, sink) : pushAnswer(adapter.chat(params), sink)
     const exit = yield* untilStopped(call, live)
     // Interrupted by `stop`: what was read is the answer. Any other failure is the round's.
     if (Exit.isFailure(exit) && !(Cause.hasInterruptsOnly(exit.cause) && live.stopped)) {
