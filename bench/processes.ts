@@ -243,6 +243,22 @@ export const cpuMsOf = (pid: number | undefined): number | undefined => {
   }
 }
 
+/**
+ * How long a process's main thread waited for a CPU while it was ready to run (the run queue,
+ * `/proc/<pid>/task/<pid>/schedstat`, Linux with scheduler statistics), in ms: on a machine where
+ * the load generator, the mock and the target share two cores, a delta's latency is partly this.
+ */
+export const runqueueMsOf = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
+  try {
+    const [, waitNs] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").trim().split(" ")
+    const ms = Number(waitNs) / 1e6
+    return Number.isFinite(ms) ? ms : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Busy time of the whole machine (all cores, every process and the kernel), in ms. */
 export const machineBusyMs = (): number | undefined => {
   try {

@@ -47,7 +47,7 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
-import { deltaReader } from "./sse.ts"
+import { completionDeltaReader, deltaReader } from "./sse.ts"
 import { build, buildWeb, firstLoadOf } from "../scripts/build.ts"
 import { consoleLoads } from "./console.ts"
 import type { JobsFigures } from "./jobs.ts"
@@ -62,6 +62,7 @@ import {
   peakRssMbOf,
   resetPeakRss,
   ROOT,
+  runqueueMsOf,
   selfCpuMs,
   startHelper,
   startServer,
@@ -208,12 +209,16 @@ interface Phase {
   readonly cpuUsPerRequest: number | undefined
   /** % of one core used outside the load generator, the target and the upstream (other work on the machine). */
   readonly restPct: number | undefined
+  /** How long the target's main thread, and the load generator's, waited for a CPU over the phase (`runqueueMsOf`), in ms. */
+  readonly targetRunqueueMs: number | undefined
+  readonly selfRunqueueMs: number | undefined
 }
 
 const phase = async (load: LoadGenerator, target: ChildProcess | undefined, upstream: ChildProcess, durationMs: number): Promise<Phase> => {
-  const before = { self: selfCpuMs(), target: cpuMsOf(target?.pid), upstream: cpuMsOf(upstream.pid), machine: machineBusyMs() }
+  const waits = () => ({ target: runqueueMsOf(target?.pid), self: runqueueMsOf(process.pid) })
+  const before = { self: selfCpuMs(), target: cpuMsOf(target?.pid), upstream: cpuMsOf(upstream.pid), machine: machineBusyMs(), waits: waits() }
   const result = await load.run({ durationMs, maxRequests: 2_000_000 })
-  const after = { self: selfCpuMs(), target: cpuMsOf(target?.pid), upstream: cpuMsOf(upstream.pid), machine: machineBusyMs() }
+  const after = { self: selfCpuMs(), target: cpuMsOf(target?.pid), upstream: cpuMsOf(upstream.pid), machine: machineBusyMs(), waits: waits() }
   const delta = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : b - a)
   const targetMs = target === undefined ? 0 : delta(before.target, after.target)
   const upstreamMs = delta(before.upstream, after.upstream)
@@ -225,7 +230,9 @@ const phase = async (load: LoadGenerator, target: ChildProcess | undefined, upst
     result,
     targetCpuMs: target === undefined ? undefined : targetMs,
     cpuUsPerRequest: target === undefined || targetMs === undefined || result.ok === 0 ? undefined : (targetMs * 1000) / result.ok,
-    restPct: restMs === undefined ? undefined : (restMs / result.elapsedMs) * 100
+    restPct: restMs === undefined ? undefined : (restMs / result.elapsedMs) * 100,
+    targetRunqueueMs: delta(before.waits.target, after.waits.target),
+    selfRunqueueMs: delta(before.waits.self, after.waits.self)
   }
 }
 
@@ -350,7 +357,10 @@ const logPhase = (label: string, p: Phase) =>
         : `; ${fmt(p.result.events.count)} deltas: p50 ${fmt(p.result.events.p50, 2)} ms, p99 ${fmt(p.result.events.p99, 2)} ms, ` +
           `max ${fmt(p.result.events.max, 2)} ms, ${fmt(cpuUsPerEvent(p), 1)} µs CPU/delta`) +
       (p.result.errors > 0 ? `, ${p.result.errors} errors` : "") +
-      (p.restPct === undefined ? "" : `, rest ${fmt(p.restPct)} %`)
+      (p.restPct === undefined ? "" : `, rest ${fmt(p.restPct)} %`) +
+      (p.result.events === undefined || p.targetRunqueueMs === undefined
+        ? ""
+        : `; waited for a CPU: target ${fmt(p.targetRunqueueMs)} ms, load generator ${fmt(p.selfRunqueueMs ?? Number.NaN)} ms`)
   )
 
 // ---------------------------------------------------------------------------
@@ -480,6 +490,7 @@ const chatIdCase = async (
 }
 
 const STREAM_HEADERS = { accept: "text/event-stream" }
+const STREAM_COMPLETION_BODY = JSON.stringify({ model: "bench", messages: [{ role: "user", content: "hello" }], stream: true })
 const checkStream = (status: number, text: string) =>
   status === 200 && text.includes(`"type":"text-delta"`) && !text.includes(`"type":"error"`) && text.endsWith("data: [DONE]\n\n")
     ? undefined
@@ -512,8 +523,19 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
   })
   const floor = await loadFor("SSE relay", streamed(relay.port), checkStream)
   const route = await loadFor("streamed chat route", streamed(server.port), checkStream)
+  const alone = await loadFor(
+    "the mock, read directly",
+    { origin: `http://127.0.0.1:${upstream.port}`, path: "/v1/chat/completions", body: () => STREAM_COMPLETION_BODY, reader: completionDeltaReader },
+    (status, text) => (status === 200 && text.endsWith("data: [DONE]\n\n") ? undefined : "expected 200 with an event stream ending [DONE]")
+  )
   try {
     const { floors, routes } = await interleaved(upstream.child, [floor, relay.child, "SSE relay"], [route, server.child, "streamed chat route"])
+    // The harness alone (no process between the mock and the load generator): what of the latency is
+    // the machine's and the harness's, whatever the target (docs/performance.md).
+    await phase(alone, undefined, upstream.child, options.warmupMs)
+    const harness = await phase(alone, undefined, upstream.child, options.durationMs)
+    logPhase("the mock, read directly (no target)", harness)
+    const waited = (phases: ReadonlyArray<Phase>, of: (p: Phase) => number | undefined) => fmt(median(phases.map((p) => of(p) ?? Number.NaN)))
     const peak = peakRssMbOf(server.child.pid) ?? Number.NaN
     const p99s = (phases: ReadonlyArray<Phase>) => phases.map((p) => p.result.events?.p99 ?? Number.NaN)
     const p50s = (phases: ReadonlyArray<Phase>) => phases.map((p) => p.result.events?.p50 ?? Number.NaN)
@@ -525,6 +547,10 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
       target: "<= 5 ms", holds: (_vs, figure) => figure <= 5,
       notes: [
         `deltas delivered per measured phase (median): server ${delivered(routes)}, relay ${delivered(floors)}`,
+        `the harness alone (the load generator reading the mock's stream, no target between): p99 ${fmt(harness.result.events?.p99 ?? Number.NaN, 2)} ms, p50 ${fmt(harness.result.events?.p50 ?? Number.NaN, 2)} ms`,
+        `waiting for a CPU per ${fmt(options.durationMs / 1000)} s phase (median; main thread ready to run, not running): ` +
+          `server ${waited(routes, (p) => p.targetRunqueueMs)} ms, relay ${waited(floors, (p) => p.targetRunqueueMs)} ms; ` +
+          `load generator ${waited(routes, (p) => p.selfRunqueueMs)} ms with the server, ${waited(floors, (p) => p.selfRunqueueMs)} ms with the relay`,
         ...phaseNotes("relay", floors),
         ...phaseNotes("route", routes)
       ]
@@ -558,7 +584,7 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
       })
     }
   } finally {
-    await Promise.all([floor.close(), route.close()])
+    await Promise.all([floor.close(), route.close(), alone.close()])
     await stop(relay.child)
   }
 }

@@ -62,3 +62,30 @@ export const deltaReader = (report: (latencyMs: number) => void): BodyReader => 
     end: () => problem ?? (done ? undefined : "the stream ended before [DONE]")
   }
 }
+
+/**
+ * Reads the mock's own stream (Chat Completions chunks, `bench/upstream.ts`) the way `deltaReader`
+ * reads a UI message stream: each chunk parsed, each stamp's latency reported. With no process
+ * between, its latencies are the harness's own: the mock's timers and writes, the load generator's
+ * reads, and the two sharing the machine's cores with whatever else runs.
+ */
+export const completionDeltaReader = (report: (latencyMs: number) => void): BodyReader => {
+  let arrived = 0
+  let done = false
+  const feed = sseEvents((data) => {
+    if (data === "[DONE]") {
+      done = true
+      return
+    }
+    const chunk = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }
+    const text = chunk.choices?.[0]?.delta?.content
+    if (typeof text === "string") for (const stamp of text.split(" ")) if (stamp !== "") report(arrived - Number(stamp))
+  })
+  return {
+    chunk: (bytes) => {
+      arrived = wallClockMs()
+      feed(bytes)
+    },
+    end: () => (done ? undefined : "the stream ended before [DONE]")
+  }
+}

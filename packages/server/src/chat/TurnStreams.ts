@@ -135,7 +135,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     const flush = Effect.suspend(() => {
       const rows: Array<LogRow> = []
       const now = Date.now()
-      for (const [turnId, { until }] of recent) if (until <= now) recent.delete(turnId)
+      // Kept in the order they ended, each for the same while: the first still kept ends the sweep
+      // (every 40 ms, it would otherwise walk every turn of the last 10 s).
+      for (const [turnId, { until }] of recent) {
+        if (until > now) break
+        recent.delete(turnId)
+      }
       for (const [live, count] of unwritten) {
         if (live.turnId === undefined || live.chatId === undefined) {
           // Never accepted (a 409, another agent's chat): nothing to write.
