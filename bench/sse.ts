@@ -35,12 +35,16 @@ export const sseEvents = (onData: (data: string) => void) => {
 export const wallClockMs = () => performance.timeOrigin + performance.now()
 
 /**
- * Reads one UI message stream answer (the server's, or the relay's copy of its shape): each
- * `text-delta` holds the upstream's send times (`wallClockMs`, each followed by a space: a delta
- * that merged several still reads), and each one's latency (arrival of the bytes − send time) is
- * reported. The answer is whole when it ends with `[DONE]` and no `error` chunk came.
+ * Reads one streamed answer whose deltas carry the upstream's send times (`wallClockMs`, each
+ * followed by a space: a delta that merged several still reads) and reports each one's latency
+ * (arrival of the bytes − send time). `stamps` gives a parsed event's delta text, `problemOf` what
+ * makes the answer fail. The answer is whole when it ends with `[DONE]` and nothing was wrong.
  */
-export const deltaReader = (report: (latencyMs: number) => void): BodyReader => {
+const stampReader = <A>(
+  report: (latencyMs: number) => void,
+  stamps: (event: A) => string | undefined,
+  problemOf: (event: A) => string | undefined = () => undefined
+): BodyReader => {
   let arrived = 0
   let done = false
   let problem: string | undefined
@@ -49,10 +53,10 @@ export const deltaReader = (report: (latencyMs: number) => void): BodyReader => 
       done = true
       return
     }
-    const chunk = JSON.parse(data) as { type?: string; delta?: string; errorText?: string }
-    if (chunk.type === "error") problem ??= `error chunk: ${chunk.errorText}`
-    if (chunk.type !== "text-delta" || chunk.delta === undefined) return
-    for (const stamp of chunk.delta.split(" ")) if (stamp !== "") report(arrived - Number(stamp))
+    const event = JSON.parse(data) as A
+    problem ??= problemOf(event)
+    const text = stamps(event)
+    if (text !== undefined) for (const stamp of text.split(" ")) if (stamp !== "") report(arrived - Number(stamp))
   })
   return {
     chunk: (bytes) => {
@@ -63,29 +67,19 @@ export const deltaReader = (report: (latencyMs: number) => void): BodyReader => 
   }
 }
 
+/** The server's answer (or the relay's copy of its shape), a UI message stream: the `text-delta` chunks timed, an `error` chunk a failure. */
+export const deltaReader = (report: (latencyMs: number) => void): BodyReader =>
+  stampReader<{ type?: string; delta?: string; errorText?: string }>(
+    report,
+    (chunk) => (chunk.type === "text-delta" ? chunk.delta : undefined),
+    (chunk) => (chunk.type === "error" ? `error chunk: ${chunk.errorText}` : undefined)
+  )
+
 /**
- * Reads the mock's own stream (Chat Completions chunks, `bench/upstream.ts`) the way `deltaReader`
- * reads a UI message stream: each chunk parsed, each stamp's latency reported. With no process
- * between, its latencies are the harness's own: the mock's timers and writes, the load generator's
- * reads, and the two sharing the machine's cores with whatever else runs.
+ * The mock's own stream (Chat Completions chunks, `bench/upstream.ts`), read the way `deltaReader`
+ * reads a UI message stream. With no process between, its latencies are the harness's own: the
+ * mock's timers and writes, the load generator's reads, and the two sharing the machine's cores
+ * with whatever else runs.
  */
-export const completionDeltaReader = (report: (latencyMs: number) => void): BodyReader => {
-  let arrived = 0
-  let done = false
-  const feed = sseEvents((data) => {
-    if (data === "[DONE]") {
-      done = true
-      return
-    }
-    const chunk = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }
-    const text = chunk.choices?.[0]?.delta?.content
-    if (typeof text === "string") for (const stamp of text.split(" ")) if (stamp !== "") report(arrived - Number(stamp))
-  })
-  return {
-    chunk: (bytes) => {
-      arrived = wallClockMs()
-      feed(bytes)
-    },
-    end: () => (done ? undefined : "the stream ended before [DONE]")
-  }
-}
+export const completionDeltaReader = (report: (latencyMs: number) => void): BodyReader =>
+  stampReader<{ choices?: Array<{ delta?: { content?: string } }> }>(report, (chunk) => chunk.choices?.[0]?.delta?.content)

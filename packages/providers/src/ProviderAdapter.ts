@@ -145,34 +145,27 @@ export const pushEvents = (
     )
   })
 
-/** A whole answer's events: its text in one delta, each call started with its arguments in one delta, then `finish`. */
-export const eventsOfAnswer = (response: ProviderChatResponse): Array<ProviderStreamEvent> => {
-  const events: Array<ProviderStreamEvent> = []
-  if (response.content !== "") events.push({ type: "text-delta", delta: response.content })
+/** A whole answer's pieces: its text in one delta, each call started with its arguments in one delta. */
+export const deltasOfAnswer = (response: ProviderChatResponse): Array<ProviderDelta> => {
+  const deltas: Array<ProviderDelta> = []
+  if (response.content !== "") deltas.push({ type: "text-delta", delta: response.content })
   for (const call of response.toolCalls ?? []) {
-    events.push({ type: "tool-call-start", id: call.id, name: call.name })
-    events.push({ type: "tool-call-delta", id: call.id, delta: call.invalidArgs ?? JSON.stringify(call.args) })
+    deltas.push({ type: "tool-call-start", id: call.id, name: call.name })
+    deltas.push({ type: "tool-call-delta", id: call.id, delta: call.invalidArgs ?? JSON.stringify(call.args) })
   }
-  events.push({ type: "finish", response })
-  return events
+  return deltas
 }
 
-/** `streamTo` over a whole answer: its pieces (`eventsOfAnswer`) pushed in one batch, the answer the result. */
+/** `streamTo` over a whole answer, for adapters (and fakes) whose provider does not stream: its pieces in one batch, the answer the result. */
 export const pushAnswer = <R>(
   answer: Effect.Effect<ProviderChatResponse, ProviderError, R>,
   sink: StreamSink
 ): Effect.Effect<ProviderChatResponse, ProviderError, R> =>
   Effect.flatMap(answer, (response) => {
-    const deltas = eventsOfAnswer(response).filter((event): event is ProviderDelta => event.type !== "finish")
+    const deltas = deltasOfAnswer(response)
     const refused = deltas.length > 0 ? sink(deltas) : undefined
     return refused === undefined ? Effect.succeed(response) : Effect.fail(refused)
   })
-
-/** A whole answer as a stream, for adapters (and fakes) whose provider does not stream. */
-export const streamOfAnswer = <R>(
-  answer: Effect.Effect<ProviderChatResponse, ProviderError, R>
-): Stream.Stream<ProviderStreamEvent, ProviderError, R> =>
-  Stream.unwrap(Effect.map(answer, (response) => Stream.fromIterable(eventsOfAnswer(response))))
 
 /** A media file to transcribe, as uploaded by the client. */
 export interface TranscriptionInput {

@@ -2,7 +2,7 @@
  * A provider adapter whose answers the test sets, recording every call: for
  * route tests that are about the route, not the wire format.
  *
- * `streamTo` streams the `answerWith` answer in one delta (`streamOfAnswer`)
+ * `streamTo` pushes the `answerWith` answer in one batch (`pushAnswer`)
  * unless the test scripts the stream itself with `streamWith` (deltas,
  * pauses, a failure midway, a stream that never ends):
  *
@@ -19,7 +19,7 @@
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
 import { Effect, Layer, Stream } from "effect"
 import type { ProviderError, ProviderStreamEvent, TranscriptionInput } from "../ProviderAdapter.ts"
-import { ProviderAdapter, pushEvents, streamOfAnswer, Transcriber } from "../ProviderAdapter.ts"
+import { ProviderAdapter, pushAnswer, pushEvents, Transcriber } from "../ProviderAdapter.ts"
 
 export type Answer = (params: ProviderChatParams) => Effect.Effect<ProviderChatResponse, ProviderError>
 
@@ -40,7 +40,7 @@ export const makeFakeProvider = () => {
       streamTo: (params, sink) =>
         Effect.suspend(() => {
           calls.push(params)
-          return pushEvents(streamer?.(params) ?? streamOfAnswer(answer(params)), sink)
+          return streamer === undefined ? pushAnswer(answer(params), sink) : pushEvents(streamer(params), sink)
         })
     })),
     Layer.succeed(Transcriber, Transcriber.of({

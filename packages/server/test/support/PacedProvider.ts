@@ -6,7 +6,7 @@
  */
 import type { ProviderChatParams } from "@switchboard/domain"
 import { Effect, Exit, Layer, Stream } from "effect"
-import { ProviderAdapter, pushEvents, streamOfAnswer, Transcriber } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter, pushEvents, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderStreamEvent } from "@switchboard/providers/ProviderAdapter"
 
 /** A provider streaming `pieces` `gapMs` apart, recording whether each call was cut short. */
@@ -30,7 +30,11 @@ export const paced = () => {
   }
   const layer = Layer.mergeAll(
     Layer.succeed(ProviderAdapter, ProviderAdapter.of({
-      chat: (params) => streamOfAnswer(Effect.succeed({ content: state.pieces.join("") })).pipe(Stream.runDrain, Effect.as({ content: state.pieces.join("") }), Effect.tap(() => Effect.sync(() => state.calls.push(params)))),
+      chat: (params) =>
+        Effect.sync(() => {
+          state.calls.push(params)
+          return { content: state.pieces.join("") }
+        }),
       streamTo: (params, sink) => pushEvents(events(params), sink)
     })),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: () => Effect.succeed("") }))
