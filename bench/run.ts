@@ -490,6 +490,7 @@ const chatIdCase = async (
 }
 
 const STREAM_HEADERS = { accept: "text/event-stream" }
+const NO_CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
 const STREAM_COMPLETION_BODY = JSON.stringify({ model: "bench", messages: [{ role: "user", content: "hello" }], stream: true })
 const checkStream = (status: number, text: string) =>
   status === 200 && text.includes(`"type":"text-delta"`) && !text.includes(`"type":"error"`) && text.endsWith("data: [DONE]\n\n")
@@ -503,6 +504,8 @@ const checkStream = (status: number, text: string) =>
  * and the server's CPU per delta delivered, each against a bare node:http SSE relay of the same
  * stream (`bench/sse-relay.ts`). And the server's peak RSS during this case (its peak started over
  * when the case begins) against its peak through the chatid case, when that ran in this run.
+ * Two diagnostic phases follow the pairs, as notes: the harness alone (the mock read directly) and
+ * the same turns without a chatId (nothing stored), which parts the transcript's cost from the rest.
  */
 const streamCase = async (
   upstream: { child: ChildProcess; port: number },
@@ -523,6 +526,8 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
   })
   const floor = await loadFor("SSE relay", streamed(relay.port), checkStream)
   const route = await loadFor("streamed chat route", streamed(server.port), checkStream)
+  // The same turns without a chatId (nothing stored, no chat marker): how much of the route's cost is the transcript's.
+  const unstored = await loadFor("streamed chat route, no chatId", { ...streamed(server.port), body: () => NO_CHAT_BODY }, checkStream)
   const alone = await loadFor(
     "the mock, read directly",
     { origin: `http://127.0.0.1:${upstream.port}`, path: "/v1/chat/completions", body: () => STREAM_COMPLETION_BODY, reader: completionDeltaReader },
@@ -535,6 +540,9 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
     await phase(alone, undefined, upstream.child, options.warmupMs)
     const harness = await phase(alone, undefined, upstream.child, options.durationMs)
     logPhase("the mock, read directly (no target)", harness)
+    await phase(unstored, server.child, upstream.child, options.warmupMs)
+    const withoutChat = await phase(unstored, server.child, upstream.child, options.durationMs)
+    logPhase("streamed chat route, no chatId (nothing stored)", withoutChat)
     const waited = (phases: ReadonlyArray<Phase>, of: (p: Phase) => number | undefined) => fmt(median(phases.map((p) => of(p) ?? Number.NaN)))
     const peak = peakRssMbOf(server.child.pid) ?? Number.NaN
     const p99s = (phases: ReadonlyArray<Phase>) => phases.map((p) => p.result.events?.p99 ?? Number.NaN)
@@ -548,6 +556,8 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
       notes: [
         `deltas delivered per measured phase (median): server ${delivered(routes)}, relay ${delivered(floors)}`,
         `the harness alone (the load generator reading the mock's stream, no target between): p99 ${fmt(harness.result.events?.p99 ?? Number.NaN, 2)} ms, p50 ${fmt(harness.result.events?.p50 ?? Number.NaN, 2)} ms`,
+        `the same turns without a chatId (nothing stored; one phase after the pairs): p99 ${fmt(withoutChat.result.events?.p99 ?? Number.NaN, 2)} ms, ` +
+          `${fmt(cpuUsPerEvent(withoutChat), 1)} µs CPU/delta, ${fmt(cpuUsPerEvent(withoutChat) / median(floors.map(cpuUsPerEvent)), 2)} × the relay's median`,
         `waiting for a CPU per ${fmt(options.durationMs / 1000)} s phase (median; main thread ready to run, not running): ` +
           `server ${waited(routes, (p) => p.targetRunqueueMs)} ms, relay ${waited(floors, (p) => p.targetRunqueueMs)} ms; ` +
           `load generator ${waited(routes, (p) => p.selfRunqueueMs)} ms with the server, ${waited(floors, (p) => p.selfRunqueueMs)} ms with the relay`,
@@ -584,7 +594,7 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
       })
     }
   } finally {
-    await Promise.all([floor.close(), route.close(), alone.close()])
+    await Promise.all([floor.close(), route.close(), alone.close(), unstored.close()])
     await stop(relay.child)
   }
 }

@@ -30,6 +30,8 @@ import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog
 
 /** How long a stop waits for the stopped turn to store its answer and free the chat. */
 const STOP_WAIT = Duration.seconds(10)
+/** How often ended turns kept for late followers are swept while no turn is being written. */
+const SWEEP_ENDED_EVERY_MS = 1_000
 /** A follower on another replica that heard nothing for this long checks the turn still runs. */
 const FOLLOWER_CHECK = Duration.seconds(2)
 
@@ -80,6 +82,8 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     const forgetting: Array<{ readonly turnId: string; readonly at: number }> = []
     /** Followers on this replica of turns another runs, woken by the log's notifications. */
     const following = new Map<string, Set<() => void>>()
+    /** The flush loop's wake-up while it has nothing to write or forget (set while it waits). */
+    let wakeFlush: (() => void) | undefined
 
     const runningOf = (chatId: string): Running | undefined => {
       for (const running of byChat.get(chatId) ?? []) {
@@ -109,7 +113,11 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           set?.delete(running)
           if (set?.size === 0) byChat.delete(chatId)
           const { turnId } = running.live
-          if (!embedded && turnId !== undefined) recent.set(turnId, { live: running.live, until: Date.now() + KEEP_ENDED_MS })
+          if (!embedded && turnId !== undefined) {
+            recent.set(turnId, { live: running.live, until: Date.now() + KEEP_ENDED_MS })
+            // The flush loop, waiting with nothing kept, sweeps from now on.
+            if (recent.size === 1) wakeFlush?.()
+          }
         }
         Deferred.doneUnsafe(running.done, Exit.void)
       })
@@ -130,7 +138,28 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       if (live === undefined) return
       logged.add(turnId)
       unwritten.set(live, 0)
+      wakeFlush?.()
     }
+
+    /**
+     * Until a follower elsewhere asks for a turn. An idle replica then does not tick every 40 ms;
+     * ended turns kept for late followers are still swept, once a second.
+     */
+    const asked = Effect.callback<void>((resume) => {
+      // A follower may have asked in between (the fiber can yield after checking): then at once.
+      if (unwritten.size > 0 || forgetting.length > 0) return resume(Effect.void)
+      const wake = () => {
+        clearTimeout(timer)
+        wakeFlush = undefined
+        resume(Effect.void)
+      }
+      const timer = recent.size > 0 ? setTimeout(wake, SWEEP_ENDED_EVERY_MS) : undefined
+      wakeFlush = wake
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        wakeFlush = undefined
+      })
+    })
 
     const flush = Effect.suspend(() => {
       const rows: Array<LogRow> = []
@@ -192,12 +221,17 @@ export class TurnStreams extends Context.Service<TurnStreams, {
 
     if (!embedded) {
       const pg = yield* PgClient.PgClient
-      yield* flush.pipe(
+      const flushed = flush.pipe(
         Effect.tapCause((cause) => Effect.logWarning("turn streams: writing the chunk log failed", cause)),
-        Effect.ignore,
-        Effect.repeat(Schedule.spaced(FLUSH_EVERY)),
-        Effect.forkScoped
+        Effect.ignore
       )
+      yield* Effect.gen(function*() {
+        while (true) {
+          if (unwritten.size === 0 && forgetting.length === 0) yield* asked
+          yield* flushed
+          yield* Effect.sleep(FLUSH_EVERY)
+        }
+      }).pipe(Effect.forkScoped)
       yield* log.sweep.pipe(Effect.ignore, Effect.repeat(Schedule.spaced("1 minute")), Effect.forkScoped)
       yield* Effect.gen(function*() {
         const notifications = yield* pg.listen(turnsChannel)
