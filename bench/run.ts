@@ -250,8 +250,8 @@ const CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content:
 const COMPLETION_BODY = JSON.stringify({ model: "bench", messages: [{ role: "user", content: "hello" }] })
 const runId = Date.now().toString(36)
 let chatSeq = 0
-const newChatBody = () =>
-  JSON.stringify({ chatId: `bench-${runId}-${++chatSeq}`, messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
+const BENCH_MESSAGES = [{ id: "u1", role: "user", content: "hello", timestamp: 1 }]
+const newChatBody = () => JSON.stringify({ chatId: `bench-${runId}-${++chatSeq}`, messages: BENCH_MESSAGES })
 
 const checkCompletion = (status: number, text: string) =>
   status === 200 && (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content === "ok"
@@ -490,7 +490,7 @@ const chatIdCase = async (
 }
 
 const STREAM_HEADERS = { accept: "text/event-stream" }
-const NO_CHAT_BODY = JSON.stringify({ messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] })
+const NO_CHAT_BODY = JSON.stringify({ messages: BENCH_MESSAGES })
 const STREAM_COMPLETION_BODY = JSON.stringify({ model: "bench", messages: [{ role: "user", content: "hello" }], stream: true })
 const checkStream = (status: number, text: string) =>
   status === 200 && text.includes(`"type":"text-delta"`) && !text.includes(`"type":"error"`) && text.endsWith("data: [DONE]\n\n")

@@ -82,7 +82,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     const forgetting: Array<{ readonly turnId: string; readonly at: number }> = []
     /** Followers on this replica of turns another runs, woken by the log's notifications. */
     const following = new Map<string, Set<() => void>>()
-    /** The flush loop's wake-up while it has nothing to write or forget (set while it waits). */
+    /** The flush loop's wake-up while it has nothing to write (set while it waits). */
     let wakeFlush: (() => void) | undefined
 
     const runningOf = (chatId: string): Running | undefined => {
@@ -142,18 +142,22 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     }
 
     /**
-     * Until a follower elsewhere asks for a turn. An idle replica then does not tick every 40 ms;
-     * ended turns kept for late followers are still swept, once a second.
+     * Until a follower elsewhere asks for a turn, or something kept is due to go: an ended turn
+     * kept for late followers (swept once a second) or a written turn's rows (deleted at their
+     * time). An idle replica does not tick every 40 ms.
      */
     const asked = Effect.callback<void>((resume) => {
       // A follower may have asked in between (the fiber can yield after checking): then at once.
-      if (unwritten.size > 0 || forgetting.length > 0) return resume(Effect.void)
+      if (unwritten.size > 0) return resume(Effect.void)
       const wake = () => {
         clearTimeout(timer)
         wakeFlush = undefined
         resume(Effect.void)
       }
-      const timer = recent.size > 0 ? setTimeout(wake, SWEEP_ENDED_EVERY_MS) : undefined
+      // `forgetting` is in end order, each kept as long: its first is the next due.
+      const forgetIn = forgetting.length > 0 ? Math.max(0, forgetting[0]!.at - Date.now()) : Number.POSITIVE_INFINITY
+      const wait = Math.min(forgetIn, recent.size > 0 ? SWEEP_ENDED_EVERY_MS : Number.POSITIVE_INFINITY)
+      const timer = Number.isFinite(wait) ? setTimeout(wake, wait) : undefined
       wakeFlush = wake
       return Effect.sync(() => {
         clearTimeout(timer)
@@ -227,7 +231,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       )
       yield* Effect.gen(function*() {
         while (true) {
-          if (unwritten.size === 0 && forgetting.length === 0) yield* asked
+          if (unwritten.size === 0) yield* asked
           yield* flushed
           yield* Effect.sleep(FLUSH_EVERY)
         }
