@@ -22,4 +22,27 @@ describe("batched JSON log", () => {
       assert.deepStrictEqual(entries.map((e) => e.annotations["http.status"]), [201, 202, 203])
       assert.isTrue(entries.every((e) => e.level === "INFO"))
     }))
+
+  it.live("writes a batch once its window after the first line ends, and starts a new window with the next line", () =>
+    Effect.gen(function*() {
+      const writes: Array<string> = []
+      const waitFor = (count: number) =>
+        Effect.promise(async () => {
+          for (let i = 0; i < 200 && writes.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+        })
+      yield* Effect.scoped(Effect.gen(function*() {
+        const logger = yield* batchedJsonLogger({ write: (chunk) => writes.push(chunk), window: "20 millis" })
+        const logged = Effect.provide(Logger.layer([logger]))
+        yield* Effect.logInfo("first").pipe(logged)
+        yield* Effect.logInfo("second").pipe(logged)
+        yield* waitFor(1)
+        assert.strictEqual(writes.length, 1, "the window's two lines in one write, without the scope closing")
+        yield* Effect.logInfo("third").pipe(logged)
+        yield* waitFor(2)
+        assert.strictEqual(writes.length, 2, "a later line opens a new window")
+      }))
+      assert.strictEqual(writes.length, 2, "nothing left to write when the scope closes")
+      const messages = writes.map((chunk) => chunk.trim().split("\n").map((line) => (JSON.parse(line) as { message: unknown }).message))
+      assert.deepStrictEqual(messages, [["first", "second"], ["third"]])
+    }))
 })
