@@ -12,12 +12,12 @@ const isDeadlock = (error: unknown): boolean =>
   typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError" &&
   (error as { reason?: { _tag?: unknown } }).reason?._tag === "DeadlockError"
 
-// The waits after the second run: 5–40 ms with jitter, at most 3 of them (five runs in all).
+// After the second run, at most 3 more, each waiting 5–40 ms with jitter on top of its own 5 ms.
 const thenRetries = Schedule.max([Schedule.jittered(Schedule.exponential("5 millis")), Schedule.recurs(3)])
 
 /**
- * Runs `effect` again (up to 4 more times, after 5 ms, then 5–40 ms with jitter) when it failed as a
- * deadlock victim. The retry is set up only after a deadlock: every statement of a turn goes through
+ * Runs `effect` again (up to 4 more times: after 5 ms, then after 10–45 ms with jitter) when it failed
+ * as a deadlock victim. The retry is set up only after a deadlock: every statement of a turn goes through
  * here, and a retry's schedule made up front for each one was a cost on the path that never needs it.
  */
 export const retryDeadlock = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>

@@ -33,7 +33,12 @@ export const batchedJsonLogger = (options: {
       if (lines.length === 0) return
       const batch = lines
       lines = []
-      write(`${batch.join("\n")}\n`)
+      try {
+        write(`${batch.join("\n")}\n`)
+      } catch {
+        // In a timer's callback a throw would end the process: a log whose destination fails loses
+        // its lines, not the server (an asynchronous failure of stdout is the stream's own event).
+      }
     }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {

@@ -45,4 +45,21 @@ describe("batched JSON log", () => {
       const messages = writes.map((chunk) => chunk.trim().split("\n").map((line) => (JSON.parse(line) as { message: unknown }).message))
       assert.deepStrictEqual(messages, [["first", "second"], ["third"]])
     }))
+
+  it.live("a destination that throws loses its batch, not the process", () =>
+    Effect.gen(function*() {
+      let calls = 0
+      yield* Effect.scoped(Effect.gen(function*() {
+        const logger = yield* batchedJsonLogger({
+          write: () => {
+            calls++
+            throw new Error("EPIPE")
+          },
+          window: "5 millis"
+        })
+        yield* Effect.logInfo("lost").pipe(Effect.provide(Logger.layer([logger])))
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      }))
+      assert.strictEqual(calls, 1, "the batch was written once, in its timer, and the throw went no further")
+    }))
 })
