@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Logger } from "effect"
 import { batchedJsonLogger } from "../../src/system/BatchedLog.ts"
+import { eventually } from "../support/JobsHelpers.ts"
 
 describe("batched JSON log", () => {
   it.effect("writes every line, in order, as one JSON object per line, in one write per batch; the rest when its scope closes", () =>
@@ -26,10 +27,7 @@ describe("batched JSON log", () => {
   it.live("writes a batch once its window after the first line ends, and starts a new window with the next line", () =>
     Effect.gen(function*() {
       const writes: Array<string> = []
-      const waitFor = (count: number) =>
-        Effect.promise(async () => {
-          for (let i = 0; i < 200 && writes.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10))
-        })
+      const waitFor = (count: number) => eventually(Effect.sync(() => writes.length), (n) => n >= count, `${count} writes`, 3_000)
       yield* Effect.scoped(Effect.gen(function*() {
         const logger = yield* batchedJsonLogger({ write: (chunk) => writes.push(chunk), window: "20 millis" })
         const logged = Effect.provide(Logger.layer([logger]))
