@@ -15,6 +15,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EmbeddedDatabase } from "./EmbeddedDatabase.ts"
+import * as EmbeddedVacuum from "./EmbeddedVacuum.ts"
 
 /** The embedded database is one process's: a second server on the same DATA_DIR would corrupt it. */
 export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly message: string }> {}
@@ -94,8 +95,8 @@ export const layerEmbeddedClient = (socketPath: string) =>
     Layer.succeed(EmbeddedDatabase, true)
   )
 
-/** The embedded database and a client of it. */
+/** The embedded database, a client of it, and its vacuum (it has no autovacuum of its own). */
 export const layerEmbeddedPg = (dataDir: string | undefined) =>
-  Layer.unwrap(Effect.map(startEmbeddedPg(dataDir), layerEmbeddedClient))
+  EmbeddedVacuum.layer.pipe(Layer.provideMerge(Layer.unwrap(Effect.map(startEmbeddedPg(dataDir), layerEmbeddedClient))))
 
 export { EmbeddedDatabase }
