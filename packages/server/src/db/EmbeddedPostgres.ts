@@ -1,20 +1,20 @@
 /**
- * PGlite (PostgreSQL compiled to WASM) served on a private unix socket and
- * reached through the same `@effect/sql-pg` client as a real server, so the
- * repositories run the same SQL on both backends.
+ * PGlite (PostgreSQL compiled to WASM) served on a private unix socket
+ * (`EmbeddedWire`) and reached through the same `@effect/sql-pg` client as a
+ * real server, so the repositories run the same SQL on both backends.
  *
  * PGlite is a single backend session: the pool is kept at one connection so
  * session state and locks behave as they would on one connection. That is why
  * nothing in Switchboard holds a transaction across a slow call.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Effect, Layer } from "effect"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EmbeddedDatabase } from "./EmbeddedDatabase.ts"
+import { serveWire } from "./EmbeddedWire.ts"
 import * as EmbeddedVacuum from "./EmbeddedVacuum.ts"
 
 /** The embedded database is one process's: a second server on the same DATA_DIR would corrupt it. */
@@ -77,12 +77,8 @@ export const startEmbeddedPg = (dataDir: string | undefined) =>
     )
     const socketPath = join(socketDir, ".s.PGSQL.5432")
     yield* Effect.acquireRelease(
-      Effect.promise(async () => {
-        const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: 4 })
-        await server.start()
-        return server
-      }),
-      (server) => Effect.promise(() => server.stop())
+      Effect.promise(() => serveWire(db, { path: socketPath })),
+      (server) => Effect.promise(() => server.close())
     )
     return socketPath
   })

@@ -5,10 +5,10 @@
  * a PostgreSQL server too.
  */
 import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
 import { waitForDatabase } from "../../src/db/Database.ts"
+import { serveWire } from "../../src/db/EmbeddedWire.ts"
 import { closedPort } from "@switchboard/providers/testing/FakeHttp"
 
 const urlOf = (port: number) => Redacted.make(`postgres://postgres@127.0.0.1:${port}/postgres`)
@@ -23,12 +23,8 @@ describe("waiting for the database at start", () => {
 
       const db = yield* Effect.acquireRelease(Effect.promise(() => PGlite.create()), (db) => Effect.promise(() => db.close()))
       yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port })
-          await server.start()
-          return server
-        }),
-        (server) => Effect.promise(() => server.stop())
+        Effect.promise(() => serveWire(db, { port })),
+        (server) => Effect.promise(() => server.close())
       )
       yield* Fiber.join(waiting)
     }).pipe(Effect.scoped), 30_000)
