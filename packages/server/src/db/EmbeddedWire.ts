@@ -10,8 +10,9 @@
  * every stream's deltas behind it (docs/performance.md, "Streamed turns").
  *
  * PGlite is one session, shared by every connection: while one connection is
- * inside a transaction block, the others' messages wait for it to end, and a
- * connection that goes away inside one has it rolled back.
+ * inside a transaction block, or between an extended-protocol message and its
+ * sync, the others' messages wait for it, and a connection that goes away
+ * there has its work rolled back, as a PostgreSQL backend's would be.
  */
 import type { PGlite } from "@electric-sql/pglite"
 import { createServer } from "node:net"
@@ -20,15 +21,27 @@ import type { Server, Socket } from "node:net"
 const SSL_REQUEST = 80877103
 const GSSENC_REQUEST = 80877104
 const CANCEL_REQUEST = 80877102
+/** PostgreSQL's own bound on a message (`MaxAllocSize`): a longer length is not a message. */
+const MAX_MESSAGE = 0x3fffffff
 const EMPTY = Buffer.alloc(0)
-/** A simple-query message: `ROLLBACK`, for a connection gone inside a transaction block. */
-const ROLLBACK = (() => {
+const SYNC = 0x53
+const QUERY = 0x51
+const TERMINATE = 0x58
+/**
+ * What a connection gone mid-work leaves to undo: `ROLLBACK` ends a transaction block or aborts an
+ * extended-protocol one (PostgreSQL aborts a statement's implicit transaction on `ROLLBACK`), and
+ * a sync ends the protocol's skipping of messages after an error, which would skip `ROLLBACK`.
+ */
+const UNDO = (() => {
   const text = Buffer.from("ROLLBACK\0")
-  const message = Buffer.alloc(5 + text.length)
-  message.write("Q", 0)
-  message.writeInt32BE(4 + text.length, 1)
-  text.copy(message, 5)
-  return message
+  const rollback = Buffer.alloc(5 + text.length)
+  rollback.writeUInt8(QUERY, 0)
+  rollback.writeInt32BE(4 + text.length, 1)
+  text.copy(rollback, 5)
+  const sync = Buffer.alloc(5)
+  sync.writeUInt8(SYNC, 0)
+  sync.writeInt32BE(4, 1)
+  return [rollback, sync]
 })()
 
 interface Connection {
@@ -37,6 +50,8 @@ interface Connection {
   pending: Buffer
   /** Before the startup message, messages carry no type byte. */
   started: boolean
+  /** Extended-protocol messages ran since the last sync (or simple query): the session is mid-statement. */
+  unsynced: boolean
   waiting: boolean
 }
 
@@ -49,12 +64,12 @@ export interface WireServer {
  */
 export const serveWire = (db: PGlite, listen: { readonly path: string } | { readonly port: number }): Promise<WireServer> => {
   const connections = new Set<Connection>()
-  /** The connection whose transaction block is open: only its messages run. */
+  /** The connection whose transaction block or unsynced statement is open: only its messages run. */
   let owner: Connection | undefined
   const waiting: Array<Connection> = []
 
   /** Runs one message for `connection`, its replies written to its socket (corked by the caller). */
-  const execute = (connection: Connection, message: Uint8Array) => {
+  const execute = (connection: Connection, message: Uint8Array, typed: boolean) => {
     db.execProtocolRawStream(message, {
       // Nothing to sync: a data directory on disk is written through as PostgreSQL writes, and one in memory has no disk.
       syncToFs: false,
@@ -63,17 +78,22 @@ export const serveWire = (db: PGlite, listen: { readonly path: string } | { read
         if (reply.length > 0 && !connection.socket.destroyed) connection.socket.write(Buffer.from(reply))
       }
     }).catch((error: unknown) => connection.socket.destroy(error instanceof Error ? error : new Error(String(error))))
-    owner = db.isInTransaction() ? connection : undefined
+    if (typed) connection.unsynced = message[0] !== SYNC && message[0] !== QUERY
+    owner = connection.unsynced || db.isInTransaction() ? connection : undefined
   }
 
-  /** The length of the complete message at `offset`; 0 while it is incomplete. */
+  /** The length of the complete message at `offset`; 0 while it is incomplete, -1 when it is no message. */
   const lengthAt = (connection: Connection, buffer: Buffer, offset: number) => {
     const available = buffer.length - offset
-    if (!connection.started) return available >= 4 && available >= buffer.readInt32BE(offset) ? buffer.readInt32BE(offset) : 0
-    return available >= 5 && available >= 1 + buffer.readInt32BE(offset + 1) ? 1 + buffer.readInt32BE(offset + 1) : 0
+    const header = connection.started ? 5 : 4
+    if (available < header) return 0
+    // The length counts itself (4 bytes), not the type byte before it.
+    const length = connection.started ? 1 + buffer.readInt32BE(offset + 1) : buffer.readInt32BE(offset)
+    if (length < header || length > MAX_MESSAGE) return -1
+    return available >= length ? length : 0
   }
 
-  /** Runs the connection's complete messages, until another connection's transaction block is open. */
+  /** Runs the connection's complete messages, until another connection holds the session. */
   const run = (connection: Connection) => {
     const { socket } = connection
     const buffer = connection.pending
@@ -90,8 +110,17 @@ export const serveWire = (db: PGlite, listen: { readonly path: string } | { read
         }
         const length = lengthAt(connection, buffer, offset)
         if (length === 0) break
+        if (length < 0) {
+          socket.destroy()
+          break
+        }
         const message = buffer.subarray(offset, offset + length)
         offset += length
+        if (connection.started && message[0] === TERMINATE) {
+          // The session is shared: a client's goodbye ends its connection, not PGlite's session.
+          socket.end()
+          break
+        }
         if (!connection.started) {
           const code = length >= 8 ? message.readInt32BE(4) : 0
           if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
@@ -100,8 +129,10 @@ export const serveWire = (db: PGlite, listen: { readonly path: string } | { read
           }
           if (code === CANCEL_REQUEST) continue // PGlite runs one statement at a time, to its end
           connection.started = true
+          execute(connection, message, false)
+          continue
         }
-        execute(connection, message)
+        execute(connection, message, true)
       }
     } finally {
       socket.uncork()
@@ -109,7 +140,7 @@ export const serveWire = (db: PGlite, listen: { readonly path: string } | { read
     connection.pending = offset === buffer.length ? EMPTY : Buffer.from(buffer.subarray(offset))
   }
 
-  /** Once no transaction block is open, the connections that waited for one run, in order. */
+  /** Once no connection holds the session, those that waited for it run, in order. */
   const resume = () => {
     while (owner === undefined && waiting.length > 0) {
       const next = waiting.shift()!
@@ -124,15 +155,13 @@ export const serveWire = (db: PGlite, listen: { readonly path: string } | { read
     if (queued >= 0) waiting.splice(queued, 1)
     if (owner === connection) {
       owner = undefined
-      if (db.isInTransaction()) {
-        db.execProtocolRawStream(ROLLBACK, { syncToFs: false, onRawData: () => {} }).catch(() => {})
-      }
+      for (const message of UNDO) db.execProtocolRawStream(message, { syncToFs: false, onRawData: () => {} }).catch(() => {})
     }
     resume()
   }
 
   const server: Server = createServer((socket) => {
-    const connection: Connection = { socket, pending: EMPTY, started: false, waiting: false }
+    const connection: Connection = { socket, pending: EMPTY, started: false, unsynced: false, waiting: false }
     connections.add(connection)
     socket.setNoDelay(true)
     socket.on("data", (bytes: Buffer) => {

@@ -1,7 +1,8 @@
 /**
  * PGlite's wire protocol on a socket (`EmbeddedWire`): PGlite is one session, so
- * a connection's transaction block keeps the others' statements waiting, and a
- * connection that goes away inside one has it rolled back. PGlite itself here,
+ * a connection's transaction block, or its statement before the sync, keeps the
+ * others' statements waiting, and a connection that goes away there has its
+ * work rolled back. PGlite itself here,
  * whatever DATABASE_URL says: this is the embedded database's own plumbing.
  */
 import { PGlite } from "@electric-sql/pglite"
@@ -55,6 +56,22 @@ const queryMessage = (text: string) => {
   body.copy(message, 5)
   return message
 }
+
+const typed = (type: string, body: Buffer) => {
+  const message = Buffer.alloc(5 + body.length)
+  message.write(type, 0)
+  message.writeInt32BE(4 + body.length, 1)
+  body.copy(message, 5)
+  return message
+}
+/** An unnamed statement's parse, bind and execute, and a flush for its answer: no sync. */
+const unsyncedStatement = (text: string) =>
+  Buffer.concat([
+    typed("P", Buffer.concat([Buffer.from(`\0${text}\0`), Buffer.alloc(2)])),
+    typed("B", Buffer.concat([Buffer.from("\0\0"), Buffer.alloc(6)])),
+    typed("E", Buffer.concat([Buffer.from("\0"), Buffer.alloc(4)])),
+    typed("H", Buffer.alloc(0))
+  ])
 
 /** A raw connection: what it received so far, and a wait for bytes to satisfy `done`. */
 const rawClient = (path: string) =>
@@ -149,6 +166,34 @@ describe("the embedded database's socket", () => {
       raw.socket.destroy()
       const rows = yield* Fiber.join(count)
       assert.deepStrictEqual(rows.map((r) => r.n), [0], "the insert was rolled back")
+    }).pipe(Effect.scoped), 30_000)
+
+  it.live("a connection gone between a statement and its sync: the statement is rolled back and the others go on", () =>
+    Effect.gen(function*() {
+      const path = yield* served
+      const context = yield* clientOf(path)
+      const sql = <A, E>(use: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+        SqlClient.SqlClient.use(use).pipe(Effect.provide(context))
+      yield* sql((sql) => sql`CREATE TABLE t (n int)`)
+
+      const raw = yield* rawClient(path)
+      raw.socket.write(startupMessage())
+      yield* raw.until((b) => lastStatus(b) === "I")
+      const before = raw.received().length
+      raw.socket.write(unsyncedStatement("INSERT INTO t VALUES (1)"))
+      // CommandComplete: the insert ran, in the statement's own transaction, not committed before a sync.
+      yield* raw.until((b) => b.subarray(before).includes("INSERT 0 1"))
+
+      const count = yield* Effect.forkChild(sql((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM t`))
+      yield* Effect.sleep("300 millis")
+      assert.isUndefined(count.pollUnsafe(), "waits for the raw connection's sync")
+      raw.socket.destroy()
+      const rows = yield* Fiber.join(count)
+      assert.deepStrictEqual(rows.map((r) => r.n), [0], "the insert was rolled back")
+      // The session is clean: a transaction of this client's commits.
+      yield* sql((sql) => sql.withTransaction(sql`INSERT INTO t VALUES (2)`))
+      const after = yield* sql((sql) => sql<{ n: number }>`SELECT n FROM t`)
+      assert.deepStrictEqual(after.map((r) => r.n), [2])
     }).pipe(Effect.scoped), 30_000)
 
   it.live("encryption is declined, and a message that arrives in pieces is run once it is whole", () =>
