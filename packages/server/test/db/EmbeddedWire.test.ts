@@ -145,7 +145,11 @@ describe("the embedded database's socket", () => {
       assert.deepStrictEqual(rows.map((r) => r.n), [1])
     }).pipe(Effect.scoped), 30_000)
 
-  it.live("a connection gone inside a transaction block: the block is rolled back and the others go on", () =>
+  /**
+   * A raw connection leaves an insert uncommitted (`leave`: its bytes, and what answers them) and
+   * goes away; meanwhile a client's count waits, and once it is gone counts nothing.
+   */
+  const goneMidWork = (leave: Buffer, answered: (received: Buffer) => boolean) =>
     Effect.gen(function*() {
       const path = yield* served
       const context = yield* clientOf(path)
@@ -157,36 +161,12 @@ describe("the embedded database's socket", () => {
       raw.socket.write(startupMessage())
       yield* raw.until((b) => lastStatus(b) === "I")
       const before = raw.received().length
-      raw.socket.write(queryMessage("BEGIN; INSERT INTO t VALUES (1)"))
-      yield* raw.until((b) => lastStatus(b, before) === "T")
+      raw.socket.write(leave)
+      yield* raw.until((b) => answered(b.subarray(before)))
 
       const count = yield* Effect.forkChild(sql((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM t`))
       yield* Effect.sleep("300 millis")
-      assert.isUndefined(count.pollUnsafe(), "waits for the raw connection's block")
-      raw.socket.destroy()
-      const rows = yield* Fiber.join(count)
-      assert.deepStrictEqual(rows.map((r) => r.n), [0], "the insert was rolled back")
-    }).pipe(Effect.scoped), 30_000)
-
-  it.live("a connection gone between a statement and its sync: the statement is rolled back and the others go on", () =>
-    Effect.gen(function*() {
-      const path = yield* served
-      const context = yield* clientOf(path)
-      const sql = <A, E>(use: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
-        SqlClient.SqlClient.use(use).pipe(Effect.provide(context))
-      yield* sql((sql) => sql`CREATE TABLE t (n int)`)
-
-      const raw = yield* rawClient(path)
-      raw.socket.write(startupMessage())
-      yield* raw.until((b) => lastStatus(b) === "I")
-      const before = raw.received().length
-      raw.socket.write(unsyncedStatement("INSERT INTO t VALUES (1)"))
-      // CommandComplete: the insert ran, in the statement's own transaction, not committed before a sync.
-      yield* raw.until((b) => b.subarray(before).includes("INSERT 0 1"))
-
-      const count = yield* Effect.forkChild(sql((sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM t`))
-      yield* Effect.sleep("300 millis")
-      assert.isUndefined(count.pollUnsafe(), "waits for the raw connection's sync")
+      assert.isUndefined(count.pollUnsafe(), "waits for the raw connection")
       raw.socket.destroy()
       const rows = yield* Fiber.join(count)
       assert.deepStrictEqual(rows.map((r) => r.n), [0], "the insert was rolled back")
@@ -194,6 +174,29 @@ describe("the embedded database's socket", () => {
       yield* sql((sql) => sql.withTransaction(sql`INSERT INTO t VALUES (2)`))
       const after = yield* sql((sql) => sql<{ n: number }>`SELECT n FROM t`)
       assert.deepStrictEqual(after.map((r) => r.n), [2])
+    }).pipe(Effect.scoped)
+
+  it.live("a connection gone inside a transaction block: the block is rolled back and the others go on", () =>
+    goneMidWork(queryMessage("BEGIN; INSERT INTO t VALUES (1)"), (received) => lastStatus(received) === "T"), 30_000)
+
+  // CommandComplete answers the insert: it ran, in the statement's own transaction, which only a sync commits.
+  it.live("a connection gone between a statement and its sync: the statement is rolled back and the others go on", () =>
+    goneMidWork(unsyncedStatement("INSERT INTO t VALUES (1)"), (received) => received.includes("INSERT 0 1")), 30_000)
+
+  it.live("a client's goodbye closes its connection, and the session goes on for the others", () =>
+    Effect.gen(function*() {
+      const path = yield* served
+      const context = yield* clientOf(path)
+      const raw = yield* rawClient(path)
+      raw.socket.write(startupMessage())
+      yield* raw.until((b) => lastStatus(b) === "I")
+      const closed = Effect.callback<void>((resume) => {
+        raw.socket.once("close", () => resume(Effect.void))
+      })
+      raw.socket.write(typed("X", Buffer.alloc(0)))
+      yield* closed
+      const rows = yield* SqlClient.SqlClient.use((sql) => sql<{ n: number }>`SELECT 41 + 1 AS n`).pipe(Effect.provide(context))
+      assert.deepStrictEqual(rows.map((r) => r.n), [42])
     }).pipe(Effect.scoped), 30_000)
 
   it.live("encryption is declined, and a message that arrives in pieces is run once it is whole", () =>
