@@ -29,6 +29,7 @@
  *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
  *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
+ *   --backends=embedded,postgres   the servers' databases (default: embedded, and postgres with DATABASE_URL)
  *   --think-ms=250          jobs case: a chat's mean pause between its turns (0: back-to-back, see bench/jobs.ts)
  *
  *   npm run bench                      # ~5 min
@@ -88,6 +89,7 @@ const { values: flags } = parseArgs({
     only: { type: "string" },
     "cpu-prof": { type: "string" },
     "server-env": { type: "string", multiple: true },
+    backends: { type: "string" },
     "think-ms": { type: "string" },
     help: { type: "boolean", short: "h" }
   },
@@ -98,7 +100,7 @@ if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
       "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs,console] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
-        "[--think-ms=n]"
+        "[--backends=embedded,postgres] [--think-ms=n]"
   )
   process.exit(0)
 }
@@ -171,6 +173,23 @@ process.on("SIGTERM", () => void shutdown(143))
 // PostgreSQL: a scratch database for the server and its floor, dropped at the end
 
 const databaseUrl = process.env["DATABASE_URL"] || undefined
+
+const BACKENDS = ["embedded", "postgres"] as const
+const chosenBackends: ReadonlyArray<"embedded" | "postgres"> = (() => {
+  if (flags.backends === undefined) return ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
+  const chosen = flags.backends.split(",").map((s) => s.trim())
+  for (const name of chosen) {
+    if (!(BACKENDS as ReadonlyArray<string>).includes(name)) {
+      console.error(`unknown backend ${JSON.stringify(name)} in --backends (known: ${BACKENDS.join(", ")})`)
+      process.exit(2)
+    }
+  }
+  if (chosen.includes("postgres") && databaseUrl === undefined) {
+    console.error("--backends=postgres needs DATABASE_URL (a PostgreSQL the run may create a scratch database in)")
+    process.exit(2)
+  }
+  return BACKENDS.filter((b) => chosen.includes(b))
+})()
 let scratchUrl: string | undefined
 let scratchName: string | undefined
 
@@ -977,7 +996,7 @@ const main = async () => {
     }
   }
 
-  const backends: Array<"embedded" | "postgres"> = ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
+  const backends = chosenBackends
   for (const backend of backends) {
     if (!wantsServer) break
     await attempt(`server (${backend})`, async () => {
