@@ -116,14 +116,20 @@ const numberOption = (raw: string | undefined, name: string, fallback: number, i
 }
 
 const quick = flags.quick === true
-const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console"] as const
-const only = flags.only === undefined ? [...CASES] : flags.only.split(",").map((s) => s.trim())
-for (const name of only) {
-  if (!(CASES as ReadonlyArray<string>).includes(name)) {
-    console.error(`unknown case ${JSON.stringify(name)} in --only (known: ${CASES.join(", ")})`)
-    process.exit(2)
+/** A comma-separated option's names, each one of `known` (else the run stops naming it), in `known`'s order. */
+const namesOption = <N extends string>(raw: string, option: string, what: string, known: ReadonlyArray<N>): Array<N> => {
+  const names = raw.split(",").map((s) => s.trim())
+  for (const name of names) {
+    if (!(known as ReadonlyArray<string>).includes(name)) {
+      console.error(`unknown ${what} ${JSON.stringify(name)} in --${option} (known: ${known.join(", ")})`)
+      process.exit(2)
+    }
   }
+  return known.filter((name) => names.includes(name))
 }
+
+const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console"] as const
+const only: ReadonlyArray<string> = flags.only === undefined ? [...CASES] : namesOption(flags.only, "only", "case", CASES)
 
 const options = {
   quick,
@@ -175,21 +181,13 @@ process.on("SIGTERM", () => void shutdown(143))
 const databaseUrl = process.env["DATABASE_URL"] || undefined
 
 const BACKENDS = ["embedded", "postgres"] as const
-const chosenBackends: ReadonlyArray<"embedded" | "postgres"> = (() => {
-  if (flags.backends === undefined) return ["embedded", ...(databaseUrl === undefined ? [] : ["postgres" as const])]
-  const chosen = flags.backends.split(",").map((s) => s.trim())
-  for (const name of chosen) {
-    if (!(BACKENDS as ReadonlyArray<string>).includes(name)) {
-      console.error(`unknown backend ${JSON.stringify(name)} in --backends (known: ${BACKENDS.join(", ")})`)
-      process.exit(2)
-    }
-  }
-  if (chosen.includes("postgres") && databaseUrl === undefined) {
-    console.error("--backends=postgres needs DATABASE_URL (a PostgreSQL the run may create a scratch database in)")
-    process.exit(2)
-  }
-  return BACKENDS.filter((b) => chosen.includes(b))
-})()
+const backends = flags.backends === undefined
+  ? BACKENDS.filter((b) => b === "embedded" || databaseUrl !== undefined)
+  : namesOption(flags.backends, "backends", "backend", BACKENDS)
+if (backends.includes("postgres") && databaseUrl === undefined) {
+  console.error("--backends=postgres needs DATABASE_URL (a PostgreSQL the run may create a scratch database in)")
+  process.exit(2)
+}
 let scratchUrl: string | undefined
 let scratchName: string | undefined
 
@@ -996,7 +994,6 @@ const main = async () => {
     }
   }
 
-  const backends = chosenBackends
   for (const backend of backends) {
     if (!wantsServer) break
     await attempt(`server (${backend})`, async () => {
