@@ -124,6 +124,30 @@ describe("switchboard CLI", () => {
       assert.isTrue(chats.every((r) => r.headers.accept === "application/json"))
     }))
 
+  it.effect("--no-stream prints a tool round's text when its answer arrives, before its tool runs", () =>
+    Effect.gen(function*() {
+      // The model says something before it asks for the tool, as the scripted demo does.
+      const server = yield* startFakeServer((request) => {
+        const answer = fakeApi(request) as { json?: { toolCalls?: unknown } }
+        return answer.json?.toolCalls === undefined ? answer : { json: { ...answer.json, content: "Let me listen." } }
+      })
+      const contextFile = writeContext(tempDir())
+      const run = yield* runCli(["chat", "--server", server.url, "--no-stream", "--context", contextFile, "please transcribe"], {
+        home: tempDir()
+      })
+      assert.strictEqual(run.code, 0, run.stderr)
+      assert.strictEqual(run.stdout, "Let me listen.\nTranscript says: hello world\n")
+      // The round was `responding` when its text came, then ran its tool: the status lines a streamed turn prints.
+      const lines = run.stderr.split("\n").filter((line) => line.startsWith("[switchboard]"))
+      assert.deepStrictEqual(lines, [
+        "[switchboard] sending to the model…",
+        "[switchboard] responding…",
+        "[switchboard] running tool transcribe_video…",
+        "[switchboard] sending to the model…",
+        "[switchboard] responding…"
+      ])
+    }))
+
   it.effect("an invalid context file is refused with a clear message", () =>
     Effect.gen(function*() {
       const server = yield* startFakeServer(fakeApi)

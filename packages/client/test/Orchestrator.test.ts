@@ -56,6 +56,28 @@ describe("Orchestrator", () => {
       assert.isUndefined(requests[0]?.context)
     }))
 
+  it.effect("Whole answers (streaming off): a tool round with text is responding before its tool runs", () =>
+    Effect.gen(function*() {
+      const stores = makeStores()
+      stores.agentStore.getState().setContext(contextWithVideo().context)
+      stores.chatStore.getState().addMessage({ role: "user", content: "Transcribe my clip" })
+      const statuses = watchStatus(stores)
+      const { layer } = scriptedTransport([
+        { ...callTools({ id: "call_1", name: "transcribe_video", args: {} }), content: "Let me listen." },
+        { content: "Done.", toolCalls: [], messageId: "srv_final" }
+      ])
+      const orchestrator = makeOrchestrator({
+        ...stores,
+        registry: makeDefaultRegistry(recordingTranscriber("words").transcriber),
+        streaming: false
+      })
+
+      yield* orchestrator.run().pipe(Effect.provide(layer))
+
+      assert.deepStrictEqual(statuses, ["sending", "responding", "processing", "sending", "responding", "idle"])
+      assert.deepStrictEqual(stores.chatStore.getState().messages.map((m) => m.content).slice(1, 2), ["Let me listen."])
+    }))
+
   it.effect("Tool call then final answer", () =>
     Effect.gen(function*() {
       const stores = makeStores()

@@ -1,8 +1,9 @@
 /**
  * `npm start`: the server, configured from the environment (see README).
  *
- * V8's settings come first (`system/V8Tuning.ts`: pretenuring off, the old
- * generation's growth capped), then Effect's Schema JIT compiler, before any
+ * The Node version is checked first (`system/NodeVersion.ts`), then V8's
+ * settings (`system/V8Tuning.ts`: pretenuring off, the old generation's
+ * growth capped), then Effect's Schema JIT compiler, before any
  * schema is built (it compiles each decoder to a function on first use;
  * measured with `npm run bench`). `SCHEMA_JIT=off` keeps the interpreter, for
  * comparison or where generated code is not allowed.
@@ -12,7 +13,14 @@
  */
 import { setFlagsFromString } from "node:v8"
 import { refusal } from "./system/InvalidSetting.ts"
+import { tooOldNode } from "./system/NodeVersion.ts"
 import { v8TuningFor } from "./system/V8Tuning.ts"
+
+const tooOld = tooOldNode(process.versions.node)
+if (tooOld !== undefined) {
+  console.error(refusal(tooOld))
+  process.exit(1)
+}
 
 const tuning = v8TuningFor(process.env)
 if (tuning._tag === "Invalid") {

@@ -116,6 +116,16 @@ export const chatCommand = Command.make("chat", {
     const printer = makeAnswerPrinter((text) => {
       process.stdout.write(text)
     })
+    // Without streaming, a tool round's text arrives whole with its calls: printed then, before its
+    // tools run, as a streamed round's is (the turn's last answer is `printer.finish`'s).
+    let inTurn = false
+    if (noStream) {
+      chatStore.subscribe((state, previous) => {
+        if (!inTurn || state.messages.length !== previous.messages.length + 1) return
+        const added = state.messages.at(-1)
+        if (added?.role === "assistant" && (added.toolCalls?.length ?? 0) > 0) printer.delta(added.content, added.id)
+      })
+    }
     const orchestrator = makeOrchestrator({
       chatStore,
       agentStore,
@@ -159,7 +169,15 @@ export const chatCommand = Command.make("chat", {
     const turn = (text: string) =>
       lock.withPermits(1)(
         firstCtrlCStops(
-          orchestrator.send(text).pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))),
+          Effect.suspend(() => {
+            inTurn = true
+            return orchestrator.send(text)
+          }).pipe(
+            Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run())),
+            Effect.ensuring(Effect.sync(() => {
+              inTurn = false
+            }))
+          ),
           stopTurn
         ).pipe(
           Effect.matchEffect({

@@ -431,6 +431,8 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
           return { _tag: "IterationLimit", message, iterations: iteration, jobs } satisfies RunResult
         }
 
+        // A whole answer's text arrives at once: the round is `responding` then, as a streamed one is while its text arrives.
+        if (!streaming && response.content !== "") agent().setStatus("responding")
         const message = settle({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
         yield* executeAll(toolCalls)
         if (turn.stopRequested) {
