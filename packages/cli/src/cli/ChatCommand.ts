@@ -117,11 +117,11 @@ export const chatCommand = Command.make("chat", {
       process.stdout.write(text)
     })
     // Without streaming, a tool round's text arrives whole with its calls: printed then, before its
-    // tools run, as a streamed round's is (the turn's last answer is `printer.finish`'s).
-    let inTurn = false
+    // tools run, as a streamed round's is (the turn's last answer is `printer.finish`'s). Only while
+    // a turn runs (`loading`): a re-sync between turns prints nothing.
     if (noStream) {
       chatStore.subscribe((state, previous) => {
-        if (!inTurn || state.messages.length !== previous.messages.length + 1) return
+        if (!state.loading || state.messages.length !== previous.messages.length + 1) return
         const added = state.messages.at(-1)
         if (added?.role === "assistant" && (added.toolCalls?.length ?? 0) > 0) printer.delta(added.content, added.id)
       })
@@ -169,15 +169,7 @@ export const chatCommand = Command.make("chat", {
     const turn = (text: string) =>
       lock.withPermits(1)(
         firstCtrlCStops(
-          Effect.suspend(() => {
-            inTurn = true
-            return orchestrator.send(text)
-          }).pipe(
-            Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run())),
-            Effect.ensuring(Effect.sync(() => {
-              inTurn = false
-            }))
-          ),
+          orchestrator.send(text).pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))),
           stopTurn
         ).pipe(
           Effect.matchEffect({
