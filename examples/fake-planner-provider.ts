@@ -12,6 +12,10 @@
  * point a provider profile (or a direct host's LLM_BASE_URL) at
  * `http://127.0.0.1:<port>/v1`. Any non-empty API key is accepted; a request
  * without one gets a 401, as from a real provider.
+ *
+ * Its `usage` is a stand-in too: a token for every 4 characters of the
+ * messages' text (prompt) and of the call's arguments (completion), so that
+ * token usage and host budgets (README, walk-through 9) have numbers to count.
  */
 import { createServer } from "node:http"
 
@@ -61,6 +65,8 @@ const server = createServer((req, res) => {
     }
     const user = [...(body.messages ?? [])].reverse().find((m) => m.role === "user")
     const call = decide(textOf(user?.content))
+    const promptTokens = Math.ceil((body.messages ?? []).map((m) => textOf(m.content)).join("").length / 4)
+    const completionTokens = Math.ceil(JSON.stringify(call.arguments).length / 4)
     console.log(`decision: ${call.name} ${JSON.stringify(call.arguments)}`)
     send(200, {
       id: "chatcmpl-fake-planner",
@@ -76,7 +82,7 @@ const server = createServer((req, res) => {
           tool_calls: [{ id: "call_1", type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }]
         }
       }],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens }
     })
   })
 })

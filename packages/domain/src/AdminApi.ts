@@ -46,6 +46,7 @@ import {
   TaskListQuery,
   TaskView
 } from "./Planner.ts"
+import { HostBudget, HostBudgetRequest, UsageQuery, UsageReport } from "./Usage.ts"
 
 /** `Authorization: Bearer $ADMIN_TOKEN`; not `requiredForClient` (the client adds the header itself). */
 const adminToken: HttpApiSecurity.Http = HttpApiSecurity.annotate(
@@ -186,6 +187,38 @@ export class AdminApi extends HttpApiGroup.make("admin")
       "Run the retention sweep now",
       "Deletes the decisions of tasks terminal for longer than PLANNER_DECISION_RETENTION (default 7 days), in " +
         "bounded batches; the same sweep runs periodically on every replica."
+    )),
+    HttpApiEndpoint.get("usage", "/admin/usage", {
+      query: UsageQuery,
+      success: UsageReport,
+      error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "Token usage, totalled",
+      "Every provider call that answered (chat turn, wake turn, sub-agent step, planner decision), counted per " +
+        "hour against its kind, chat, job, host, task, provider profile and model, and kept as long as planner " +
+        "decisions (PLANNER_DECISION_RETENTION). Grouped by `groupBy` (default `kind`) over [`from`, `to`) " +
+        "(default: the last 24 hours; `from` rounded down to its hour), narrowed by `hostId`, `taskId`, `chatId`. " +
+        "A replica adds its calls to the totals within about a second."
+    )),
+    HttpApiEndpoint.get("hostBudget", "/admin/hosts/:hostId/budget", {
+      params: { hostId: HostId },
+      success: HostBudget,
+      error: [...anyRouteErrors, InvalidRequest, NotFound, HostNotFound, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "A host's budget of planner tokens, and what it used",
+      "`usedTokens` counts input and output tokens over the window the budget is checked on: the current hour and " +
+        "the 24 before it."
+    )),
+    HttpApiEndpoint.put("setHostBudget", "/admin/hosts/:hostId/budget", {
+      params: { hostId: HostId },
+      payload: HostBudgetRequest,
+      success: HostBudget,
+      error: [...anyRouteErrors, ...bodyErrors, NotFound, HostNotFound, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "Set a host's budget of planner tokens per 24 hours",
+      "`dailyTokens: null` returns the host to the default (PLANNER_HOST_DAILY_TOKENS; unset: no budget). A " +
+        "decision of a host whose tokens over the last 24 hours reached its budget is refused with 429 " +
+        "`budget_exceeded` before any provider call, by every replica."
     ))
   )
   .middleware(AdminAuth)

@@ -39,6 +39,7 @@ export const statusOfCode = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   expectation_failed: 417,
+  budget_exceeded: 429,
   headers_too_large: 431,
   client_closed_request: 499,
   internal_error: 500,
@@ -451,6 +452,25 @@ export class AgentBuiltIn extends Schema.Error<AgentBuiltIn>("AgentBuiltIn")({
   }
 }
 
+/**
+ * A host's planner tokens over the last 24 hours reached its budget (docs/usage.md): refused before
+ * any provider call, with `Retry-After` (the seconds until the window's oldest hour leaves it).
+ */
+export class BudgetExceeded extends Schema.Error<BudgetExceeded>("BudgetExceeded")({
+  error: Schema.String,
+  code: Schema.tag("budget_exceeded"),
+  /** The host's budget of tokens per 24 hours. */
+  limit: Schema.Number,
+  /** Its tokens in the window. */
+  used: Schema.Number,
+  /** Seconds until the window's oldest counted hour leaves it (the `Retry-After` header too). */
+  retryAfter: Schema.Number
+}, { httpApiStatus: statusOfCode.budget_exceeded, description: "The host's planner tokens over the last 24 hours reached its budget; retry after `retryAfter` seconds" }) {
+  get _tag() {
+    return "BudgetExceeded" as const
+  }
+}
+
 /** Every declared error, for a client reading an answer its operation does not declare (by `code`). */
 export const declaredErrors = [
   InvalidRequest,
@@ -487,6 +507,7 @@ export const declaredErrors = [
   AgentNotFound,
   AgentMismatch,
   AgentExists,
-  AgentBuiltIn
+  AgentBuiltIn,
+  BudgetExceeded
 ] as const
 export type DeclaredError = InstanceType<(typeof declaredErrors)[number]>

@@ -247,5 +247,10 @@ export type DecisionRecord = typeof DecisionRecord.Type
 export const DecisionList = Schema.Struct({ decisions: Schema.Array(DecisionRecord) })
 export type DecisionList = typeof DecisionList.Type
 
-export const PruneReport = Schema.Struct({ deleted: Schema.Int })
+export const PruneReport = Schema.Struct({
+  /** Planner decisions deleted. */
+  deleted: Schema.Int,
+  /** Hourly token usage rows deleted (docs/usage.md): kept as long as decisions. */
+  usageRows: Schema.optionalKey(Schema.Int)
+})
 export type PruneReport = typeof PruneReport.Type

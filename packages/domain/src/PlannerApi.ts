@@ -8,6 +8,7 @@ import { RequestErrors } from "./ChatApi.ts"
 import {
   anyRouteErrors,
   bodyErrors,
+  BudgetExceeded,
   CredentialUnavailable,
   DatabaseUnavailable,
   Forbidden,
@@ -43,6 +44,7 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         ProviderTimeout,
         NoActiveProfile,
         CredentialUnavailable,
+        BudgetExceeded,
         DatabaseUnavailable
       ]
     }).annotateMerge(OpenApi.annotations({
@@ -51,7 +53,8 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         "credential; the host's `timeoutMs` is ignored) with the prompts, the tools and the screenshot, asking " +
         "for exactly one tool call. 200 with the call and its `stepIndex` (from 0 within the task's attempt), " +
         "persisted before answering, screenshot excluded; any other outcome is a structured failure and " +
-        "persists nothing. Never a default, guessed or cached decision."
+        "persists nothing. Never a default, guessed or cached decision. 429 `budget_exceeded` (with " +
+        "`Retry-After`) when the host's planner tokens over the last 24 hours reached its budget."
     }))
   )
   .middleware(HostAuth)

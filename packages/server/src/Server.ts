@@ -54,6 +54,11 @@ import { JobsRepo } from "./jobs/JobsRepo.ts"
 import * as JobTools from "./jobs/JobTools.ts"
 import type { Subagents } from "./jobs/Subagents.ts"
 import * as RealSubagents from "./jobs/subagents/RealSubagents.ts"
+import { HostBudgets } from "./usage/HostBudgets.ts"
+import { metered } from "./usage/MeteredProvider.ts"
+import { UsageLedger } from "./usage/UsageLedger.ts"
+import { UsageReports } from "./usage/UsageReports.ts"
+import { UsageRepo } from "./usage/UsageRepo.ts"
 
 /**
  * The host control plane and the planner proxy: repositories over the
@@ -74,6 +79,16 @@ export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderPr
   ))
 )
 
+/**
+ * Token usage (docs/usage.md): the shared hourly rows, this replica's ledger that adds to them,
+ * and hosts' budgets read from them. The chat route's provider is counted (`metered`), the
+ * planner's decisions count their own calls.
+ */
+export const UsageServices = HostBudgets.layer.pipe(
+  Layer.provideMerge(UsageLedger.layer),
+  Layer.provideMerge(UsageRepo.layer)
+)
+
 /** What the server runs sub-agents with: the real ones, over the configured provider. */
 export type SubagentsLayer<E = never, R = never> = Layer.Layer<Subagents, E, R | ProviderAdapter>
 
@@ -92,7 +107,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(JobTools.layerNoDeps),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
-    Layer.provideMerge(provider)
+    Layer.provideMerge(metered(provider))
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
@@ -102,7 +117,9 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   )
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
   // (each has its own job runner, wake pipeline and signals, as separate processes would).
-  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices))
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, UsageReports.layer).pipe(
+    Layer.provideMerge(UsageServices)
+  ))
   const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp, AgentsHttp, AgentsAdminHttp]),
     Layer.provide([HostAuth.layer, AdminAuth.layer]),

@@ -2,8 +2,9 @@
  * `switchboard admin …`: the operator's side of the planner proxy, over every
  * `/admin` route (docs/planner.md): hosts (add, list, revoke, rotate-token),
  * tasks (add, show, list, cancel), chats (delete), provider profiles, the
- * decision log, its retention sweep and the credential-key rotation; and the
- * agents (docs/agents.md: apply a file of agents, list them).
+ * decision log, its retention sweep and the credential-key rotation, token
+ * usage and hosts' budgets (docs/usage.md); and the agents (docs/agents.md:
+ * apply a file of agents, list them).
  *
  * `--server` and `--token` (else `ADMIN_TOKEN`) go before or after the
  * subcommand. Output is for people by default (one line per item), `--json`
@@ -15,8 +16,8 @@
  * (`SWITCHBOARD_PROFILE_API_KEY`) rather than on the command line, where
  * other users can see it in the process list.
  */
-import { ProviderKind, TaskStatus } from "@switchboard/domain"
-import type { AgentDefinition, HostView, ProfileView, TaskView } from "@switchboard/domain"
+import { ProviderKind, TaskStatus, UsageGroupBy } from "@switchboard/domain"
+import type { AgentDefinition, HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type { HttpApiClient } from "effect/http-api"
@@ -138,9 +139,44 @@ const hostsRotateToken = Command.make("rotate-token", {
     )
   )
 
+const budgetLine = (budget: HostBudget) =>
+  `${budget.hostId}  budget ${budget.effectiveDailyTokens === null ? "none" : `${budget.effectiveDailyTokens} tokens a day`}` +
+  (budget.dailyTokens === null && budget.effectiveDailyTokens !== null ? " (the default)" : "") +
+  `  used ${budget.usedTokens} over the last 24 hours`
+
+const hostsBudget = Command.make("budget", {
+  hostId: hostIdArgument("The host whose budget of planner tokens to show or set"),
+  dailyTokens: Flag.Int("daily-tokens").pipe(
+    Flag.withDescription("Set the host's own budget: planner tokens (input + output) per 24 hours"),
+    Flag.optional
+  ),
+  useDefault: Flag.Boolean("default").pipe(
+    Flag.withDescription("Clear the host's own budget: PLANNER_HOST_DAILY_TOKENS applies (unset: none)"),
+    Flag.withDefault(false)
+  ),
+  json: jsonFlag
+}, ({ dailyTokens, hostId, json, useDefault }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      if (useDefault && Option.isSome(dailyTokens)) return yield* fail("give --daily-tokens or --default, not both")
+      const budget = useDefault || Option.isSome(dailyTokens)
+        ? yield* client.admin.setHostBudget({
+          params: { hostId },
+          payload: { dailyTokens: Option.getOrNull(dailyTokens) }
+        })
+        : yield* client.admin.hostBudget({ params: { hostId } })
+      yield* json ? printJson(budget) : Console.log(budgetLine(budget))
+    })
+  )).pipe(
+    Command.withDescription(
+      "A host's budget of planner tokens per 24 hours and what it used; --daily-tokens N sets its own, --default " +
+        "clears it. A host at its budget gets 429 budget_exceeded from the planner proxy, on every replica."
+    )
+  )
+
 const hosts = Command.make("hosts").pipe(
-  Command.withDescription("Register, list, revoke host agents and rotate their tokens."),
-  Command.withSubcommands([hostsAdd, hostsList, hostsRevoke, hostsRotateToken])
+  Command.withDescription("Register, list, revoke host agents, rotate their tokens, set their budgets."),
+  Command.withSubcommands([hostsAdd, hostsList, hostsRevoke, hostsRotateToken, hostsBudget])
 )
 
 // ---------------------------------------------------------------------------
@@ -350,7 +386,9 @@ const prune = Command.make("prune", { json: jsonFlag }, ({ json }) =>
   withAdmin((client) =>
     Effect.gen(function*() {
       const report = yield* client.admin.pruneDecisions()
-      yield* json ? printJson(report) : Console.log(`deleted ${report.deleted} decisions`)
+      yield* json
+        ? printJson(report)
+        : Console.log(`deleted ${report.deleted} decisions` + (report.usageRows === undefined ? "" : `, ${report.usageRows} hourly usage rows`))
     })
   )).pipe(
     Command.withDescription("Run the retention sweep now: deletes decisions of tasks terminal longer than PLANNER_DECISION_RETENTION.")
@@ -370,6 +408,52 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
   )).pipe(
     Command.withDescription(
       "Re-encrypt every provider profile under the current CREDENTIAL_KEY (values under CREDENTIAL_KEY_PREVIOUS included)."
+    )
+  )
+
+// ---------------------------------------------------------------------------
+// usage
+
+const usage = Command.make("usage", {
+  groupBy: Flag.Literals("group-by", UsageGroupBy.literals).pipe(
+    Flag.withDescription("Totals per host, task, chat, model or kind (default kind)"),
+    Flag.optional
+  ),
+  from: Flag.String("from").pipe(Flag.withDescription("From this time, ISO-8601 (default: 24 hours before --to)"), Flag.optional),
+  to: Flag.String("to").pipe(Flag.withDescription("Until this time, ISO-8601 (default: now)"), Flag.optional),
+  hostId: hostIdFlag("Only this host's calls"),
+  taskId: Flag.String("task-id").pipe(Flag.withDescription("Only this task's calls"), Flag.optional),
+  chatId: Flag.String("chat-id").pipe(Flag.withDescription("Only this chat's calls (its turns, jobs and wakes)"), Flag.optional),
+  json: jsonFlag
+}, ({ chatId, from, groupBy, hostId, json, taskId, to }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const optional = <K extends string>(key: K, value: Option.Option<string>) =>
+        Option.isSome(value) ? { [key]: value.value } as Record<K, string> : {}
+      const report = yield* client.admin.usage({
+        query: {
+          ...(Option.isSome(groupBy) ? { groupBy: groupBy.value } : {}),
+          ...optional("from", from),
+          ...optional("to", to),
+          ...optional("hostId", hostId),
+          ...optional("taskId", taskId),
+          ...optional("chatId", chatId)
+        }
+      })
+      if (json) return yield* printJson(report)
+      yield* Console.log(`${report.from} to ${report.to}, by ${report.groupBy}`)
+      if (report.rows.length === 0) return yield* Console.log("no provider calls")
+      for (const row of report.rows) {
+        yield* Console.log(
+          `${row.key}  ${row.calls} calls  ${row.inputTokens} in (${row.cachedInputTokens} cached)  ${row.outputTokens} out`
+        )
+      }
+      if (report.truncated) yield* Console.log(`(the first ${report.rows.length} rows, most tokens first)`)
+    })
+  )).pipe(
+    Command.withDescription(
+      "Token usage of every provider call that answered (chat and wake turns, sub-agent steps, planner decisions), " +
+        "totalled per host, task, chat, model or kind over a window (default: the last 24 hours)."
     )
   )
 
@@ -430,5 +514,5 @@ const agentsGroup = Command.make("agents").pipe(
 export const adminCommand = adminRoot.pipe(
   Command.withDescription("Operate the server: hosts, tasks, chats, provider profiles, decisions, agents (needs ADMIN_TOKEN)."),
   Command.withShortDescription("Operate hosts, tasks, chats, provider profiles, the decision log and agents"),
-  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate, agentsGroup])
+  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate, usage, agentsGroup])
 )

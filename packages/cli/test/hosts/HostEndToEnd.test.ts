@@ -289,11 +289,44 @@ describe("switchboard host run against the server", () => {
         const profiles = ok(yield* admin(server, ["profiles", "list", "--json"]), "profiles list").stdout
         const active = (JSON.parse(profiles) as { profiles: Array<{ profileId: string; active: boolean }> }).profiles.filter((p) => p.active)
         assert.deepStrictEqual(active.map((p) => p.profileId), [first])
-        assert.match(ok(yield* admin(server, ["prune"]), "prune").stdout, /^deleted \d+ decisions$/m)
+        assert.match(ok(yield* admin(server, ["prune"]), "prune").stdout, /^deleted \d+ decisions, \d+ hourly usage rows$/m)
         assert.match(
           ok(yield* admin(server, ["rotate-credential-key"]), "rotate").stdout,
           /^re-encrypted 0, already current \d+; every profile is now under key \S+$/m
         )
+      }), spawnTimeout)
+
+    it.effect("admin usage and hosts budget: a host over its budget fails its task with budget_exceeded", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const fake = yield* FakeOpenAi.scoped({ apiKey: profileKey })
+        // Each decision: 40 input and 10 output tokens.
+        fake.respondWith((request) => {
+          const reply = plan(request)
+          if (reply.type !== "json") return reply
+          return { ...reply, body: { ...(reply.body as object), usage: { prompt_tokens: 40, completion_tokens: 10, total_tokens: 50 } } }
+        })
+        const { host, taskId } = yield* setUpOverHttp(fake.url, "budget-host")
+        const hostId = host.SWITCHBOARD_HOST_ID
+        const workdir = tempDir("switchboard-e2e-budget-")
+        ok(yield* runCli(["host", "run", "--server", server, "--workdir", workdir, "--once"], { env: { ...noProviderEnv, ...host } }), "host run")
+
+        const usage = ok(yield* admin(server, ["usage", "--group-by", "task", "--host-id", hostId]), "usage").stdout
+        assert.include(usage, "by task")
+        assert.include(usage, `${taskId}  2 calls  80 in (0 cached)  20 out`)
+        const budget = ok(yield* admin(server, ["hosts", "budget", hostId, "--daily-tokens", "100"]), "hosts budget").stdout
+        assert.strictEqual(budget.trim(), `${hostId}  budget 100 tokens a day  used 100 over the last 24 hours`)
+
+        const next = ok(yield* admin(server, ["tasks", "add", "Write hello.txt again", "--host-id", hostId]), "tasks add").stdout.trim()
+        const refused = yield* runCli(["host", "run", "--server", server, "--workdir", workdir, "--once"], { env: { ...noProviderEnv, ...host } })
+        assert.include(refused.stdout, `task ${next}: failed after 0 steps: planner failed at step 0 after 1 try (budget_exceeded)`)
+        assert.strictEqual(fake.chatRequests().length, 2, "no provider call for the refused decision")
+        const failed = yield* taskJson(server, next)
+        assert.strictEqual(failed.status, "failed")
+        assert.include(failed.output, "budget_exceeded")
+
+        const cleared = ok(yield* admin(server, ["hosts", "budget", hostId, "--default"]), "hosts budget --default").stdout
+        assert.strictEqual(cleared.trim(), `${hostId}  budget none  used 100 over the last 24 hours`)
       }), spawnTimeout)
 
     it.effect("admin tasks cancel during a step: the host's next call gets 409 task_cancelled; it stops and reports nothing", () =>

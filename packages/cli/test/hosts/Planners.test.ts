@@ -116,7 +116,8 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
       const replies: Array<Reply> = [
         { json: { toolName: "finish", arguments: { summary: "ok" }, stepIndex: 4 } },
         { status: 502, json: { error: "The provider answered without a tool call", code: "no_tool_call" } },
-        { status: 409, json: { error: "lease expired", code: "lease_lost", taskId: "task_1" } }
+        { status: 409, json: { error: "lease expired", code: "lease_lost", taskId: "task_1" } },
+        { status: 429, json: { error: "Host host_a used 12 of its 10 planner tokens", code: "budget_exceeded", limit: 10, used: 12, retryAfter: 3600 } }
       ]
       const { client, server } = yield* api(() => replies.shift()!)
       const planner = CloudProxyPlanner.layerNoDeps("host_a").pipe(Layer.provide(client))
@@ -130,6 +131,10 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
       assert.deepStrictEqual([noCall.code, noCall.status, noCall.retryable], ["no_tool_call", 502, true])
       const lost = yield* Effect.flip(decide)
       assert.deepStrictEqual([lost.code, lost.retryable], ["lease_lost", false])
+      // Out of budget: the task fails with that reason, no retry (it would be refused until the window moves).
+      const broke = yield* Effect.flip(decide)
+      assert.deepStrictEqual([broke.code, broke.status, broke.retryable], ["budget_exceeded", 429, false])
+      assert.include(broke.message, "planner tokens")
     }))
 
   it.effect("an unreachable server is a retryable failure", () =>

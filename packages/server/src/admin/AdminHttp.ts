@@ -14,6 +14,8 @@ import { DecisionRetention } from "../planner/DecisionRetention.ts"
 import { DecisionsRepo } from "../planner/DecisionsRepo.ts"
 import { ProfilesRepo } from "../planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "../planner/ProviderProfiles.ts"
+import { HostBudgets } from "../usage/HostBudgets.ts"
+import { UsageReports } from "../usage/UsageReports.ts"
 
 export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(handlers) {
   const hosts = yield* HostsRepo
@@ -23,6 +25,8 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
   const decisions = yield* DecisionsRepo
   const retention = yield* DecisionRetention
   const chats = yield* ChatRepo
+  const usage = yield* UsageReports
+  const budgets = yield* HostBudgets
 
   const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
 
@@ -87,6 +91,15 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
     rotateCredentialKey: () => profiles.rotate,
     listDecisions: ({ query }) =>
       Effect.map(decisions.list(query.taskId, query.attempt), (list) => ({ decisions: list })),
-    pruneDecisions: () => Effect.map(retention.prune, (deleted) => ({ deleted }))
+    pruneDecisions: () =>
+      Effect.map(Effect.all([retention.prune, retention.pruneUsage]), ([deleted, usageRows]) => ({ deleted, usageRows })),
+    usage: ({ query }) => usage.report(query),
+    hostBudget: ({ params }) => budgets.view(params.hostId),
+    setHostBudget: ({ params, payload }) =>
+      budgets.set(params.hostId, payload.dailyTokens).pipe(
+        Effect.tap((budget) =>
+          Effect.logInfo(`host ${params.hostId}: budget ${budget.dailyTokens === null ? "the default" : `${budget.dailyTokens} tokens`} a day`)
+        )
+      )
   })
 }))

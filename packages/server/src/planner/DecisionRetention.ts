@@ -19,11 +19,18 @@
  * database (each batch re-walks the dead index entries its predecessors
  * left), short ones on a slow or busy one, every row lock held well under a
  * second either way (the advisory lock, likewise).
+ *
+ * Token usage (docs/usage.md) is kept as long: the same sweep deletes the
+ * hourly rows older than the window, in batches of `USAGE_PRUNE_BATCH`.
  */
-import { Config, Context, Duration, Effect, Layer, Random } from "effect"
+import { Clock, Config, Context, Duration, Effect, Layer, Random } from "effect"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
+import { UsageRepo } from "../usage/UsageRepo.ts"
 
 export const DEFAULT_RETENTION = "7 days"
+
+/** Hourly usage rows one statement of the sweep deletes at most. */
+export const USAGE_PRUNE_BATCH = 5000
 
 const UNITS: Record<string, number> = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000 }
 
@@ -43,9 +50,12 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
   readonly retentionMs: number
   /** One sweep: every decision past the window, in batches; answers how many were deleted. */
   readonly prune: Effect.Effect<number>
+  /** The hourly usage rows past the window, in batches; answers how many were deleted. */
+  readonly pruneUsage: Effect.Effect<number>
 }>()("switchboard/server/planner/DecisionRetention") {
   static readonly layer = Layer.effect(DecisionRetention, Effect.gen(function*() {
     const repo = yield* DecisionsRepo
+    const usage = yield* UsageRepo
     const raw = yield* Config.String("PLANNER_DECISION_RETENTION").pipe(Config.withDefault(DEFAULT_RETENTION))
     const retentionMs = parseRetention(raw)
     if (retentionMs === undefined) {
@@ -66,7 +76,16 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
         limit = nextBatchSize(limit, Duration.toMillis(took), targetMs)
       }
     }).pipe(Effect.withSpan("DecisionRetention.prune"))
-    return DecisionRetention.of({ retentionMs, prune })
+    const pruneUsage = Effect.gen(function*() {
+      let total = 0
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        const deleted = yield* usage.pruneBatch(now - retentionMs, USAGE_PRUNE_BATCH)
+        total += deleted
+        if (deleted < USAGE_PRUNE_BATCH) return total
+      }
+    })
+    return DecisionRetention.of({ retentionMs, prune, pruneUsage })
   }))
 }
 
@@ -77,6 +96,8 @@ export const layerSweep = Layer.effectDiscard(Effect.gen(function*() {
   const intervalMs = Math.max(1, seconds) * 1000
   const sweepOnce = retention.prune.pipe(
     Effect.tap((deleted) => deleted > 0 ? Effect.logInfo(`planner decisions pruned: ${deleted}`) : Effect.void),
+    Effect.andThen(retention.pruneUsage),
+    Effect.tap((deleted) => deleted > 0 ? Effect.logInfo(`hourly usage rows pruned: ${deleted}`) : Effect.void),
     // A failed sweep (the database away for a moment) is retried at the next tick, not fatal.
     Effect.catchCause((cause) => Effect.logWarning("planner decision sweep failed", cause))
   )

@@ -8,10 +8,12 @@
  * 1. the host's attempt must hold a live lease on the task (403/404/409
  *    otherwise; 409 `task_cancelled` once the operator cancelled it) —
  *    decided before any provider is touched;
- * 2. the active provider profile, read afresh (503 `no_active_profile`), and
- *    its key, decrypted (503 `credential_unavailable`);
+ * 2. the active provider profile, read afresh (503 `no_active_profile`), the
+ *    host's budget of tokens (429 `budget_exceeded`: `usage/HostBudgets.ts`),
+ *    and the profile's key, decrypted (503 `credential_unavailable`);
  * 3. one provider call, within the profile's timeout (504 `provider_timeout`;
- *    any other failure 502 `provider_error`), never retried here;
+ *    any other failure 502 `provider_error`), never retried here; an answer
+ *    is counted in the usage ledger, whether it makes a decision or not;
  * 4. exactly one usable tool call (`resolveDecision`, else 502), whose
  *    arguments fit the decision log (else 502 `provider_error`, `too_large`);
  * 5. persisted with the next step index of the attempt, screenshot excluded,
@@ -22,6 +24,7 @@
  */
 import { PlannerProviderError, ProviderTimeout } from "@switchboard/domain"
 import type {
+  BudgetExceeded,
   CredentialUnavailable,
   Decision,
   DecisionRequest,
@@ -44,6 +47,8 @@ import { callProvider, decisionParams } from "@switchboard/providers/planner/Pla
 import { ProfilesRepo } from "./ProfilesRepo.ts"
 import { resolveDecision } from "@switchboard/providers/planner/ResolveDecision"
 import { traced } from "@switchboard/providers/Spans"
+import { HostBudgets } from "../usage/HostBudgets.ts"
+import { UsageLedger } from "../usage/UsageLedger.ts"
 
 export type DecisionError =
   | Forbidden
@@ -58,6 +63,7 @@ export type DecisionError =
   | MultipleToolCalls
   | InvalidToolCall
   | PayloadTooLarge
+  | BudgetExceeded
 
 /** What the host sees of a provider failure: the kind, never the provider's own text (it may quote the request). */
 const toWireError = (error: ProviderError, timeoutMs: number): PlannerProviderError | ProviderTimeout => {
@@ -100,6 +106,8 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
     const decisions = yield* DecisionsRepo
     const keys = yield* CredentialKeys
     const pools = yield* ProviderPools
+    const budgets = yield* HostBudgets
+    const ledger = yield* UsageLedger
 
     return PlannerDecisions.of({
       decide: Effect.fnUntraced(function*(request) {
@@ -116,9 +124,13 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
             error: "No provider profile is active: create one and activate it (POST /admin/provider-profiles/{profileId}/activate)"
           })
         }
+        yield* budgets.check(hostId)
         const apiKey = yield* keys.open(profile.profileId, profile.sealed)
 
         const response = yield* callProvider(pools, { ...profile, apiKey }, decisionParams(request)).pipe(
+          Effect.tap((answer) =>
+            ledger.record({ kind: "planner", hostId, taskId, profileId: profile.profileId }, profile.model, answer.usage)
+          ),
           Effect.tapError((error) =>
             Effect.logError("planner provider call failed", {
               profile: profile.name,

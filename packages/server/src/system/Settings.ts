@@ -166,6 +166,12 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   // Hosts and the planner
   { name: "ADMIN_TOKEN", secret: true, blankIsUnset: true },
   {
+    name: "PLANNER_HOST_DAILY_TOKENS",
+    expected: "a whole number of tokens, 0 or more (a host's default budget per 24 hours; unset: none)",
+    accepts: wholeNumber(0),
+    blankIsUnset: true
+  },
+  {
     name: "CREDENTIAL_KEY",
     expected: "base64 of 32 random bytes, e.g. from: openssl rand -base64 32",
     accepts: credentialKey("CREDENTIAL_KEY"),

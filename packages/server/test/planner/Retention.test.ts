@@ -13,6 +13,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { DecisionRetention, nextBatchSize, parseRetention } from "../../src/planner/DecisionRetention.ts"
+import { UsageRepo } from "../../src/usage/UsageRepo.ts"
 import { DecisionsRepo, PRUNE_LOCK } from "../../src/planner/DecisionsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
@@ -89,6 +90,7 @@ describe("PLANNER_DECISION_RETENTION", () => {
     Effect.gen(function*() {
       const exit = yield* Layer.build(DecisionRetention.layer).pipe(
         Effect.provide(Layer.mock(DecisionsRepo, {})),
+        Effect.provide(Layer.mock(UsageRepo, {})),
         Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ PLANNER_DECISION_RETENTION: "7 weeks" }))),
         Effect.scoped,
         Effect.exit

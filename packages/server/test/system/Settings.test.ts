@@ -102,6 +102,7 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ CREDENTIAL_KEY: "not-a-key-at-all" }, "CREDENTIAL_KEY", undefined],
   [{ CREDENTIAL_KEY: KEY, CREDENTIAL_KEY_PREVIOUS: "c2hvcnQ=" }, "CREDENTIAL_KEY_PREVIOUS", undefined],
   [{ PLANNER_DECISION_RETENTION: "7 weeks" }, "PLANNER_DECISION_RETENTION", `"7 weeks"`],
+  [{ PLANNER_HOST_DAILY_TOKENS: "a lot" }, "PLANNER_HOST_DAILY_TOKENS", `"a lot"`],
   [{ PLANNER_PRUNE_INTERVAL_SECONDS: "0" }, "PLANNER_PRUNE_INTERVAL_SECONDS", `"0"`],
   [{ PLANNER_PRUNE_BATCH_SIZE: "lots" }, "PLANNER_PRUNE_BATCH_SIZE", `"lots"`],
   [{ PLANNER_PRUNE_BATCH_MILLIS: "0.5" }, "PLANNER_PRUNE_BATCH_MILLIS", `"0.5"`],

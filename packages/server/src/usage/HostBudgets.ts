@@ -1,0 +1,92 @@
+/**
+ * Hosts' budgets of planner tokens (docs/usage.md). A host's budget is its
+ * own (`PUT /admin/hosts/{hostId}/budget`) or else `PLANNER_HOST_DAILY_TOKENS`
+ * (unset: none). Before a decision's provider call, the host's input and
+ * output tokens over the window — the current hour and the 24 before it, so
+ * never less than the last 24 hours — are read from the shared rows, plus
+ * what this replica counted and has not flushed; at or over the budget the
+ * decision is refused with 429 `budget_exceeded`. Every replica reads the
+ * same rows, so every replica refuses alike; the calls of the last second on
+ * other replicas may not be in them yet, and decisions already in flight
+ * finish — a host can pass its budget by those, never by more.
+ */
+import type { HostBudget } from "@switchboard/domain"
+import { BudgetExceeded, HostNotFound } from "@switchboard/domain"
+import { Clock, Config, Context, Effect, Layer, Option } from "effect"
+import { UsageLedger } from "./UsageLedger.ts"
+import { HOUR_MS, hourOf, UsageRepo } from "./UsageRepo.ts"
+import type { HostBudgetRow } from "./UsageRepo.ts"
+
+/** Hours before the current one counted in a budget's window. */
+export const WINDOW_HOURS = 24
+
+const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
+
+export class HostBudgets extends Context.Service<HostBudgets, {
+  /** Fails when the host's tokens in the window reached its budget. */
+  check(hostId: string): Effect.Effect<void, BudgetExceeded>
+  view(hostId: string): Effect.Effect<HostBudget, HostNotFound>
+  set(hostId: string, dailyTokens: number | null): Effect.Effect<HostBudget, HostNotFound>
+}>()("switchboard/server/usage/HostBudgets") {
+  static readonly layer = Layer.effect(HostBudgets, Effect.gen(function*() {
+    const repo = yield* UsageRepo
+    const ledger = yield* UsageLedger
+    const defaultDailyTokens = Option.getOrNull(
+      yield* Config.Int("PLANNER_HOST_DAILY_TOKENS").pipe(Config.option)
+    )
+
+    /** The host's budget row with this replica's unflushed calls added, and the window's first hour. */
+    const read = (hostId: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const fromHour = hourOf(now) - WINDOW_HOURS * HOUR_MS
+        const row = yield* repo.hostBudget(hostId, fromHour)
+        if (row === undefined) return undefined
+        const pending = ledger.pending(hostId, fromHour)
+        const oldest = [row.oldestHour, pending.oldestHour].filter((h) => h !== undefined)
+        const merged: HostBudgetRow = {
+          dailyTokens: row.dailyTokens,
+          used: row.used + pending.used,
+          oldestHour: oldest.length === 0 ? undefined : Math.min(...oldest)
+        }
+        return { now, row: merged }
+      })
+
+    const viewOf = (hostId: string, row: HostBudgetRow): HostBudget => ({
+      hostId,
+      dailyTokens: row.dailyTokens,
+      defaultDailyTokens,
+      effectiveDailyTokens: row.dailyTokens ?? defaultDailyTokens,
+      usedTokens: row.used
+    })
+
+    const view = (hostId: string) =>
+      Effect.flatMap(read(hostId), (found) =>
+        found === undefined ? Effect.fail(hostNotFound(hostId)) : Effect.succeed(viewOf(hostId, found.row)))
+
+    return HostBudgets.of({
+      check: (hostId) =>
+        Effect.flatMap(read(hostId), (found) => {
+          // An unknown host never gets here: its token was checked first.
+          if (found === undefined) return Effect.void
+          const { now, row } = found
+          const limit = row.dailyTokens ?? defaultDailyTokens
+          if (limit === null || row.used < limit) return Effect.void
+          // The oldest counted hour leaves the window when the hour after the window's length begins.
+          const freedAt = (row.oldestHour ?? hourOf(now)) + (WINDOW_HOURS + 1) * HOUR_MS
+          const retryAfter = Math.max(1, Math.ceil((freedAt - now) / 1000))
+          return Effect.fail(new BudgetExceeded({
+            error: `Host ${hostId} used ${row.used} of its ${limit} planner tokens over the last 24 hours; ` +
+              `retry in ${retryAfter} seconds, or raise its budget (PUT /admin/hosts/${hostId}/budget)`,
+            limit,
+            used: row.used,
+            retryAfter
+          }))
+        }),
+      view,
+      set: (hostId, dailyTokens) =>
+        Effect.flatMap(repo.setHostBudget(hostId, dailyTokens), (found) =>
+          found ? view(hostId) : Effect.fail(hostNotFound(hostId)))
+    })
+  }))
+}

@@ -1,0 +1,141 @@
+/**
+ * This replica's count of provider calls, added to the shared hourly rows
+ * about once a second (docs/usage.md).
+ *
+ * A call is counted in memory, under its hour and what it served, and the
+ * counts go to the database in one statement per flush: a turn pays a map
+ * update, not a statement, and a thousand calls of one chat in an hour are
+ * one row. What a replica killed outright had not flushed yet (at most the
+ * last second's calls) is not counted; a replica that stops cleanly flushes
+ * before it lets go of the database. A flush that fails (the database away)
+ * keeps its counts for the next one, up to `MAX_PENDING_KEYS` rows.
+ */
+import type { ProviderUsage, UsageKind } from "@switchboard/domain"
+import { Clock, Context, Duration, Effect, Layer } from "effect"
+import type { HostWindow, UsageKey, UsageTotals } from "./UsageRepo.ts"
+import { hourOf, UsageRepo } from "./UsageRepo.ts"
+
+/** What a provider call serves; absent fields are not part of it. */
+export interface UsageScope {
+  readonly kind: UsageKind
+  readonly chatId?: string | undefined
+  readonly jobId?: string | undefined
+  readonly hostId?: string | undefined
+  readonly taskId?: string | undefined
+  readonly profileId?: string | undefined
+}
+
+/**
+ * The scope of the provider calls made under it: a turn sets it for its rounds, a job's runner for
+ * its sub-agent's steps, and the metered provider (`MeteredProvider.ts`) reads it.
+ */
+export const CurrentUsageScope = Context.Reference<UsageScope>("switchboard/server/usage/CurrentUsageScope", {
+  defaultValue: () => ({ kind: "chat" })
+})
+
+/** Rows waiting for a flush, at most: a database away for long loses counts rather than memory. */
+export const MAX_PENDING_KEYS = 10_000
+
+/** Rows a flush statement adds at most. */
+const FLUSH_BATCH = 500
+
+/** Stored fields are bounded: ids are (by their schemas), a model name from configuration is cut. */
+const MAX_MODEL_CHARS = 200
+
+const tokens = (n: number | undefined) => n === undefined || !Number.isFinite(n) ? 0 : Math.max(0, Math.round(n))
+
+export class UsageLedger extends Context.Service<UsageLedger, {
+  /** Counts one call that answered (its usage when the provider reported one). Never fails, never waits. */
+  record(scope: UsageScope, model: string, usage: ProviderUsage | undefined): Effect.Effect<void>
+  /** Adds what is counted to the database now. */
+  readonly flush: Effect.Effect<void>
+  /** A host's planner tokens counted here and not flushed yet, since `fromHour`. */
+  pending(hostId: string, fromHour: number): HostWindow
+}>()("switchboard/server/usage/UsageLedger") {
+  static readonly make = (flushEvery: Duration.Input) => Layer.effect(UsageLedger, Effect.gen(function*() {
+    const repo = yield* UsageRepo
+    let counted = new Map<string, readonly [UsageKey, UsageTotals]>()
+    let dropped = 0
+
+    const add = (key: UsageKey, totals: UsageTotals, into: Map<string, readonly [UsageKey, UsageTotals]>) => {
+      const id = `${key.hour}\u0000${key.kind}\u0000${key.chatId}\u0000${key.jobId}\u0000${key.hostId}\u0000${key.taskId}\u0000${key.profileId}\u0000${key.model}`
+      const entry = into.get(id)
+      if (entry !== undefined) {
+        const sum = entry[1]
+        sum.calls += totals.calls
+        sum.inputTokens += totals.inputTokens
+        sum.outputTokens += totals.outputTokens
+        sum.cachedInputTokens += totals.cachedInputTokens
+      } else if (into.size < MAX_PENDING_KEYS) {
+        into.set(id, [key, { ...totals }])
+      } else {
+        dropped += totals.calls
+      }
+    }
+
+    const flushOnce = Effect.suspend(() => {
+      if (counted.size === 0) return Effect.void
+      const entries = [...counted.values()]
+      counted = new Map()
+      const batches: Array<Array<readonly [UsageKey, UsageTotals]>> = []
+      for (let i = 0; i < entries.length; i += FLUSH_BATCH) batches.push(entries.slice(i, i + FLUSH_BATCH))
+      return Effect.forEach(batches, (batch, index) =>
+        repo.add(batch).pipe(
+          Effect.catchCause((cause) => {
+            // Kept for the next flush, added to what was counted since.
+            for (const rest of batches.slice(index)) for (const [key, totals] of rest) add(key, totals, counted)
+            return Effect.logWarning("token usage not flushed; kept for the next flush", cause).pipe(
+              Effect.andThen(Effect.fail(undefined))
+            )
+          })
+        ), { discard: true }).pipe(
+        Effect.ignore,
+        Effect.andThen(Effect.suspend(() => {
+          if (dropped === 0) return Effect.void
+          const lost = dropped
+          dropped = 0
+          return Effect.logWarning(`token usage of ${lost} provider calls not counted: ${MAX_PENDING_KEYS} rows were waiting for the database`)
+        }))
+      )
+    }).pipe(Effect.uninterruptible)
+
+    // Stopping cleanly loses nothing: the last flush runs before the database is let go (the loop
+    // below is interrupted first, and a flush in progress is never cut).
+    yield* Effect.addFinalizer(() => flushOnce)
+    yield* Effect.forkScoped(Effect.forever(Effect.sleep(flushEvery).pipe(Effect.andThen(flushOnce))))
+
+    return UsageLedger.of({
+      record: (scope, model, usage) =>
+        Effect.map(Clock.currentTimeMillis, (now) =>
+          add({
+            hour: hourOf(now),
+            kind: scope.kind,
+            chatId: scope.chatId ?? "",
+            jobId: scope.jobId ?? "",
+            hostId: scope.hostId ?? "",
+            taskId: scope.taskId ?? "",
+            profileId: scope.profileId ?? "",
+            model: model.slice(0, MAX_MODEL_CHARS)
+          }, {
+            calls: 1,
+            inputTokens: tokens(usage?.inputTokens),
+            outputTokens: tokens(usage?.outputTokens),
+            cachedInputTokens: tokens(usage?.cachedInputTokens)
+          }, counted)),
+      flush: flushOnce,
+      pending: (hostId, fromHour) => {
+        let used = 0
+        let oldestHour: number | undefined
+        for (const [key, totals] of counted.values()) {
+          const n = totals.inputTokens + totals.outputTokens
+          if (key.hostId !== hostId || key.hour < fromHour || n === 0) continue
+          used += n
+          oldestHour = oldestHour === undefined ? key.hour : Math.min(oldestHour, key.hour)
+        }
+        return { used, oldestHour }
+      }
+    })
+  }))
+
+  static readonly layer = UsageLedger.make(Duration.seconds(1))
+}
