@@ -19,6 +19,7 @@ import {
   NoToolCall,
   PlannerProviderError,
   ProviderTimeout,
+  RateLimited,
   TaskNotFound
 } from "./Errors.ts"
 import { HostAuth } from "./HostsApi.ts"
@@ -36,6 +37,7 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         TaskNotFound,
         LeaseLost,
         TaskCancelled,
+        RateLimited,
         PlannerProviderError,
         NoToolCall,
         MultipleToolCalls,
