@@ -15,6 +15,7 @@ import chatGeneration from "./migrations/0006_chat_generation.ts"
 import jobKindUnchecked from "./migrations/0007_job_kind_unchecked.ts"
 import agents from "./migrations/0008_agents.ts"
 import turnChunks from "./migrations/0009_turn_chunks.ts"
+import rateLimits from "./migrations/0011_rate_limits.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -25,7 +26,8 @@ export const migrations = {
   "0006_chat_generation": chatGeneration,
   "0007_job_kind_unchecked": jobKindUnchecked,
   "0008_agents": agents,
-  "0009_turn_chunks": turnChunks
+  "0009_turn_chunks": turnChunks,
+  "0011_rate_limits": rateLimits
 }
 
 export const migrationCount = Object.keys(migrations).length
