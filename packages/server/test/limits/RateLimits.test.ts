@@ -15,11 +15,12 @@ import { createHash, randomBytes } from "node:crypto"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { secondsUntilAccepted } from "../../src/limits/RateLimits.ts"
+import { RateLimitsRepo } from "../../src/limits/RateLimitsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
 import { checkDocumented } from "../support/DocumentedResponses.ts"
 import { rawRequest } from "../support/RawHttp.ts"
 import { freePort, startServerProcess } from "../support/ServerProcess.ts"
-import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
+import { backend, makeTestDatabase, TestDatabase } from "../support/TestDatabase.ts"
 import { baseUrl, layerTestServer, postJson, postJsonAt, request } from "../support/TestServer.ts"
 import type { RawResponse } from "../support/TestServer.ts"
 
@@ -244,4 +245,27 @@ describe("two server processes on one PostgreSQL", () => {
       const other = yield* postJsonAt(b.url, "/api/agent/chat", turn(), bearer(newToken()))
       assert.strictEqual(other.status, 200, other.text)
     }).pipe(Effect.scoped), 60_000)
+})
+
+describe("the counters' table", () => {
+  layer(RateLimitsRepo.layer.pipe(Layer.provideMerge(TestDatabase)), { excludeTestServices: true })("stays small", (it) => {
+    it.effect("the sweep deletes the minutes no request reads any more, and keeps the current and the previous one", () =>
+      Effect.gen(function*() {
+        const repo = yield* RateLimitsRepo
+        const sql = yield* SqlClient.SqlClient
+        // One transaction: one now() for every statement, whatever minute the test runs in.
+        yield* sql.withTransaction(Effect.gen(function*() {
+          yield* sql`INSERT INTO rate_limits (bucket, window_start, count) VALUES
+            ('old', date_trunc('minute', now()) - interval '5 minutes', 7),
+            ('old', date_trunc('minute', now()) - interval '3 minutes', 7),
+            ('recent', date_trunc('minute', now()) - interval '1 minute', 2)`
+          const taken = yield* repo.take("recent", 10)
+          assert.isTrue(taken.accepted)
+          assert.strictEqual(taken.previous, 2)
+          assert.strictEqual(yield* repo.prune, 2)
+          const left = yield* sql<{ bucket: string }>`SELECT bucket FROM rate_limits ORDER BY window_start`
+          assert.deepStrictEqual(left.map((r) => r.bucket), ["recent", "recent"])
+        }))
+      }))
+  })
 })
