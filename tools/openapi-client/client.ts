@@ -56,6 +56,8 @@ export const describeChatError = (error: ChatError): string => {
       return `no agent named ${error.agent}`
     case "agent_mismatch":
       return `the chat is ${error.agent}'s: name that agent or none`
+    case "rate_limited":
+      return `too many turns: retry in ${error.retryAfter} s`
     default: {
       const unhandled: never = error
       return unhandled

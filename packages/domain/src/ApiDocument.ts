@@ -11,8 +11,9 @@
  *   chat operation also accepts the empty requirement (host and admin
  *   tokens are always required);
  * - response headers the HTTP layer sets: `WWW-Authenticate` on 401,
- *   `Allow` on 405, `Retry-After` on 503 `database_unavailable` and
- *   `not_ready` (the answer of every route while the server starts).
+ *   `Allow` on 405, `Retry-After` on 429 (its body's `retryAfter`) and on
+ *   503 `database_unavailable` and `not_ready` (the answer of every route
+ *   while the server starts).
  */
 import { jsonComponentSchemas } from "./Json.ts"
 
@@ -25,6 +26,7 @@ const header = (description: string) => ({ description, schema: { type: "string"
 const HEADERS_BY_STATUS: Record<string, { name: string; when?: ReadonlyArray<string>; value: ReturnType<typeof header> }> = {
   "401": { name: "WWW-Authenticate", value: header("`Bearer realm=\"switchboard\"`: the scheme the operation takes (RFC 9110, 11.6.1)") },
   "405": { name: "Allow", value: header("The methods the path takes, comma-separated") },
+  "429": { name: "Retry-After", value: header("Seconds to wait before retrying: the body's `retryAfter`") },
   "503": {
     name: "Retry-After",
     when: ["DatabaseUnavailable", "NotReady"],

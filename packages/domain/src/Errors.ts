@@ -40,6 +40,7 @@ export const statusOfCode = {
   unsupported_media_type: 415,
   expectation_failed: 417,
   budget_exceeded: 429,
+  rate_limited: 429,
   headers_too_large: 431,
   client_closed_request: 499,
   internal_error: 500,
@@ -96,6 +97,27 @@ export class TurnInFlight extends Schema.Error<TurnInFlight>("TurnInFlight")({
 }, { httpApiStatus: statusOfCode.turn_in_flight, description: "Another turn of this chat is in flight; retry once it has answered" }) {
   get _tag() {
     return "TurnInFlight" as const
+  }
+}
+
+/**
+ * Too many requests of one caller within the last minute (`CHAT_RPM`,
+ * `PLANNER_HOST_RPM`; docs/errors.md): nothing was done. `retryAfter` is the
+ * number of seconds after which the next one is accepted, also sent as
+ * `Retry-After`.
+ */
+export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
+  error: Schema.String,
+  code: Schema.tag("rate_limited"),
+  retryAfter: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+}, {
+  httpApiStatus: statusOfCode.rate_limited,
+  description: "Over the rate limit (`CHAT_RPM` per bearer token or client address for chat turns, " +
+    "`PLANNER_HOST_RPM` per host for planner decisions): nothing was done; retry after `retryAfter` seconds " +
+    "(also sent as `Retry-After`)"
+}) {
+  get _tag() {
+    return "RateLimited" as const
   }
 }
 
@@ -477,6 +499,7 @@ export const declaredErrors = [
   Unauthenticated,
   ChatNotFound,
   TurnInFlight,
+  RateLimited,
   ProviderFailed,
   ProviderNotConfigured,
   NotReady,

@@ -20,6 +20,7 @@ import {
   NoToolCall,
   PlannerProviderError,
   ProviderTimeout,
+  RateLimited,
   TaskNotFound
 } from "./Errors.ts"
 import { HostAuth } from "./HostsApi.ts"
@@ -37,6 +38,7 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         TaskNotFound,
         LeaseLost,
         TaskCancelled,
+        RateLimited,
         PlannerProviderError,
         NoToolCall,
         MultipleToolCalls,

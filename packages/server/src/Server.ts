@@ -29,6 +29,7 @@ import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import * as ChatAuth from "./http/ChatAuth.ts"
 import * as JsonErrors from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
+import { RateLimits } from "./limits/RateLimits.ts"
 import * as RequestErrors from "./http/RequestErrors.ts"
 import { routeTable } from "./http/RouteTable.ts"
 import * as WebConsole from "./http/WebConsole.ts"
@@ -117,7 +118,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   )
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
   // (each has its own job runner, wake pipeline and signals, as separate processes would).
-  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, UsageReports.layer).pipe(
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, UsageReports.layer, RateLimits.layer).pipe(
     Layer.provideMerge(UsageServices)
   ))
   const api = HttpApiBuilder.layer(Api).pipe(

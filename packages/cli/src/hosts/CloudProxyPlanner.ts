@@ -10,7 +10,9 @@
  * `provider_timeout`, `no_active_profile`, `credential_unavailable`). Not
  * retryable: a refused request (400, 401, 403, 404, 409 `lease_lost`), and a
  * host out of its budget of tokens (429 `budget_exceeded`): the task is
- * reported failed with that reason, as docs/usage.md says.
+ * reported failed with that reason, as docs/usage.md says. A host over
+ * `PLANNER_HOST_RPM` (429 `rate_limited`) asks again, after the `retryAfter`
+ * the server gave at least.
  */
 import type { JsonObject } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
@@ -46,8 +48,13 @@ export const layerNoDeps = (hostId: string): Layer.Layer<Planner, never, ApiClie
                 Effect.flatMap((failure) =>
                   Effect.fail(
                     new PlannerError({
-                      ...failure,
-                      retryable: failure.status === undefined || failure.status >= 500
+                      message: failure.message,
+                      ...(failure.code === undefined ? {} : { code: failure.code }),
+                      ...(failure.status === undefined ? {} : { status: failure.status }),
+                      retryable: failure.status === undefined || failure.status >= 500 || failure.code === "rate_limited",
+                      ...(failure.code === "rate_limited" && failure.retryAfter !== undefined
+                        ? { retryAfterMs: failure.retryAfter * 1000 }
+                        : {})
                     })
                   )
                 )

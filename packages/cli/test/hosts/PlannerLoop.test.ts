@@ -174,6 +174,20 @@ describe("planner loop", () => {
       assert.strictEqual(planner.requests[0]!.userPrompt, planner.requests[1]!.userPrompt, "the same step asked again")
     }))
 
+  it.effect("rate-limited: asked again no sooner than the server's retryAfter, then the task goes on", () =>
+    Effect.gen(function*() {
+      const { options, settled } = yield* setup({ retryDelay: "10 millis" })
+      const limited = new PlannerError({ message: "Too many decisions", code: "rate_limited", status: 429, retryable: true, retryAfterMs: 30_000 })
+      const planner = scriptedPlanner([limited, decide("finish", { summary: "done" })])
+      const fiber = yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner.layer), Effect.forkChild)
+      yield* TestClock.adjust("29 seconds")
+      assert.strictEqual(planner.requests.length, 1, "not before retryAfter, though the backoff is 10 ms")
+      yield* TestClock.adjust("1 second")
+      const end = yield* Fiber.join(fiber)
+      assert.strictEqual(planner.requests.length, 2)
+      assert.deepStrictEqual(end, { _tag: "Result", result: { status: "succeeded", output: "done", steps: 1 } })
+    }))
+
   it.effect("a refused request (not retryable) fails the task at once", () =>
     Effect.gen(function*() {
       const { options, settled } = yield* setup()

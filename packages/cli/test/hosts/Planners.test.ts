@@ -117,7 +117,8 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
         { json: { toolName: "finish", arguments: { summary: "ok" }, stepIndex: 4 } },
         { status: 502, json: { error: "The provider answered without a tool call", code: "no_tool_call" } },
         { status: 409, json: { error: "lease expired", code: "lease_lost", taskId: "task_1" } },
-        { status: 429, json: { error: "Host host_a used 12 of its 10 planner tokens", code: "budget_exceeded", limit: 10, used: 12, retryAfter: 3600 } }
+        { status: 429, json: { error: "Host host_a used 12 of its 10 planner tokens", code: "budget_exceeded", limit: 10, used: 12, retryAfter: 3600 } },
+        { status: 429, json: { error: "Too many decisions", code: "rate_limited", retryAfter: 7 } }
       ]
       const { client, server } = yield* api(() => replies.shift()!)
       const planner = CloudProxyPlanner.layerNoDeps("host_a").pipe(Layer.provide(client))
@@ -135,6 +136,9 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
       const broke = yield* Effect.flip(decide)
       assert.deepStrictEqual([broke.code, broke.status, broke.retryable], ["budget_exceeded", 429, false])
       assert.include(broke.message, "planner tokens")
+      // Over PLANNER_HOST_RPM: asked again, after the server's wait.
+      const limited = yield* Effect.flip(decide)
+      assert.deepStrictEqual([limited.code, limited.retryable, limited.retryAfterMs], ["rate_limited", true, 7000])
     }))
 
   it.effect("an unreachable server is a retryable failure", () =>

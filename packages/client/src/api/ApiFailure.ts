@@ -48,6 +48,8 @@ export interface ApiFailure {
   readonly code?: string
   /** Why, when the server says (a `provider_error`'s `status_401`, `timeout`, …). */
   readonly reason?: string
+  /** Seconds to wait before asking again, when the server says (a 429's `retryAfter`). */
+  readonly retryAfter?: number
 }
 
 const ErrorBody = Schema.Struct({
@@ -133,8 +135,10 @@ export const describeApiError = (error: ApiError): ApiFailure => {
       if (error.error === undefined) return { message: `unexpected answer from the server: HTTP ${status}`, status }
       return code === undefined ? { message: `${error.error} (HTTP ${status})`, status } : coded(error.error, code, reason, status)
     }
-    default:
-      return coded(error.error, error.code, "reason" in error ? error.reason : undefined, statusOf(error.code))
+    default: {
+      const failure = coded(error.error, error.code, "reason" in error ? error.reason : undefined, statusOf(error.code))
+      return "retryAfter" in error ? { ...failure, retryAfter: error.retryAfter } : failure
+    }
   }
 }
 

@@ -25,6 +25,7 @@ import { ChatTurns } from "./ChatTurns.ts"
 import { eventsReadable } from "./LiveTurn.ts"
 import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
+import { RateLimits } from "../limits/RateLimits.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
 
 /**
@@ -89,6 +90,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const transcriber = yield* Transcriber
   const maxMessages = yield* MaxMessagesConfig
   const streams = yield* TurnStreams
+  const limits = yield* RateLimits
 
   /** The request's bounds, checked before anything runs: the 400/413 that refuse it whole. */
   const admitted = (payload: ChatRequest, contentLength: string | undefined): TooManyMessages | PayloadTooLarge | undefined => {
@@ -119,10 +121,10 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     chat: ({ payload, request }) => {
       const refused = admitted(payload, request.headers["content-length"])
       if (refused !== undefined) return Effect.fail(refused)
-      if (wantsEventStream(request.headers.accept)) return streamed(payload)
+      if (wantsEventStream(request.headers.accept)) return limits.chatTurn(request, streamed(payload))
       // Without a chat there is nothing to follow or stop: the plain call, as ever.
       const turn = payload.chatId === undefined ? turns.run(payload) : streams.run(payload.chatId, false, (live) => turns.run(payload, live))
-      return turn.pipe(Effect.catchTag("ProviderError", toWireError))
+      return limits.chatTurn(request, turn.pipe(Effect.catchTag("ProviderError", toWireError)))
     },
     follow: ({ params }) => follow(params.chatId),
     stop: ({ params }) => streams.stop(params.chatId).pipe(Effect.map((stopped) => ({ stopped }))),
@@ -131,7 +133,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
       const refused = admitted(chatRequest, request.headers["content-length"])
       if (refused !== undefined) return yield* refused
       const last = payload.messages[payload.messages.length - 1]
-      return yield* streamed(chatRequest, last?.role === "assistant" ? last.id : undefined)
+      return yield* limits.chatTurn(request, streamed(chatRequest, last?.role === "assistant" ? last.id : undefined))
     }),
     uiFollow: ({ params }) => follow(params.id),
     uiMessages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages: toUiMessages(messages) }))),

@@ -16,6 +16,7 @@ import jobKindUnchecked from "./migrations/0007_job_kind_unchecked.ts"
 import agents from "./migrations/0008_agents.ts"
 import turnChunks from "./migrations/0009_turn_chunks.ts"
 import usage from "./migrations/0010_usage.ts"
+import rateLimits from "./migrations/0011_rate_limits.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -27,7 +28,8 @@ export const migrations = {
   "0007_job_kind_unchecked": jobKindUnchecked,
   "0008_agents": agents,
   "0009_turn_chunks": turnChunks,
-  "0010_usage": usage
+  "0010_usage": usage,
+  "0011_rate_limits": rateLimits
 }
 
 export const migrationCount = Object.keys(migrations).length

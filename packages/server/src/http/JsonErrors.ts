@@ -3,7 +3,7 @@
  * the platform produce before or instead of any handler: unknown route (404), known route with another method
  * (405, with `Allow`), body over the limit (413), a refused content type (415: `RequestErrors.ts` says which the
  * operation takes), a database that cannot be reached (503, with `Retry-After`), and anything unexpected (500,
- * logged, never a stack trace on the wire). It also answers `OPTIONS` (204 with `Allow`, the CORS preflight
+ * logged, never a stack trace on the wire). Every 429 carries `Retry-After`, its body's `retryAfter`. It also answers `OPTIONS` (204 with `Allow`, the CORS preflight
  * included) and adds the CORS headers of `CORS_ORIGINS` to every answer, errors included, so a browser page can
  * read why it was refused.
  *
@@ -169,8 +169,26 @@ const answerWithJsonErrors = (
       const sentence = code === "not_found" ? `No route for ${request.method} ${pathOf(request)}` : error
       return withChallenge(json(response.status, sentence, code, headers))
     }
-    return withChallenge(response)
+    return response.status === 429 ? withRetryAfter(response) : withChallenge(response)
   })
+
+/**
+ * A 429 (`rate_limited`, or any other refusal that says when to come back) carries the wait in
+ * `Retry-After` too (RFC 9110, 10.2.3): the `retryAfter` seconds of its body, which its handler
+ * decided. Read back from the encoded body here, once, for every such error alike.
+ */
+const withRetryAfter = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.headers["retry-after"] !== undefined || response.body._tag !== "Uint8Array") return response
+  let retryAfter: unknown
+  try {
+    retryAfter = (JSON.parse(response.body.text ?? new TextDecoder().decode(response.body.body)) as { retryAfter?: unknown }).retryAfter
+  } catch {
+    return response
+  }
+  return typeof retryAfter === "number" && Number.isInteger(retryAfter) && retryAfter >= 0
+    ? HttpServerResponse.setHeader(response, "retry-after", String(retryAfter))
+    : response
+}
 
 /** Every 401 names the scheme it wants (RFC 9110, 11.6.1): the bearer token of the route's auth middleware. */
 const withChallenge = (response: HttpServerResponse.HttpServerResponse) =>

@@ -97,6 +97,7 @@ const scriptFile = (value: string, env: Env) => {
 
 const POSITIVE = "a whole number above 0"
 const NON_NEGATIVE = "a whole number, 0 or more"
+const PER_MINUTE = "a whole number of requests a minute above 0; unset: no limit"
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "none"]
 
 /** Grouped as the README's Configuration tables are. */
@@ -106,6 +107,7 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "PORT", expected: "a port number from 1 to 65535", accepts: wholeNumber(1, 65535) },
   { name: "CHAT_TOKEN", secret: true, blankIsUnset: true },
   { name: "CHAT_MAX_MESSAGES", expected: POSITIVE, accepts: wholeNumber(1) },
+  { name: "CHAT_RPM", expected: PER_MINUTE, accepts: wholeNumber(1) },
   {
     name: "CORS_ORIGINS",
     expected: "* or a comma-separated list of origins such as https://app.example",
@@ -193,6 +195,7 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "PLANNER_PRUNE_INTERVAL_SECONDS", expected: POSITIVE, accepts: wholeNumber(1) },
   { name: "PLANNER_PRUNE_BATCH_SIZE", expected: POSITIVE, accepts: wholeNumber(1) },
   { name: "PLANNER_PRUNE_BATCH_MILLIS", expected: POSITIVE, accepts: wholeNumber(1) },
+  { name: "PLANNER_HOST_RPM", expected: PER_MINUTE, accepts: wholeNumber(1) },
   { name: "TASK_LEASE_SECONDS", expected: "a whole number of seconds from 1 to 86400", accepts: wholeNumber(1, 86_400) }
 ]
 

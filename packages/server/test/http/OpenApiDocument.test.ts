@@ -98,6 +98,7 @@ describe("OpenAPI document", () => {
           "409": ["turn_in_flight", "agent_mismatch"],
           "413": ["payload_too_large"],
           "415": ["unsupported_media_type"],
+          "429": ["rate_limited"],
           "500": ["internal_error"],
           "502": ["provider_error", "provider_not_configured"],
           "503": ["database_unavailable", "not_ready"]
@@ -135,6 +136,16 @@ describe("OpenAPI document", () => {
           if (responses["503"]) assert.property(responses["503"].headers, "Retry-After", path)
           // The auth rule: bearer, or nothing when the server has no CHAT_TOKEN.
           assert.deepStrictEqual(op(path, method).security, [{ bearer: [] }, {}])
+        }
+        // A rate-limited turn or decision says when to come back in Retry-After (CHAT_RPM, PLANNER_HOST_RPM),
+        // as does a decision of a host out of its budget of tokens (budget_exceeded).
+        for (const [path, method, codes] of [
+          ["/api/agent/chat", "post", ["rate_limited"]],
+          ["/api/ui/chat", "post", ["rate_limited"]],
+          ["/internal/planner/decision", "post", ["rate_limited", "budget_exceeded"]]
+        ] as const) {
+          assert.deepStrictEqual(errors(path, method)["429"], [...codes], path)
+          assert.property(op(path, method).responses["429"].headers, "Retry-After", path)
         }
         // While the server starts, /readyz answers 503 not_ready with Retry-After too.
         assert.property(op("/readyz", "get").responses["503"].headers ?? {}, "Retry-After")

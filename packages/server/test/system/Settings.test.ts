@@ -73,6 +73,8 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ PORT: "" }, "PORT", `""`],
   [{ HOST: "" }, "HOST", `""`],
   [{ CHAT_MAX_MESSAGES: "0" }, "CHAT_MAX_MESSAGES", `"0"`],
+  [{ CHAT_RPM: "0" }, "CHAT_RPM", `"0"`],
+  [{ CHAT_RPM: "ten" }, "CHAT_RPM", `"ten"`],
   [{ CORS_ORIGINS: "app.example" }, "CORS_ORIGINS", `"app.example"`],
   [{ CORS_ORIGINS: "https://app.example/path" }, "CORS_ORIGINS", `"https://app.example/path"`],
   [{ DATABASE_URL: "mysql://u:pw-secret@db/x" }, "DATABASE_URL", undefined],
@@ -106,6 +108,8 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ PLANNER_PRUNE_INTERVAL_SECONDS: "0" }, "PLANNER_PRUNE_INTERVAL_SECONDS", `"0"`],
   [{ PLANNER_PRUNE_BATCH_SIZE: "lots" }, "PLANNER_PRUNE_BATCH_SIZE", `"lots"`],
   [{ PLANNER_PRUNE_BATCH_MILLIS: "0.5" }, "PLANNER_PRUNE_BATCH_MILLIS", `"0.5"`],
+  [{ PLANNER_HOST_RPM: "-3" }, "PLANNER_HOST_RPM", `"-3"`],
+  [{ PLANNER_HOST_RPM: "1.5" }, "PLANNER_HOST_RPM", `"1.5"`],
   [{ TASK_LEASE_SECONDS: "100000" }, "TASK_LEASE_SECONDS", `"100000"`]
 ]
 

@@ -1,0 +1,107 @@
+/**
+ * The shared rate limits (docs/configuration.md, "Rate limits"):
+ *
+ * - `CHAT_RPM`: chat turns a minute per bearer token — its SHA-256, never the
+ *   token itself, names the bucket — or, for a request without one, per
+ *   client address: the socket's peer address (no `X-Forwarded-For` is
+ *   believed, so behind a proxy every client without a token shares the
+ *   proxy's address and its limit);
+ * - `PLANNER_HOST_RPM`: planner decisions a minute per host.
+ *
+ * A request over its limit is refused with 429 `rate_limited` and
+ * `retryAfter` (the HTTP layer adds `Retry-After`, `http/JsonErrors.ts`)
+ * before anything else runs. The counters live in the database
+ * (`RateLimitsRepo.ts`), so every replica sees the same ones. An unset limit
+ * costs nothing: the request runs as it is, no statement is sent, and no
+ * sweep runs.
+ */
+import { RateLimited } from "@switchboard/domain"
+import { Config, Context, Duration, Effect, Layer, Option, Random, Schema } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { createHash } from "node:crypto"
+import { RateLimitsRepo } from "./RateLimitsRepo.ts"
+import type { Take } from "./RateLimitsRepo.ts"
+
+/** A limit: a whole number of requests a minute, at least 1; unset: none. */
+const perMinute = (name: string) =>
+  Config.option(Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)).pipe(
+    Config.map(Option.getOrUndefined)
+  )
+
+export const ChatRpmConfig = perMinute("CHAT_RPM")
+export const PlannerHostRpmConfig = perMinute("PLANNER_HOST_RPM")
+
+/** How often each replica deletes the windows no request reads any more (±20 %). */
+const SWEEP_MS = 60_000
+
+/**
+ * Seconds until the next request of the bucket fits, from what the refusal saw: within the
+ * current minute when only the previous minute's share is in the way (it shrinks as the
+ * minute goes on), else in the next minute, once this one's share has shrunk enough.
+ */
+export const secondsUntilAccepted = (take: Take, limit: number): number => {
+  const { current, elapsed, previous } = take
+  // ceil(previous × (60 − t) / 60) + current < limit  ⇔  t ≥ 60 × (1 − (limit − current − 1) / previous)
+  const at = current < limit && previous > 0
+    ? 60 * (1 - (limit - current - 1) / previous)
+    : 60 + 60 * (1 - (limit - 1) / Math.max(current, 1))
+  return Math.max(1, Math.ceil(at - elapsed))
+}
+
+/** The bearer token of an `Authorization` header, if it has one. */
+const bearerOf = (authorization: string | undefined): string | undefined => {
+  if (authorization === undefined) return undefined
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
+  return match?.[1]
+}
+
+/** The chat bucket of a request: its bearer token's SHA-256, else the socket's peer address. */
+export const chatBucket = (request: HttpServerRequest.HttpServerRequest): { readonly bucket: string; readonly per: string } => {
+  const token = bearerOf(request.headers["authorization"])
+  if (token !== undefined) {
+    return { bucket: `chat:token:${createHash("sha256").update(token, "utf8").digest("hex")}`, per: "bearer token" }
+  }
+  return { bucket: `chat:address:${Option.getOrElse(request.peerAddress, () => "unknown")}`, per: "client address" }
+}
+
+export class RateLimits extends Context.Service<RateLimits, {
+  /** The chat turn `turn`, unless `request`'s caller is over `CHAT_RPM`; `turn` itself when it is unset. */
+  chatTurn<A, E, R>(request: HttpServerRequest.HttpServerRequest, turn: Effect.Effect<A, E, R>): Effect.Effect<A, E | RateLimited, R>
+  /** The planner decision `decide`, unless the host is over `PLANNER_HOST_RPM`; `decide` itself when it is unset. */
+  plannerDecision<A, E, R>(hostId: string, decide: Effect.Effect<A, E, R>): Effect.Effect<A, E | RateLimited, R>
+}>()("switchboard/server/limits/RateLimits") {
+  static readonly layer = Layer.effect(RateLimits, Effect.gen(function*() {
+    const chatRpm = yield* ChatRpmConfig
+    const hostRpm = yield* PlannerHostRpmConfig
+    if (chatRpm === undefined && hostRpm === undefined) {
+      return RateLimits.of({ chatTurn: (_, turn) => turn, plannerDecision: (_, decide) => decide })
+    }
+    const repo = yield* RateLimitsRepo
+
+    const sweepOnce = repo.prune.pipe(
+      // A failed sweep (the database away for a moment) is retried at the next tick, not fatal.
+      Effect.catchCause((cause) => Effect.logWarning("rate limit sweep failed", cause))
+    )
+    const nextDelay = Effect.map(Random.next, (r) => Duration.millis(Math.round(SWEEP_MS * (0.8 + 0.4 * r))))
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(nextDelay, Effect.sleep).pipe(Effect.andThen(sweepOnce))))
+
+    const admit = (bucket: string, limit: number, what: string) =>
+      Effect.flatMap(repo.take(bucket, limit), (take) => {
+        if (take.accepted) return Effect.void
+        const retryAfter = secondsUntilAccepted(take, limit)
+        return Effect.fail(new RateLimited({ error: `Rate limit exceeded: at most ${what}; retry in ${retryAfter} s`, retryAfter }))
+      })
+
+    return RateLimits.of({
+      chatTurn: chatRpm === undefined ? (_, turn) => turn : (request, turn) => {
+        const { bucket, per } = chatBucket(request)
+        return Effect.andThen(admit(bucket, chatRpm, `${chatRpm} chat turns a minute per ${per} (CHAT_RPM)`), turn)
+      },
+      plannerDecision: hostRpm === undefined ? (_, decide) => decide : (hostId, decide) =>
+        Effect.andThen(
+          admit(`planner:host:${hostId}`, hostRpm, `${hostRpm} planner decisions a minute per host (PLANNER_HOST_RPM)`),
+          decide
+        )
+    })
+  })).pipe(Layer.provide(RateLimitsRepo.layer))
+}
