@@ -44,6 +44,7 @@ import { callProvider, decisionParams } from "@switchboard/providers/planner/Pla
 import { ProfilesRepo } from "./ProfilesRepo.ts"
 import { resolveDecision } from "@switchboard/providers/planner/ResolveDecision"
 import { traced } from "@switchboard/providers/Spans"
+import { providerCall } from "../telemetry/GenAi.ts"
 
 export type DecisionError =
   | Forbidden
@@ -118,7 +119,9 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
         }
         const apiKey = yield* keys.open(profile.profileId, profile.sealed)
 
-        const response = yield* callProvider(pools, { ...profile, apiKey }, decisionParams(request)).pipe(
+        const params = decisionParams(request)
+        const response = yield* callProvider(pools, { ...profile, apiKey }, params).pipe(
+          providerCall(profile, params, { kind: "planner", taskId, hostId }),
           Effect.tapError((error) =>
             Effect.logError("planner provider call failed", {
               profile: profile.name,
