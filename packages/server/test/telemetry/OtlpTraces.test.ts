@@ -18,6 +18,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import * as Tracing from "../../src/telemetry/Tracing.ts"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
@@ -224,5 +225,27 @@ describe("OTLP traces", () => {
       assert.strictEqual(attr(agent, "gen_ai.usage.input_tokens"), 120)
       // Without a chat: no conversation id.
       assert.isUndefined(attr(agent, "gen_ai.conversation.id"))
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("a failure is exported as its kind: neither its message (a provider may quote the request) nor a log line's", () =>
+    Effect.gen(function*() {
+      const run = (capture: "on" | "off") => {
+        const fake = makeFakeProvider()
+        fake.answerWith(() => Effect.fail(new ProviderError({ reason: "Status", status: 400, message: `the provider refused: ${SECRET}` })))
+        return tracedRun(fake.layer, { LLM_PROVIDER: "anthropic", LLM_MODEL: "claude-test", OTEL_CAPTURE_CONTENT: capture }, (base) =>
+          Effect.gen(function*() {
+            const answer = yield* postJsonAt(base, "/api/agent/chat", { messages: [{ id: "u1", role: "user", content: "hi", timestamp: 1 }] })
+            assert.strictEqual(answer.status, 502, answer.text)
+          }))
+      }
+      const off = yield* run("off")
+      const call = off.spans.find((s) => s.name === "chat claude-test")
+      assert.strictEqual(attr(call, "error.type"), "Status")
+      assert.strictEqual(attr(call, "gen_ai.provider.name"), "anthropic")
+      assert.include(off.bodies.join(""), "ProviderError (Status 400)")
+      for (const body of off.bodies) assert.notInclude(body, SECRET)
+      // The same failure with content captured: its message is there (so the check above is not vacuous).
+      const on = yield* run("on")
+      assert.include(on.bodies.join(""), SECRET)
     }).pipe(Effect.scoped), { timeout: 60_000 })
 })
