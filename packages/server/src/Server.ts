@@ -60,6 +60,10 @@ import { metered } from "./usage/MeteredProvider.ts"
 import { UsageLedger } from "./usage/UsageLedger.ts"
 import { UsageReports } from "./usage/UsageReports.ts"
 import { UsageRepo } from "./usage/UsageRepo.ts"
+import { observedProvider, observedServerTools } from "./telemetry/GenAi.ts"
+import * as MetricsHttp from "./telemetry/MetricsHttp.ts"
+import * as RequestMetrics from "./telemetry/RequestMetrics.ts"
+import * as Tracing from "./telemetry/Tracing.ts"
 
 /**
  * The host control plane and the planner proxy: repositories over the
@@ -104,11 +108,12 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   jobsConfig: Layer.Layer<JobsConfig> = JobsConfig.layer
 ) => {
   // The chat turns get the job tools through chat's server tools port (chat/ServerTools.ts).
+  // The provider and the job tools are observed (telemetry/GenAi.ts): metrics, and spans when tracing.
   const core = TurnComposer.layerNoDeps.pipe(
-    Layer.provide(JobTools.layerNoDeps),
+    Layer.provide(observedServerTools(JobTools.layerNoDeps)),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
-    Layer.provideMerge(metered(provider))
+    Layer.provideMerge(metered(observedProvider(provider)))
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
@@ -127,11 +132,14 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(services),
     Layer.provide([ChatAuth.layer, RequestErrors.layer, NodeServices.layer])
   )
+  const routes = routeTable(Api, [...DOCS_ROUTES, ...WebConsole.CONSOLE_ROUTES, ...MetricsHttp.METRICS_ROUTES])
   return Layer.mergeAll(
     api,
     layerApiDocs(Api),
     WebConsole.layer,
-    JsonErrors.layer(routeTable(Api, [...DOCS_ROUTES, ...WebConsole.CONSOLE_ROUTES]))
+    MetricsHttp.layer,
+    // The request metrics are built (so added) first: the outermost middleware, they see the JSON answers.
+    JsonErrors.layer(routes).pipe(Layer.provide(RequestMetrics.layer(routes.routes)))
   )
 }
 
@@ -180,17 +188,17 @@ const LEVELS: Record<string, LogLevel.LogLevel> = {
  * batches (`BatchedLog.ts`; default: the readable console format); `LOG_LEVEL` (default `info`, which includes one
  * line per HTTP request; `warn` drops those). `TRACING=on` records Effect
  * spans (named span frames in the stack traces of logged defects); it is off
- * by default because no span exporter is configured and, measured with
- * `npm run bench`, the spans alone cost a third of the chat route's throughput.
+ * by default because, measured with `npm run bench`, the spans alone cost a
+ * third of the chat route's throughput. `OTEL_EXPORTER_OTLP_ENDPOINT` turns it
+ * on and exports the spans (`telemetry/Tracing.ts`).
  */
 export const layerObservability = Layer.unwrap(Effect.gen(function*() {
   const format = yield* Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty"))
   const level = yield* Config.Literals(Object.keys(LEVELS), "LOG_LEVEL").pipe(Config.withDefault("info"))
-  const tracing = yield* Config.Literals(["on", "off"], "TRACING").pipe(Config.withDefault("off"))
   return Layer.mergeAll(
     format === "json" ? Logger.layer([batchedJsonLogger()]) : Layer.empty,
     Layer.succeed(References.MinimumLogLevel, LEVELS[level] ?? "Info"),
-    Layer.succeed(References.TracerEnabled, tracing === "on")
+    Tracing.layer
   )
 }))
 

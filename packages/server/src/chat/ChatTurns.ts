@@ -26,6 +26,7 @@ import { checkContext } from "../agents/AgentCheck.ts"
 import { Agents } from "../agents/Agents.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import type { LiveTurn } from "./LiveTurn.ts"
+import { invokeAgent } from "../telemetry/GenAi.ts"
 import { TurnComposer } from "./TurnComposer.ts"
 
 /**
@@ -120,7 +121,8 @@ export class ChatTurns extends Context.Service<ChatTurns, {
             request.chatId === undefined
               ? composer.unpersisted(request.messages, turn.context, turn.agent, live)
               : persisted(request, request.chatId, turn, live)
-          )
+          ),
+          invokeAgent({ kind: "chat", agent: request.agent ?? agents.defaultName, chatId: request.chatId })
         )
     })
   }))

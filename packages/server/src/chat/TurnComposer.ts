@@ -50,7 +50,6 @@ import { mediaEditor } from "../agents/Agents.ts"
 import type { LiveTurn } from "./LiveTurn.ts"
 import { close, markStarted, publish } from "./LiveTurn.ts"
 import { errorText } from "./TurnErrors.ts"
-import { CurrentUsageScope } from "../usage/UsageLedger.ts"
 
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
 export const maxServerToolRounds = 8
@@ -568,10 +567,6 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       const { chatId, live } = input
       const turnId = randomUUID()
       const end: TurnEnd = { ended: false, usage: undefined, stopped: false }
-      // Its provider calls are counted against the chat (a wake's, against its job too).
-      const scope = input.settles === undefined
-        ? { kind: "chat" as const, chatId }
-        : { kind: "wake" as const, chatId, jobId: input.settles.id }
       const turn = Effect.acquireUseRelease(
         accept(input, turnId).pipe(Effect.tap((accepted) =>
           Effect.sync(() => {
@@ -604,7 +599,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
           const turnEnd = tools.turnEnded(chatId, undefined)
           return repo.turnEnded(chatId, turnId, turnEnd).pipe(Effect.flatMap(({ row }) => turnEnd.after(row)))
         }
-      ).pipe(Effect.provideService(CurrentUsageScope, scope))
+      )
       if (live === undefined) return yield* turn
       // The stream's last chunk once the turn's end is stored (or nothing was): readers that see
       // `finish` find the answer in the transcript.

@@ -31,7 +31,7 @@ import { storableResult } from "./StorableResult.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
-import { CurrentUsageScope } from "../usage/UsageLedger.ts"
+import { invokeAgent } from "../telemetry/GenAi.ts"
 
 /** This process's name in leases: readable in the table, unique per start. */
 export const makeOwner = (role: string) => `${role}:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
@@ -86,8 +86,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       input,
       reportActivity: (line) => repo.reportActivity(job.id, owner, line.slice(0, 500))
     }).pipe(
-      // The sub-agent's provider calls are counted against its job and chat.
-      Effect.provideService(CurrentUsageScope, { kind: "job", jobId: job.id, chatId: job.chatId }),
+      invokeAgent({ kind: "job", agent: job.kind, chatId: job.chatId, jobId: job.id }),
       Effect.timeoutOption(config.timeoutMs),
       Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${config.timeoutMs} ms`))),
       Effect.catchCause((cause) =>

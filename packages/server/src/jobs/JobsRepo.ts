@@ -65,6 +65,8 @@ export interface ClaimedWake extends ClaimedJob {
   readonly generation: string
   /** The agent its chat keeps (`chats.agent`): the wake turn is that agent's. */
   readonly agent: string
+  /** When its result was stored (epoch milliseconds): the steer's lag is counted from it (`/metrics`). */
+  readonly finishedAt?: number
 }
 
 /** A wake's job, to settle with its public status in the statement that ends the wake turn. */
@@ -233,6 +235,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             ...toClaimed(job),
             generation: job.chat_generation ?? "",
             agent: job.chat_agent ?? BUILT_IN_AGENT,
+            ...(job.finished_at === null ? {} : { finishedAt: new Date(job.finished_at).getTime() }),
             transcript: yield* decodeTranscript(messages)
           }
           wakes.push({ job, wake })

@@ -56,6 +56,8 @@ import type { ClaimedWake } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 import { storableResult } from "./StorableResult.ts"
+import { invokeAgent } from "../telemetry/GenAi.ts"
+import { recordSteerLag } from "../telemetry/Metrics.ts"
 
 /** Wakes fired at once by this server (each in its own chat). */
 export const wakeConcurrency = 8
@@ -111,7 +113,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
             generation: job.generation,
             settles: { id: job.id, status },
             live
-          }))
+          }).pipe(invokeAgent({ kind: "wake", agent: job.agent, chatId: job.chatId, jobId: job.id })))
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
           Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
         )
@@ -131,6 +133,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
         case "ChatGone":
           return yield* Effect.logInfo(`job ${job.id}: its chat was deleted, no steer delivered`)
         case "Answered":
+          if (job.finishedAt !== undefined) recordSteerLag(job.kind, ((yield* Clock.currentTimeMillis) - job.finishedAt) / 1000)
+          return yield* Effect.logDebug(`job ${job.id}: steer delivered, ${status}`)
         case "Skipped":
           return yield* Effect.logDebug(`job ${job.id}: steer delivered, ${status}`)
         case "Busy":

@@ -49,6 +49,7 @@ import { resolveDecision } from "@switchboard/providers/planner/ResolveDecision"
 import { traced } from "@switchboard/providers/Spans"
 import { HostBudgets } from "../usage/HostBudgets.ts"
 import { UsageLedger } from "../usage/UsageLedger.ts"
+import { providerCall } from "../telemetry/GenAi.ts"
 
 export type DecisionError =
   | Forbidden
@@ -127,7 +128,9 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
         yield* budgets.check(hostId)
         const apiKey = yield* keys.open(profile.profileId, profile.sealed)
 
-        const response = yield* callProvider(pools, { ...profile, apiKey }, decisionParams(request)).pipe(
+        const params = decisionParams(request)
+        const response = yield* callProvider(pools, { ...profile, apiKey }, params).pipe(
+          providerCall(profile, params, { kind: "planner", taskId, hostId }),
           Effect.tap((answer) =>
             ledger.record({ kind: "planner", hostId, taskId, profileId: profile.profileId }, profile.model, answer.usage)
           ),

@@ -3,15 +3,26 @@
  * host to `PLANNER_HOST_RPM` (429, nothing called or stored), then decides.
  */
 import { Api } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { requireHost } from "../hosts/HostsHttp.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { PlannerDecisions } from "./PlannerDecisions.ts"
+import { recordDecision } from "../telemetry/Metrics.ts"
+
+/** A decision's outcome as counted: `ok`, or the code of the error answered. */
+const outcomeOf = (error: unknown) => (error as { code?: unknown }).code
 
 export const PlannerHttp = HttpApiBuilder.group(Api, "planner", Effect.fn(function*(handlers) {
   const planner = yield* PlannerDecisions
   const limits = yield* RateLimits
   return handlers.handle("decision", ({ payload }) =>
-    requireHost(payload.hostId).pipe(Effect.andThen(limits.plannerDecision(payload.hostId, planner.decide(payload)))))
+    requireHost(payload.hostId).pipe(
+      Effect.andThen(limits.plannerDecision(payload.hostId, planner.decide(payload))),
+      Effect.tapCause((cause) => Effect.sync(() => {
+        const error = cause.reasons.find((r) => r._tag === "Fail")
+        recordDecision(error !== undefined ? String(outcomeOf(error.error) ?? "error") : Cause.hasInterruptsOnly(cause) ? "cancelled" : "internal_error")
+      })),
+      Effect.tap(() => Effect.sync(() => recordDecision("ok")))
+    ))
 }))

@@ -71,6 +71,19 @@ const corsOrigins = (value: string) =>
     }
   })
 
+/** OpenTelemetry's `key=value,key=value` (values may be percent-encoded). */
+const resourceAttributes = (value: string) =>
+  value.split(",").every((pair) => {
+    const at = pair.indexOf("=")
+    if (at <= 0 || pair.slice(0, at).trim() === "") return false
+    try {
+      decodeURIComponent(pair.slice(at + 1))
+      return true
+    } catch {
+      return false
+    }
+  })
+
 /** The sub-agents' switches (`SubagentConfig.ts` reads 1, true, yes, on as on; anything else as off). */
 const FLAG = ["1", "0", "true", "false", "yes", "no", "on", "off"]
 const flag = (value: string) => FLAG.includes(value.trim().toLowerCase())
@@ -94,6 +107,9 @@ const scriptFile = (value: string, env: Env) => {
     return { problem: `the file ${path} cannot be read${code === undefined ? "" : ` (${code})`}` }
   }
 }
+
+/** `OTEL_EXPORTER_OTLP_PROTOCOL`'s values (gRPC is not spoken: OTLP over HTTP only). */
+export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
 
 const POSITIVE = "a whole number above 0"
 const NON_NEGATIVE = "a whole number, 0 or more"
@@ -140,6 +156,22 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "LOG_LEVEL", expected: LOG_LEVELS.join(", "), accepts: oneOf(LOG_LEVELS) },
   { name: "LOG_FORMAT", expected: "pretty or json", accepts: oneOf(["pretty", "json"]) },
   { name: "TRACING", expected: "on or off", accepts: oneOf(["on", "off"]) },
+  {
+    name: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    expected: "an http(s) URL of an OTLP/HTTP collector such as http://127.0.0.1:4318 (traces go to {endpoint}/v1/traces)",
+    accepts: httpUrl,
+    blankIsUnset: true
+  },
+  { name: "OTEL_EXPORTER_OTLP_PROTOCOL", expected: OTLP_PROTOCOLS.join(" or "), accepts: oneOf(OTLP_PROTOCOLS) },
+  { name: "OTEL_CAPTURE_CONTENT", expected: "on or off", accepts: oneOf(["on", "off"]) },
+  { name: "OTEL_SERVICE_NAME", blankIsUnset: true },
+  {
+    name: "OTEL_RESOURCE_ATTRIBUTES",
+    expected: "comma-separated key=value pairs such as deployment.environment=prod,team=media",
+    accepts: resourceAttributes,
+    blankIsUnset: true
+  },
+  { name: "METRICS_TOKEN", secret: true, blankIsUnset: true },
   { name: "SCHEMA_JIT", expected: "on or off", accepts: oneOf(["on", "off"]) },
   { name: "PRETENURING", expected: "on or off", accepts: oneOf(["on", "off"]) },
   { name: "HEAP_GROWING_PERCENT", expected: "a whole number of percent, 0 to 9999; 0: V8's own growth", accepts: wholeNumber(0, 9999) },

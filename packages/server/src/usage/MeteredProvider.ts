@@ -1,15 +1,17 @@
 /**
  * The chat route's provider, counted: every call that answers — whole or
  * streamed, for a turn, a wake or a sub-agent's step — is recorded in the
- * usage ledger under the scope its caller set (`CurrentUsageScope`) and the
- * model it ran (the call's own, a sub-agent's, else `LLM_MODEL`). A call that
- * failed or was stopped is not counted: the provider reported no usage for it.
+ * usage ledger under the scope of the turn it serves (`invokeAgent`'s, which
+ * names its spans too; a chat turn's when there is none) and the model it ran
+ * (the call's own, a sub-agent's, else `LLM_MODEL`). A call that failed or
+ * was stopped is not counted: the provider reported no usage for it.
  */
 import { Config, Effect, Layer } from "effect"
 import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
 import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
-import { CurrentUsageScope, UsageLedger } from "./UsageLedger.ts"
+import { currentScope } from "../telemetry/GenAi.ts"
+import { UsageLedger } from "./UsageLedger.ts"
 
 /** `provider` with its `ProviderAdapter` counted; its other services (the transcriber) as they are. */
 export const metered = <ROut, E, R>(
@@ -22,8 +24,8 @@ export const metered = <ROut, E, R>(
     const counted = (params: ProviderChatParams, call: Effect.Effect<ProviderChatResponse, ProviderError>) =>
       Effect.tap(call, (response) =>
         Effect.gen(function*() {
-          const scope = yield* CurrentUsageScope
-          yield* ledger.record(scope, params.model ?? configured, response.usage)
+          const scope = yield* currentScope
+          yield* ledger.record(scope ?? { kind: "chat" }, params.model ?? configured, response.usage)
         }))
     return ProviderAdapter.of({
       chat: (params) => counted(params, inner.chat(params)),

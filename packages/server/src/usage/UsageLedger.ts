@@ -25,14 +25,6 @@ export interface UsageScope {
   readonly profileId?: string | undefined
 }
 
-/**
- * The scope of the provider calls made under it: a turn sets it for its rounds, a job's runner for
- * its sub-agent's steps, and the metered provider (`MeteredProvider.ts`) reads it.
- */
-export const CurrentUsageScope = Context.Reference<UsageScope>("switchboard/server/usage/CurrentUsageScope", {
-  defaultValue: () => ({ kind: "chat" })
-})
-
 /** Rows waiting for a flush, at most: a database away for long loses counts rather than memory. */
 export const MAX_PENDING_KEYS = 10_000
 

@@ -62,7 +62,7 @@ const validTurn = (run: () => number) =>
     return { ...generated, chatId, messages }
   })
 
-const PATHS = ["/api/agent/chat", "/api/chats/c1/messages", "/api/media/transcriptions", "/healthz", "/readyz", "/openapi.json", "/docs"]
+const PATHS = ["/api/agent/chat", "/api/chats/c1/messages", "/api/media/transcriptions", "/healthz", "/readyz", "/openapi.json", "/docs", "/metrics"]
 
 const brokenJson = fc.tuple(jsonValue, fc.nat(), fc.constantFrom("", "{", "}", "]", ",", "\"", ":", "nul", "\\", "\u00ff"))
   .map(([value, cut, noise]) => {

@@ -90,6 +90,8 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ LOG_LEVEL: "verbose" }, "LOG_LEVEL", `"verbose"`],
   [{ LOG_FORMAT: "xml" }, "LOG_FORMAT", `"xml"`],
   [{ TRACING: "yes" }, "TRACING", `"yes"`],
+  [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT", `"collector:4318"`],
+  [{ OTEL_CAPTURE_CONTENT: "true" }, "OTEL_CAPTURE_CONTENT", `"true"`],
   [{ SCHEMA_JIT: "false" }, "SCHEMA_JIT", `"false"`],
   [{ PRETENURING: "true" }, "PRETENURING", `"true"`],
   [{ HEAP_GROWING_PERCENT: "12.5" }, "HEAP_GROWING_PERCENT", `"12.5"`],

@@ -17,6 +17,7 @@ import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSche
 import { toolFromSchema } from "@switchboard/domain"
 import { ProviderAdapter, publicReason } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { executeTool } from "../../telemetry/GenAi.ts"
 
 /** A tool's failure: its message is what the model reads as the call's error. */
 export class ToolFailure extends Data.TaggedError("ToolFailure")<{ readonly message: string }> {}
@@ -189,7 +190,7 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
       for (const [index, toolCall] of calls.entries()) {
         // After a finishing call, the rest of the round is not run (and needs no answer: the loop ends).
         if (finished) break
-        const { outcome, output } = yield* runCall(tools, toolCall, options.reportActivity)
+        const { outcome, output } = yield* runCall(tools, toolCall, options.reportActivity).pipe(executeTool(toolCall, (r) => r.outcome))
         messages.push(toolMessage(toolCall, outcome, `tool_${round}_${index}`))
         if (output?.images !== undefined) shown.push(...output.images)
         if (output?.finish === true) finished = true
