@@ -139,6 +139,14 @@ const host = (hostId: string, token: string) => {
   }
 }
 
+/** A host's id, by its name (`GET /admin/hosts`). */
+const hostIdOf = async (name: string): Promise<string> => {
+  const answer = await (await fetch(`${server.url}/admin/hosts`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json() as {
+    hosts: Array<{ hostId: string; name: string }>
+  }
+  return answer.hosts.find((h) => h.name === name)?.hostId ?? ""
+}
+
 /** At 375 px the page does not scroll sideways: what is too wide scrolls in its own region. */
 const fitsAPhone = async (p: Page) => {
   const before = p.viewportSize()
@@ -265,6 +273,51 @@ describe("the operator's console", () => {
     for (const body of received) assert.notInclude(body, SECRET_KEY)
     assert.notInclude(server.output(), SECRET_KEY)
     assert.include(server.output(), "Listening on")
+  }, 120_000)
+
+  it("usage: the planner's calls per kind and per host; a host's budget set and cleared in its dialog", async () => {
+    // The first test's three decisions, one input and one output token each.
+    await page.goto(`${server.url}/operator/usage`)
+    await heading(page, "Usage").waitFor()
+    const planner = page.getByRole("row", { name: /planner decisions/ })
+    await planner.waitFor()
+    assert.deepStrictEqual(await planner.getByRole("cell").allTextContents(), ["3", "3", "0", "3"])
+    await page.getByLabel("Per", { exact: true }).selectOption("host")
+    const byHost = page.getByRole("row", { name: /build-box/ })
+    await byHost.waitFor()
+    assert.strictEqual(new URL(page.url()).searchParams.get("groupBy"), "host")
+    assert.deepStrictEqual(await byHost.getByRole("cell").allTextContents(), ["3", "3", "0", "3"])
+    await expectNoSeriousAxeViolations(page)
+    await fitsAPhone(page)
+    await screenshot(page, "operator-usage-hosts")
+    await page.getByRole("link", { name: "build-box" }).click()
+    await heading(page, "Tasks").waitFor()
+    await page.getByRole("row", { name: new RegExp(GOAL) }).waitFor()
+
+    // Its budget: none, 6 tokens used; set to 5, a decision is then refused; back to the default.
+    await page.getByRole("link", { name: "Hosts", exact: true }).click()
+    await page.getByRole("button", { name: "Budget of build-box" }).click()
+    const dialog = page.getByRole("dialog", { name: "Budget of build-box" })
+    const facts = dialog.getByTestId("budget-facts")
+    await facts.getByText("6 tokens over the last 24 hours").waitFor()
+    assert.include(await facts.textContent(), "none a day")
+    await dialog.getByLabel(/Its own budget/).fill("a lot")
+    await dialog.getByRole("button", { name: "Save budget" }).click()
+    await dialog.getByRole("alert").filter({ hasText: "whole number" }).waitFor()
+    await dialog.getByLabel(/Its own budget/).fill("5")
+    await dialog.getByRole("button", { name: "Save budget" }).click()
+    await facts.getByText("5 tokens a day").waitFor()
+    await expectNoSeriousAxeViolations(page)
+    await fitsAPhone(page)
+    await screenshot(page, "operator-dialog-budget")
+    const budget = await (await fetch(`${server.url}/admin/hosts/${encodeURIComponent(await hostIdOf("build-box"))}/budget`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` }
+    })).json() as { effectiveDailyTokens: number; usedTokens: number }
+    assert.deepInclude(budget, { effectiveDailyTokens: 5, usedTokens: 6 })
+    await dialog.getByRole("button", { name: "Use the default" }).click()
+    await facts.getByText("none a day").waitFor()
+    await page.keyboard.press("Escape")
+    await dialog.waitFor({ state: "hidden" })
   }, 120_000)
 
   it("issues a host a new token, revokes a host, cancels a task and rotates the credential key, each after a confirmation that Escape dismisses; prunes", async () => {
@@ -442,6 +495,7 @@ describe("the operator's console", () => {
         ["task", taskPath, (p) => p.getByRole("listitem", { name: "Step 2: click" }).waitFor()],
         ["profiles", "/operator/profiles", (p) => p.getByRole("row", { name: /stand-in-model/ }).waitFor()],
         ["agents", "/operator/agents", (p) => p.getByRole("row", { name: /media-editor/ }).waitFor()],
+        ["usage", "/operator/usage", (p) => p.getByRole("row", { name: /planner decisions/ }).waitFor()],
         ["agent-new", "/operator/agents", (p) => p.getByRole("button", { name: "Create agent" }).waitFor()]
       ]
       for (const [scheme, p] of [["light", page], ["dark", dark]] as const) {

@@ -132,7 +132,7 @@ export class UsageRepo extends Context.Service<UsageRepo, {
             FROM hosts h, LATERAL (
               SELECT sum(input_tokens + output_tokens)::float8 AS used, min(hour) AS oldest
               FROM usage_hourly
-              WHERE host_id = h.id AND hour >= ${new Date(fromHour).toISOString()}::timestamptz
+              WHERE host_id = h.id AND host_id <> '' AND hour >= ${new Date(fromHour).toISOString()}::timestamptz
                 AND input_tokens + output_tokens > 0
             ) AS w
             WHERE h.id = ${hostId}`,

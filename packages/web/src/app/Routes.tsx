@@ -30,6 +30,7 @@ const ProfilesPage = lazy(() => import("../operator/ProfilesPage.tsx"))
 const AgentsPage = lazy(() => import("../operator/AgentsPage.tsx"))
 const TaskPage = lazy(() => import("../operator/TaskPage.tsx"))
 const AgentPage = lazy(() => import("../operator/AgentPage.tsx"))
+const UsagePage = lazy(() => import("../operator/UsagePage.tsx"))
 
 export const ROUTES: ReadonlyArray<RouteDef> = [
   { path: "/", realm: "chat", title: "Chat", page: ChatPage },
@@ -39,7 +40,8 @@ export const ROUTES: ReadonlyArray<RouteDef> = [
   { path: "/operator/tasks/:taskId", realm: "admin", title: "Task", page: TaskPage },
   { path: "/operator/profiles", realm: "admin", title: "Profiles", page: ProfilesPage },
   { path: "/operator/agents", realm: "admin", title: "Agents", page: AgentsPage },
-  { path: "/operator/agents/:name", realm: "admin", title: "Agent", page: AgentPage }
+  { path: "/operator/agents/:name", realm: "admin", title: "Agent", page: AgentPage },
+  { path: "/operator/usage", realm: "admin", title: "Usage", page: UsagePage }
 ]
 
 /** Paths that lead elsewhere. */
@@ -60,6 +62,7 @@ export const NAV: { readonly chat: NavItem; readonly operator: ReadonlyArray<Nav
     { to: "/operator/hosts", label: "Hosts" },
     { to: "/operator/tasks", label: "Tasks" },
     { to: "/operator/profiles", label: "Profiles" },
-    { to: "/operator/agents", label: "Agents" }
+    { to: "/operator/agents", label: "Agents" },
+    { to: "/operator/usage", label: "Usage" }
   ]
 }

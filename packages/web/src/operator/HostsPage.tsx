@@ -4,7 +4,8 @@
  * minute: `switchboard host run` sends one every 15 s), a form that registers
  * a host and shows its token once, with a copy button — the server keeps only
  * a hash, and the console forgets it when the operator dismisses it or leaves
- * the page — and revoking a host, after a confirmation.
+ * the page — revoking a host, after a confirmation, and its budget of planner
+ * tokens (`BudgetDialog.tsx`).
  */
 import type { HostView } from "@switchboard/domain"
 import type { FormEvent } from "react"
@@ -12,6 +13,7 @@ import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link } from "../app/Router.tsx"
 import type { PageProps } from "../app/Routes.tsx"
+import { BudgetDialog } from "./BudgetDialog.tsx"
 import { ago, ConfirmDialog, FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 
 /** A host is online when its last heartbeat is at most this old. */
@@ -125,6 +127,7 @@ export default function HostsPage(_props: PageProps) {
   const [created, setCreated] = useState<{ hostId: string; token: string; rotated?: boolean } | undefined>(undefined)
   const [revoking, setRevoking] = useState<HostView | undefined>(undefined)
   const [rotating, setRotating] = useState<HostView | undefined>(undefined)
+  const [budgeting, setBudgeting] = useState<HostView | undefined>(undefined)
   const now = Date.now()
   const list = hosts.value?.hosts
 
@@ -173,6 +176,9 @@ export default function HostsPage(_props: PageProps) {
                       {host.revokedAt === null
                         ? (
                           <>
+                            <button type="button" className="small" onClick={() => setBudgeting(host)}>
+                              Budget<span className="visually-hidden"> of {host.name}</span>
+                            </button>
                             <button type="button" className="small" onClick={() => setRotating(host)}>
                               New token<span className="visually-hidden"> for {host.name}</span>
                             </button>
@@ -190,6 +196,8 @@ export default function HostsPage(_props: PageProps) {
           </TableRegion>
         )}
       {hosts.value !== undefined ? <FailureText failure={hosts.failure} prefix="Could not refresh the hosts" /> : null}
+
+      <BudgetDialog host={budgeting} onClose={() => setBudgeting(undefined)} />
 
       <ConfirmDialog
         open={rotating !== undefined}

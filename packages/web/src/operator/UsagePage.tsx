@@ -1,0 +1,149 @@
+/**
+ * The operator's token usage (`/operator/usage?groupBy=…&window=…`): every
+ * provider call that answered — chat and wake turns, sub-agent steps, planner
+ * decisions — totalled per kind, host, task, chat or model over the last day
+ * or week (`GET /admin/usage`, docs/usage.md). The grouping and the window
+ * live in the URL, so a view is a link; a host, task or chat links to its
+ * page. Refreshed every 15 s.
+ */
+import type { UsageGroupBy, UsageRow } from "@switchboard/domain"
+import { useId, useState } from "react"
+import { useAdminApi } from "../api/ConsoleApi.ts"
+import { Link, navigate, useLocation } from "../app/Router.tsx"
+import type { PageProps } from "../app/Routes.tsx"
+import { FailureText, OperatorPage, Pending, TableRegion, Time, useLiveResult } from "./Common.tsx"
+
+const GROUPS: ReadonlyArray<readonly [UsageGroupBy, string]> = [
+  ["kind", "Kind"],
+  ["host", "Host"],
+  ["task", "Task"],
+  ["chat", "Chat"],
+  ["model", "Model"]
+]
+
+const WINDOWS = { day: ["Last 24 hours", 86_400_000], week: ["Last 7 days", 7 * 86_400_000] } as const
+type Window = keyof typeof WINDOWS
+
+const KIND_LABELS: Record<string, string> = {
+  chat: "chat turns",
+  wake: "wake turns (steers answered)",
+  job: "sub-agent steps",
+  planner: "planner decisions"
+}
+
+const isGroup = (value: string | null): value is UsageGroupBy => GROUPS.some(([group]) => group === value)
+
+const count = (n: number) => n.toLocaleString()
+
+/** The row's key as a link to what it names, where the console has a page for it. */
+const KeyCell = ({ groupBy, row, hostName }: {
+  readonly groupBy: UsageGroupBy
+  readonly row: UsageRow
+  readonly hostName: ReadonlyMap<string, string>
+}) => {
+  switch (groupBy) {
+    case "host":
+      return <Link to={`/operator/tasks?hostId=${encodeURIComponent(row.key)}`}>{hostName.get(row.key) ?? row.key}</Link>
+    case "task":
+      return <Link to={`/operator/tasks/${encodeURIComponent(row.key)}`}><code>{row.key}</code></Link>
+    case "chat":
+      return <Link to={`/chats/${encodeURIComponent(row.key)}`}><code>{row.key}</code></Link>
+    case "kind":
+      return <>{row.key} <span className="muted">{KIND_LABELS[row.key] ?? ""}</span></>
+    case "model":
+      return <code>{row.key}</code>
+  }
+}
+
+export default function UsagePage(_props: PageProps) {
+  const api = useAdminApi()
+  const { search } = useLocation()
+  const id = useId()
+  const groupBy: UsageGroupBy = isGroup(search.get("groupBy")) ? (search.get("groupBy") as UsageGroupBy) : "kind"
+  const window: Window = search.get("window") === "week" ? "week" : "day"
+  // The window's start is fixed when the view is chosen, so that the refreshes ask for the same one.
+  const [now] = useState(() => Date.now())
+  const from = new Date(now - WINDOWS[window][1]).toISOString()
+  const usage = useLiveResult(api, (client) => client.admin.usage({ query: { groupBy, from } }), [groupBy, from], 15_000)
+  const hosts = useLiveResult(api, (client) => client.admin.listHosts(), [])
+  const hostName = new Map((hosts.value?.hosts ?? []).map((host) => [host.hostId, host.name]))
+
+  const choose = (next: { readonly groupBy?: string; readonly window?: string }) => {
+    const params = new URLSearchParams()
+    const g = next.groupBy ?? groupBy
+    const w = next.window ?? window
+    if (g !== "kind") params.set("groupBy", g)
+    if (w !== "day") params.set("window", w)
+    const query = params.toString()
+    navigate(`/operator/usage${query === "" ? "" : `?${query}`}`, { replace: true })
+  }
+
+  const report = usage.value
+  const total = (report?.rows ?? []).reduce(
+    (sum, row) => ({ calls: sum.calls + row.calls, input: sum.input + row.inputTokens, output: sum.output + row.outputTokens }),
+    { calls: 0, input: 0, output: 0 }
+  )
+
+  return (
+    <OperatorPage
+      title="Usage"
+      intro={
+        <>
+          Tokens of every provider call that answered, counted per hour by every replica. A host's daily budget of
+          planner tokens is set on the <Link to="/operator/hosts">Hosts</Link> page.
+        </>
+      }
+    >
+      <form className="filters" role="search" aria-labelledby={`${id}-filters`} onSubmit={(event) => event.preventDefault()}>
+        <h2 id={`${id}-filters`}>View</h2>
+        <div className="field">
+          <label htmlFor={`${id}-group`}>Per</label>
+          <select id={`${id}-group`} value={groupBy} onChange={(event) => choose({ groupBy: event.target.value })}>
+            {GROUPS.map(([group, label]) => <option key={group} value={group}>{label}</option>)}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-window`}>Over</label>
+          <select id={`${id}-window`} value={window} onChange={(event) => choose({ window: event.target.value })}>
+            {Object.entries(WINDOWS).map(([key, [label]]) => <option key={key} value={key}>{label}</option>)}
+          </select>
+        </div>
+      </form>
+
+      <Pending result={usage} what="usage" />
+      {report === undefined ? null : report.rows.length === 0
+        ? <p className="status">No provider calls {groupBy === "kind" || groupBy === "model" ? "" : `with a ${groupBy} `}in this window.</p>
+        : (
+          <TableRegion label={`Per ${groupBy}, most tokens first: ${count(total.calls)} calls, ${count(total.input)} tokens in, ${count(total.output)} out`}>
+            <thead>
+              <tr>
+                <th scope="col">{GROUPS.find(([group]) => group === groupBy)?.[1]}</th>
+                <th scope="col" className="number">Calls</th>
+                <th scope="col" className="number">Input tokens</th>
+                <th scope="col" className="number">of them cached</th>
+                <th scope="col" className="number">Output tokens</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.rows.map((row) => (
+                <tr key={row.key}>
+                  <th scope="row"><KeyCell groupBy={groupBy} row={row} hostName={hostName} /></th>
+                  <td className="number">{count(row.calls)}</td>
+                  <td className="number">{count(row.inputTokens)}</td>
+                  <td className="number">{count(row.cachedInputTokens)}</td>
+                  <td className="number">{count(row.outputTokens)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </TableRegion>
+        )}
+      {report === undefined ? null : (
+        <p className="muted">
+          From <Time iso={report.from} /> to <Time iso={report.to} />
+          {report.truncated ? `; the first ${report.rows.length} rows` : ""}.
+        </p>
+      )}
+      {usage.value !== undefined ? <FailureText failure={usage.failure} prefix="Could not refresh the usage" /> : null}
+    </OperatorPage>
+  )
+}
