@@ -56,7 +56,6 @@ import * as JobTools from "./jobs/JobTools.ts"
 import type { Subagents } from "./jobs/Subagents.ts"
 import * as RealSubagents from "./jobs/subagents/RealSubagents.ts"
 import { HostBudgets } from "./usage/HostBudgets.ts"
-import { metered } from "./usage/MeteredProvider.ts"
 import { UsageLedger } from "./usage/UsageLedger.ts"
 import { UsageReports } from "./usage/UsageReports.ts"
 import { UsageRepo } from "./usage/UsageRepo.ts"
@@ -86,8 +85,8 @@ export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderPr
 
 /**
  * Token usage (docs/usage.md): the shared hourly rows, this replica's ledger that adds to them,
- * and hosts' budgets read from them. The chat route's provider is counted (`metered`), the
- * planner's decisions count their own calls.
+ * and hosts' budgets read from them. Every provider call is counted where it is measured
+ * (`telemetry/GenAi.ts`, `providerCall`).
  */
 export const UsageServices = HostBudgets.layer.pipe(
   Layer.provideMerge(UsageLedger.layer),
@@ -113,7 +112,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(observedServerTools(JobTools.layerNoDeps)),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
-    Layer.provideMerge(metered(observedProvider(provider)))
+    Layer.provideMerge(observedProvider(provider))
   )
   const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(

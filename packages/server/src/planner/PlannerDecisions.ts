@@ -130,10 +130,7 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
 
         const params = decisionParams(request)
         const response = yield* callProvider(pools, { ...profile, apiKey }, params).pipe(
-          providerCall(profile, params, { kind: "planner", taskId, hostId }),
-          Effect.tap((answer) =>
-            ledger.record({ kind: "planner", hostId, taskId, profileId: profile.profileId }, profile.model, answer.usage)
-          ),
+          providerCall(profile, params, ledger.count, { kind: "planner", taskId, hostId, profileId: profile.profileId }),
           Effect.tapError((error) =>
             Effect.logError("planner provider call failed", {
               profile: profile.name,

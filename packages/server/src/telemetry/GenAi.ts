@@ -29,6 +29,7 @@ import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { readProviderEnv } from "@switchboard/providers/ProviderConfig"
 import { ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
+import { UsageLedger } from "../usage/UsageLedger.ts"
 import type { CallKind } from "./Metrics.ts"
 import { recordProviderCall } from "./Metrics.ts"
 
@@ -38,8 +39,8 @@ export const CaptureContent = Context.Reference<boolean>("switchboard/server/tel
 })
 
 /**
- * What a turn serves, as `invokeAgent` says it to the calls under it: their spans and metrics here,
- * and the usage ledger's counts (`usage/MeteredProvider.ts`).
+ * What a turn serves, as `invokeAgent` says it to the calls under it: their spans and metrics, and
+ * the usage ledger's counts (`usage/UsageLedger.ts`).
  */
 export interface AgentScope {
   readonly kind: CallKind
@@ -61,8 +62,6 @@ const Current = Context.Reference<CurrentAgent | undefined>("switchboard/server/
   defaultValue: () => undefined
 })
 
-/** The scope of the enclosing `invokeAgent`; `undefined` outside one. */
-export const currentScope: Effect.Effect<AgentScope | undefined> = Effect.withFiber((fiber) => Effect.succeed(fiber.getRef(Current)))
 
 /** Content attributes are cut at this many characters: a span stays a span, not a transcript store. */
 export const MAX_CONTENT_CHARS = 16 * 1024
@@ -153,12 +152,16 @@ export interface CallTarget {
   readonly model: string
 }
 
+/** Where a call that answered is counted (the usage ledger's `count`, `usage/UsageLedger.ts`). */
+export type CountCall = (scope: AgentScope, model: string, usage: ProviderUsage | undefined) => void
+
 /**
- * One provider call, measured (`switchboard_provider_*`) and, when tracing, a
- * `chat {model}` span. `scope`: what it serves when no `invokeAgent` encloses
- * it (the planner's decision).
+ * One provider call, measured (`switchboard_provider_*`), counted by `count`
+ * when it answered (the usage ledger), and, when tracing, a `chat {model}`
+ * span. `scope`: what it serves when no `invokeAgent` encloses it (the
+ * planner's decision); outside both, a chat turn's.
  */
-export const providerCall = (target: CallTarget, params: ProviderChatParams | undefined, scope?: AgentScope) =>
+export const providerCall = (target: CallTarget, params: ProviderChatParams | undefined, count: CountCall, scope?: AgentScope) =>
 <E, R>(self: Effect.Effect<ProviderChatResponse, E, R>): Effect.Effect<ProviderChatResponse, E, R> =>
   Effect.withFiber((fiber) => {
     const current = fiber.getRef(Current)
@@ -169,6 +172,7 @@ export const providerCall = (target: CallTarget, params: ProviderChatParams | un
     const ended = (exit: Exit.Exit<ProviderChatResponse, E>, span: Tracer.Span | undefined) => {
       const usage = Exit.isSuccess(exit) ? exit.value.usage : undefined
       recordProviderCall(call, Exit.isSuccess(exit), Number(clock.currentTimeNanosUnsafe() - start) / 1e9, usage)
+      if (Exit.isSuccess(exit)) count(served ?? CHAT, target.model, usage)
       if (span === undefined) return
       if (usage !== undefined) {
         setUsage(span, usage)
@@ -204,24 +208,33 @@ export const providerCall = (target: CallTarget, params: ProviderChatParams | un
       Effect.onExit(self, (exit) => Effect.sync(() => ended(exit, span))))
   })
 
+const CHAT: AgentScope = { kind: "chat" }
+
 /** The adapter with every call through `providerCall`; `target`: the configured provider and model. */
-export const observeAdapter = (adapter: ProviderAdapter["Service"], target: CallTarget): ProviderAdapter["Service"] =>
+export const observeAdapter = (adapter: ProviderAdapter["Service"], target: CallTarget, count: CountCall): ProviderAdapter["Service"] =>
   ProviderAdapter.of({
-    chat: (params) => adapter.chat(params).pipe(providerCall(params.model === undefined ? target : { ...target, model: params.model }, params)),
+    chat: (params) =>
+      adapter.chat(params).pipe(providerCall(params.model === undefined ? target : { ...target, model: params.model }, params, count)),
     streamTo: (params, sink) =>
-      adapter.streamTo(params, sink).pipe(providerCall(params.model === undefined ? target : { ...target, model: params.model }, params))
+      adapter.streamTo(params, sink).pipe(
+        providerCall(params.model === undefined ? target : { ...target, model: params.model }, params, count)
+      )
   })
 
-/** The chat route's provider (the one the turns, wakes and sub-agents call), observed; named from `LLM_PROVIDER`, `LLM_MODEL`. */
+/**
+ * The chat route's provider (the one the turns, wakes and sub-agents call), observed and counted in
+ * the usage ledger; named from `LLM_PROVIDER`, `LLM_MODEL`.
+ */
 export const observedProvider = <E, R>(
   provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>
-): Layer.Layer<ProviderAdapter | Transcriber, E, R> =>
+): Layer.Layer<ProviderAdapter | Transcriber, E, R | UsageLedger> =>
   Layer.effectContext(Effect.gen(function*() {
     const adapter = yield* ProviderAdapter
     const transcriber = yield* Transcriber
+    const ledger = yield* UsageLedger
     const env = yield* readProviderEnv
     const target = { provider: env.LLM_PROVIDER ?? "unknown", model: env.LLM_MODEL ?? "unknown" }
-    return Context.make(ProviderAdapter, observeAdapter(adapter, target)).pipe(Context.add(Transcriber, transcriber))
+    return Context.make(ProviderAdapter, observeAdapter(adapter, target, ledger.count)).pipe(Context.add(Transcriber, transcriber))
   })).pipe(Layer.provide(provider))
 
 const toolAttributes = (call: ToolCall, capture: boolean, scope: AgentScope | undefined): Record<string, unknown> => ({

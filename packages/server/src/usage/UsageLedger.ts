@@ -11,7 +11,7 @@
  * keeps its counts for the next one, up to `MAX_PENDING_KEYS` rows.
  */
 import type { ProviderUsage, UsageKind } from "@switchboard/domain"
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import type { HostWindow, UsageKey, UsageTotals } from "./UsageRepo.ts"
 import { hourOf, UsageRepo } from "./UsageRepo.ts"
 
@@ -37,8 +37,11 @@ const MAX_MODEL_CHARS = 200
 const tokens = (n: number | undefined) => n === undefined || !Number.isFinite(n) ? 0 : Math.max(0, Math.round(n))
 
 export class UsageLedger extends Context.Service<UsageLedger, {
-  /** Counts one call that answered (its usage when the provider reported one). Never fails, never waits. */
-  record(scope: UsageScope, model: string, usage: ProviderUsage | undefined): Effect.Effect<void>
+  /**
+   * Counts one call that answered (its usage when the provider reported one), at once: a map
+   * update, called from the provider call's end (`telemetry/GenAi.ts`, `providerCall`).
+   */
+  count(scope: UsageScope, model: string, usage: ProviderUsage | undefined): void
   /** Adds what is counted to the database now. */
   readonly flush: Effect.Effect<void>
   /** A host's planner tokens counted here and not flushed yet, since `fromHour`. */
@@ -97,10 +100,9 @@ export class UsageLedger extends Context.Service<UsageLedger, {
     yield* Effect.forkScoped(Effect.forever(Effect.sleep(flushEvery).pipe(Effect.andThen(flushOnce))))
 
     return UsageLedger.of({
-      record: (scope, model, usage) =>
-        Effect.map(Clock.currentTimeMillis, (now) =>
-          add({
-            hour: hourOf(now),
+      count: (scope, model, usage) =>
+        add({
+            hour: hourOf(Date.now()),
             kind: scope.kind,
             chatId: scope.chatId ?? "",
             jobId: scope.jobId ?? "",
@@ -113,7 +115,7 @@ export class UsageLedger extends Context.Service<UsageLedger, {
             inputTokens: tokens(usage?.inputTokens),
             outputTokens: tokens(usage?.outputTokens),
             cachedInputTokens: tokens(usage?.cachedInputTokens)
-          }, counted)),
+          }, counted),
       flush: flushOnce,
       pending: (hostId, fromHour) => {
         let used = 0
