@@ -115,9 +115,9 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
         const { attempt, hostId, taskId } = request
         const oversized = oversizedPrompt(request)
         if (oversized !== undefined) return yield* oversized
-        // The lease check and the active profile in one statement; the reason a
-        // lease is not held (403/404/409) is looked up only when it is not.
-        const { leaseHeld, profile } = yield* profiles.activeForLease(taskId, hostId, attempt)
+        // The lease check, the active profile and the host's own budget in one statement; the
+        // reason a lease is not held (403/404/409) is looked up only when it is not.
+        const { hostDailyTokens, leaseHeld, profile } = yield* profiles.activeForLease(taskId, hostId, attempt)
         if (!leaseHeld) yield* tasks.checkLease(taskId, hostId, attempt)
 
         if (profile === undefined) {
@@ -125,7 +125,7 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
             error: "No provider profile is active: create one and activate it (POST /admin/provider-profiles/{profileId}/activate)"
           })
         }
-        yield* budgets.check(hostId)
+        yield* budgets.check(hostId, hostDailyTokens)
         const apiKey = yield* keys.open(profile.profileId, profile.sealed)
 
         const params = decisionParams(request)

@@ -95,6 +95,8 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
   activeForLease(taskId: string, hostId: string, attempt: number): Effect.Effect<{
     readonly leaseHeld: boolean
     readonly profile: ProfileRecord | undefined
+    /** The host's own budget of planner tokens (docs/usage.md); null when it has none. */
+    readonly hostDailyTokens: number | null
   }>
   activate(profileId: string): Effect.Effect<ProfileView, ProfileNotFound>
   /** Every profile with its sealed key (for the rotation). */
@@ -137,9 +139,10 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
       ),
 
       activeForLease: Effect.fnUntraced(function*(taskId, hostId, attempt) {
-        const rows = yield* sql<Partial<SealedRow> & { readonly lease_held: boolean }>`
+        const rows = yield* sql<Partial<SealedRow> & { readonly lease_held: boolean; readonly host_daily_tokens: number | null }>`
           SELECT lease.held AS lease_held, p.id, p.name, p.provider, p.model, p.timeout_ms, p.base_url,
-            p.credential_key_id, p.api_key_ciphertext, p.api_key_nonce, p.api_key_tag
+            p.credential_key_id, p.api_key_ciphertext, p.api_key_nonce, p.api_key_tag,
+            (SELECT daily_tokens::float8 FROM hosts WHERE id = ${hostId}) AS host_daily_tokens
           FROM (SELECT EXISTS (
             SELECT 1 FROM tasks
             WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
@@ -149,7 +152,8 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
         const row = rows[0]
         return {
           leaseHeld: row?.lease_held === true,
-          profile: row?.id === undefined || row.id === null ? undefined : toRecord(row as SealedRow)
+          profile: row?.id === undefined || row.id === null ? undefined : toRecord(row as SealedRow),
+          hostDailyTokens: row?.host_daily_tokens === null || row?.host_daily_tokens === undefined ? null : Number(row.host_daily_tokens)
         }
       }, Effect.orDie, traced("ProfilesRepo.activeForLease")),
 

@@ -1,8 +1,8 @@
 /**
  * Hosts' budgets of planner tokens (docs/usage.md). A host's budget is its
  * own (`PUT /admin/hosts/{hostId}/budget`) or else `PLANNER_HOST_DAILY_TOKENS`
- * (unset: none). Before a decision's provider call, the host's input and
- * output tokens over the window — the current hour and the 24 before it, so
+ * (unset: none). Before a decision's provider call, when a budget applies,
+ * the host's input and output tokens over the window — the current hour and the 24 before it, so
  * never less than the last 24 hours — are read from the shared rows, plus
  * what this replica counted and has not flushed; at or over the budget the
  * decision is refused with 429 `budget_exceeded`. Every replica reads the
@@ -23,8 +23,11 @@ export const WINDOW_HOURS = 24
 const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
 
 export class HostBudgets extends Context.Service<HostBudgets, {
-  /** Fails when the host's tokens in the window reached its budget. */
-  check(hostId: string): Effect.Effect<void, BudgetExceeded>
+  /**
+   * Fails when the host's tokens in the window reached its budget. `own`: the host's own budget as
+   * the decision's first statement read it; with neither it nor a default, nothing is read.
+   */
+  check(hostId: string, own: number | null): Effect.Effect<void, BudgetExceeded>
   view(hostId: string): Effect.Effect<HostBudget, HostNotFound>
   set(hostId: string, dailyTokens: number | null): Effect.Effect<HostBudget, HostNotFound>
 }>()("switchboard/server/usage/HostBudgets") {
@@ -65,8 +68,8 @@ export class HostBudgets extends Context.Service<HostBudgets, {
         found === undefined ? Effect.fail(hostNotFound(hostId)) : Effect.succeed(viewOf(hostId, found.row)))
 
     return HostBudgets.of({
-      check: (hostId) =>
-        Effect.flatMap(read(hostId), (found) => {
+      check: (hostId, own) =>
+        (own ?? defaultDailyTokens) === null ? Effect.void : Effect.flatMap(read(hostId), (found) => {
           // An unknown host never gets here: its token was checked first.
           if (found === undefined) return Effect.void
           const { now, row } = found
