@@ -50,6 +50,8 @@ export class UsageLedger extends Context.Service<UsageLedger, {
   static readonly make = (flushEvery: Duration.Input) => Layer.effect(UsageLedger, Effect.gen(function*() {
     const repo = yield* UsageRepo
     let counted = new Map<string, readonly [UsageKey, UsageTotals]>()
+    // What a flush is writing: still this replica's to count in a budget until the database has it.
+    let flushing: ReadonlyArray<readonly [UsageKey, UsageTotals]> = []
     let dropped = 0
 
     const add = (key: UsageKey, totals: UsageTotals, into: Map<string, readonly [UsageKey, UsageTotals]>) => {
@@ -72,6 +74,7 @@ export class UsageLedger extends Context.Service<UsageLedger, {
       if (counted.size === 0) return Effect.void
       const entries = [...counted.values()]
       counted = new Map()
+      flushing = entries
       const batches: Array<Array<readonly [UsageKey, UsageTotals]>> = []
       for (let i = 0; i < entries.length; i += FLUSH_BATCH) batches.push(entries.slice(i, i + FLUSH_BATCH))
       return Effect.forEach(batches, (batch, index) =>
@@ -85,6 +88,9 @@ export class UsageLedger extends Context.Service<UsageLedger, {
           })
         ), { discard: true }).pipe(
         Effect.ignore,
+        Effect.ensuring(Effect.sync(() => {
+          flushing = []
+        })),
         Effect.andThen(Effect.suspend(() => {
           if (dropped === 0) return Effect.void
           const lost = dropped
@@ -102,29 +108,33 @@ export class UsageLedger extends Context.Service<UsageLedger, {
     return UsageLedger.of({
       count: (scope, model, usage) =>
         add({
-            hour: hourOf(Date.now()),
-            kind: scope.kind,
-            chatId: scope.chatId ?? "",
-            jobId: scope.jobId ?? "",
-            hostId: scope.hostId ?? "",
-            taskId: scope.taskId ?? "",
-            profileId: scope.profileId ?? "",
-            model: model.slice(0, MAX_MODEL_CHARS)
-          }, {
-            calls: 1,
-            inputTokens: tokens(usage?.inputTokens),
-            outputTokens: tokens(usage?.outputTokens),
-            cachedInputTokens: tokens(usage?.cachedInputTokens)
-          }, counted),
+          hour: hourOf(Date.now()),
+          kind: scope.kind,
+          chatId: scope.chatId ?? "",
+          jobId: scope.jobId ?? "",
+          hostId: scope.hostId ?? "",
+          taskId: scope.taskId ?? "",
+          profileId: scope.profileId ?? "",
+          model: model.slice(0, MAX_MODEL_CHARS)
+        }, {
+          calls: 1,
+          inputTokens: tokens(usage?.inputTokens),
+          outputTokens: tokens(usage?.outputTokens),
+          cachedInputTokens: tokens(usage?.cachedInputTokens)
+        }, counted),
       flush: flushOnce,
+      // Counted here and not in the database yet: waiting, and being flushed (a flush that lands
+      // while a budget is read may count a moment twice; never not at all).
       pending: (hostId, fromHour) => {
         let used = 0
         let oldestHour: number | undefined
-        for (const [key, totals] of counted.values()) {
-          const n = totals.inputTokens + totals.outputTokens
-          if (key.hostId !== hostId || key.hour < fromHour || n === 0) continue
-          used += n
-          oldestHour = oldestHour === undefined ? key.hour : Math.min(oldestHour, key.hour)
+        for (const entries of [counted.values(), flushing]) {
+          for (const [key, totals] of entries) {
+            const n = totals.inputTokens + totals.outputTokens
+            if (key.hostId !== hostId || key.hour < fromHour || n === 0) continue
+            used += n
+            oldestHour = oldestHour === undefined ? key.hour : Math.min(oldestHour, key.hour)
+          }
         }
         return { used, oldestHour }
       }
