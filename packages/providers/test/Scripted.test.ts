@@ -264,6 +264,19 @@ describe("scripted provider: streaming", () => {
       checkFinished(seen)
     }))
 
+  it.effect("a reply's usage is reported, whole and streamed (in the finish); a malformed one refuses the script", () =>
+    Effect.gen(function*() {
+      const usage = { inputTokens: 120, outputTokens: 9, cachedInputTokens: 100 }
+      const layer = Scripted.layerFromScript({ fallback: { content: "counted", usage } })
+      const conversation = params([user("hello")])
+      assert.deepStrictEqual((yield* chat(layer, conversation)).usage, usage)
+      assert.deepStrictEqual(checkFinished(yield* streamOf(layer, conversation)).usage, usage)
+      assert.isUndefined((yield* chat(Scripted.layerFromScript({ fallback: { content: "x" } }), conversation)).usage)
+      const load = (reply: unknown) => Scripted.loadScript(writeScript("usage.json", JSON.stringify({ fallback: reply })))
+      const error = yield* load({ content: "x", usage: { inputTokens: "many" } }).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "NotConfigured")
+    }))
+
   it.effect("pieceDelayMs is checked like delayMs: 0..10000, and a misspelt key is refused", () =>
     Effect.gen(function*() {
       const load = (reply: unknown) => Scripted.loadScript(writeScript("paced.json", JSON.stringify({ fallback: reply })))

@@ -25,7 +25,8 @@
  *         "content": "Here is the transcription: {{lastToolResult}}",
  *         "toolCalls": [{ "name": "transcribe_video", "args": {} }],
  *         "delayMs": 1500,         // optional: answer after this long (0..60000), e.g. a slow sub-agent step
- *         "pieceDelayMs": 80       // optional: streamed, pause this long between pieces (0..10000)
+ *         "pieceDelayMs": 80,      // optional: streamed, pause this long between pieces (0..10000)
+ *         "usage": { "inputTokens": 120, "outputTokens": 9 }   // optional: the tokens reported (else none)
  *       }
  *     }
  *   ],
@@ -50,7 +51,7 @@
 import { Effect, Layer, Schema, Stream } from "effect"
 import { readFile } from "node:fs/promises"
 import { resolve } from "node:path"
-import { Role } from "@switchboard/domain"
+import { ProviderUsage, Role } from "@switchboard/domain"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } from "@switchboard/domain"
 import * as NotConfigured from "../NotConfigured.ts"
 import { ProviderAdapter, pushEvents, Transcriber } from "../ProviderAdapter.ts"
@@ -73,7 +74,9 @@ export const ScriptedReply = Schema.Struct({
   /** Wait this long before answering: a demo's sub-agent then shows its activity live. */
   delayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 60_000 }))),
   /** Streamed, wait this long between two pieces: a demo's answer then visibly streams, and can be stopped. */
-  pieceDelayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10_000 })))
+  pieceDelayMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 10_000 }))),
+  /** The tokens this answer reports, as a provider would (token usage, budgets, the stream's `finish`); none without. */
+  usage: Schema.optionalKey(ProviderUsage)
 })
 export type ScriptedReply = typeof ScriptedReply.Type
 
@@ -183,7 +186,8 @@ export const answer = (script: Script, params: ProviderChatParams): ProviderChat
   }))
   return {
     content: fill(reply.content ?? "", values),
-    ...(toolCalls.length > 0 ? { toolCalls } : {})
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    ...(reply.usage === undefined ? {} : { usage: reply.usage })
   }
 }
 
