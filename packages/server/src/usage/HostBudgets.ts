@@ -2,13 +2,14 @@
  * Hosts' budgets of planner tokens (docs/usage.md). A host's budget is its
  * own (`PUT /admin/hosts/{hostId}/budget`) or else `PLANNER_HOST_DAILY_TOKENS`
  * (unset: none). Before a decision's provider call, when a budget applies,
- * the host's input and output tokens over the window — the current hour and the 24 before it, so
- * never less than the last 24 hours — are read from the shared rows, plus
- * what this replica counted and has not flushed; at or over the budget the
- * decision is refused with 429 `budget_exceeded`. Every replica reads the
- * same rows, so every replica refuses alike; the calls of the last second on
- * other replicas may not be in them yet, and decisions already in flight
- * finish — a host can pass its budget by those, never by more.
+ * the host's input and output tokens over the window — the current hour and
+ * the 24 before it, so never less than the last 24 hours — are read from the
+ * shared rows, plus what this replica counted and has not flushed; at or over
+ * the budget the decision is refused with 429 `budget_exceeded`. Every
+ * replica reads the same rows, so every replica refuses alike; the calls of
+ * the last second on other replicas may not be in them yet, and decisions
+ * already in flight finish — a host can pass its budget by those, never by
+ * more.
  */
 import type { HostBudget } from "@switchboard/domain"
 import { BudgetExceeded, HostNotFound } from "@switchboard/domain"
