@@ -4,11 +4,11 @@
  * carry the key's fingerprint only, and a host token exists only in the
  * answers of `createHost` and `rotateHostToken`.
  */
-import { Api, ChatNotFound, HostNotFound, HostRevoked } from "@switchboard/domain"
+import { Api, ChatNotFound, HostRevoked } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ChatRepo } from "../chat/ChatRepo.ts"
-import { HostsRepo } from "../hosts/HostsRepo.ts"
+import { hostNotFound, HostsRepo } from "../hosts/HostsRepo.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
 import { DecisionRetention } from "../planner/DecisionRetention.ts"
 import { DecisionsRepo } from "../planner/DecisionsRepo.ts"
@@ -28,7 +28,6 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
   const usage = yield* UsageReports
   const budgets = yield* HostBudgets
 
-  const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
 
   return handlers.handleAll({
     createHost: ({ payload }) =>

@@ -8,11 +8,15 @@
  * host keeps its row, so its tasks and decisions still name it.
  */
 import type { HostView } from "@switchboard/domain"
+import { HostNotFound } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { iso, isoOrNull } from "../db/SqlTime.ts"
 import { traced } from "@switchboard/providers/Spans"
+
+/** The 404 of a host id that names no host (every admin route about a host answers it the same). */
+export const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
 
 /** `sbh_` + 32 random bytes, base64url: recognisable in a config file, 256 bits of secret. */
 export const newHostToken = () => `sbh_${randomBytes(32).toString("base64url")}`

@@ -12,7 +12,9 @@
  * more.
  */
 import type { HostBudget } from "@switchboard/domain"
-import { BudgetExceeded, HostNotFound } from "@switchboard/domain"
+import type { HostNotFound } from "@switchboard/domain"
+import { BudgetExceeded } from "@switchboard/domain"
+import { hostNotFound } from "../hosts/HostsRepo.ts"
 import { Clock, Config, Context, Effect, Layer, Option } from "effect"
 import { UsageLedger } from "./UsageLedger.ts"
 import { HOUR_MS, hourOf, UsageRepo } from "./UsageRepo.ts"
@@ -20,8 +22,6 @@ import type { HostBudgetRow } from "./UsageRepo.ts"
 
 /** Hours before the current one counted in a budget's window. */
 export const WINDOW_HOURS = 24
-
-const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
 
 export class HostBudgets extends Context.Service<HostBudgets, {
   /**

@@ -21,7 +21,7 @@ import { SqlClient } from "effect/sql"
 import type { RecordedRequest } from "@switchboard/providers/testing/FakeHttp"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import { eventually } from "../support/JobsHelpers.ts"
-import { freePort, startServerProcess as startReplica } from "../support/ServerProcess.ts"
+import { startServerPair } from "../support/ServerProcess.ts"
 import type { ServerProcess } from "../support/ServerProcess.ts"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
 import { postJsonAt, requestAt } from "../support/TestServer.ts"
@@ -75,11 +75,7 @@ const scenario = (hang: "research" | "wake", extraEnv: Record<string, string> = 
       LOG_LEVEL: "info",
       ...extraEnv
     }
-    const [portA, portB] = [yield* freePort, yield* freePort]
-    const replicas = yield* Effect.all(
-      [startReplica({ ...env, PORT: String(portA) }), startReplica({ ...env, PORT: String(portB) })],
-      { concurrency: 2 }
-    )
+    const replicas = yield* startServerPair(env)
     const turn = yield* postJsonAt(replicas[0].url, "/api/agent/chat", {
       chatId: "kill-1",
       messages: [{ id: "u1", role: "user", content: "research sigma.js v3", timestamp: 1 }]

@@ -19,7 +19,7 @@ import { RateLimitsRepo } from "../../src/limits/RateLimitsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
 import { checkDocumented } from "../support/DocumentedResponses.ts"
 import { rawRequest } from "../support/RawHttp.ts"
-import { freePort, startServerProcess } from "../support/ServerProcess.ts"
+import { startServerPair } from "../support/ServerProcess.ts"
 import { backend, makeTestDatabase, TestDatabase } from "../support/TestDatabase.ts"
 import { baseUrl, layerTestServer, postJson, postJsonAt, request } from "../support/TestServer.ts"
 import type { RawResponse } from "../support/TestServer.ts"
@@ -160,20 +160,9 @@ describe("PLANNER_HOST_RPM", () => {
         const c = client(yield* baseUrl)
         const openai = yield* FakeOpenAi.FakeOpenAiServer
         openai.respondWith(() => FakeOpenAi.reply.toolCalls([{ name: "click", arguments: "{\"x\":1,\"y\":2}" }]))
-        const profileId = yield* c.addProfile({
-          name: "limits",
-          provider: "openai-compatible",
-          model: "gpt-planner",
-          baseUrl: openai.url,
-          apiKey: "sk-limits",
-          timeoutMs: 5_000
-        })
-        yield* c.activate(profileId)
-        const host = yield* c.addHost("limited")
+        const { host, task } = yield* c.readyHost(openai.url, { host: "limited" })
         const other = yield* c.addHost("other")
-        yield* c.addTask("a task", host.hostId)
         yield* c.addTask("another task", other.hostId)
-        const task = yield* c.claim(host)
         const otherTask = yield* c.claim(other)
 
         for (const step of [0, 1]) {
@@ -229,11 +218,7 @@ describe("two server processes on one PostgreSQL", () => {
         LLM_BASE_URL: fake.url,
         LOG_LEVEL: "info"
       }
-      const [portA, portB] = [yield* freePort, yield* freePort]
-      const [a, b] = yield* Effect.all(
-        [startServerProcess({ ...env, PORT: String(portA) }), startServerProcess({ ...env, PORT: String(portB) })],
-        { concurrency: 2 }
-      )
+      const [a, b] = yield* startServerPair(env)
       const token = newToken()
       for (const replica of [a, b, a]) {
         const res = yield* postJsonAt(replica.url, "/api/agent/chat", turn(), bearer(token))

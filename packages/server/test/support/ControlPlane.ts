@@ -125,7 +125,24 @@ export const client = (base: string, adminToken: string = ADMIN_TOKEN) => {
       Effect.map((j) => (j as { task: { taskId: string; attempt: number; goal: string; leaseExpiresAt: string } }).task)
     )
   const decision = (token: string, body: unknown) => hostPost(token, "/internal/planner/decision", body)
-  return { base, admin, addHost, addTask, addProfile, activate, hostPost, claim, decision }
+  /** An OpenAI-compatible profile at `baseUrl` made the active one, and a new host holding a task it just claimed. */
+  const readyHost = (baseUrl: string, options: { readonly model?: string; readonly host?: string } = {}) =>
+    Effect.gen(function*() {
+      const profileId = yield* addProfile({
+        name: `profile-${randomBytes(6).toString("hex")}`,
+        provider: "openai-compatible",
+        model: options.model ?? "gpt-planner",
+        baseUrl,
+        apiKey: "sk-ready-host",
+        timeoutMs: 5_000
+      })
+      yield* activate(profileId)
+      const host = yield* addHost(options.host ?? "host")
+      yield* addTask("open the settings", host.hostId)
+      const task = yield* claim(host)
+      return { profileId, host, task }
+    })
+  return { base, admin, addHost, addTask, addProfile, activate, hostPost, claim, decision, readyHost }
 }
 
 export type Client = ReturnType<typeof client>

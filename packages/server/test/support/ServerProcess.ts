@@ -67,6 +67,16 @@ export const startServerProcess = (env: Record<string, string>, argv: ReadonlyAr
     (server) => Effect.sync(() => void (server.child.exitCode === null && server.child.kill("SIGKILL")))
   )
 
+/** Two replicas of the same environment, each on a free port, started together: a two-process test's pair. */
+export const startServerPair = (env: Record<string, string>) =>
+  Effect.gen(function*() {
+    const [portA, portB] = [yield* freePort, yield* freePort]
+    return yield* Effect.all(
+      [startServerProcess({ ...env, PORT: String(portA) }), startServerProcess({ ...env, PORT: String(portB) })],
+      { concurrency: 2 }
+    )
+  })
+
 /** Spawns the server and waits for its exit, whatever it does (a start that must fail). */
 export const runServerProcess = (env: Record<string, string>, timeoutMs = 60_000) =>
   Effect.promise(() =>

@@ -14,8 +14,6 @@ import { ADMIN_TOKEN, client, decisionBody, layerPlannerServer, plannerEnv } fro
 import type { Client } from "../support/ControlPlane.ts"
 import { baseUrl, requestAt } from "../support/TestServer.ts"
 
-let profiles = 0
-
 const ready = Effect.gen(function*() {
   const c = client(yield* baseUrl)
   const openai = yield* FakeOpenAi.FakeOpenAiServer
@@ -26,18 +24,7 @@ const ready = Effect.gen(function*() {
       { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }
     )
   )
-  const profileId = yield* c.addProfile({
-    name: `budget-${++profiles}`,
-    provider: "openai-compatible",
-    model: "gpt-budget",
-    baseUrl: openai.url,
-    apiKey: "sk-budget-test",
-    timeoutMs: 5_000
-  })
-  yield* c.activate(profileId)
-  const host = yield* c.addHost("budgeted")
-  yield* c.addTask("open the settings", host.hostId)
-  const task = yield* c.claim(host)
+  const { host, profileId, task } = yield* c.readyHost(openai.url, { model: "gpt-budget", host: "budgeted" })
   return { c, openai, host, task, profileId }
 })
 

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import { ADMIN_TOKEN, client, decisionBody, newCredentialKey } from "../support/ControlPlane.ts"
 import { eventually } from "../support/JobsHelpers.ts"
-import { freePort, startServerProcess } from "../support/ServerProcess.ts"
+import { startServerPair } from "../support/ServerProcess.ts"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
 import { postJsonAt, requestAt } from "../support/TestServer.ts"
 
@@ -33,11 +33,7 @@ const twoReplicas = Effect.gen(function*() {
     LLM_BASE_URL: fake.url,
     LOG_LEVEL: "info"
   }
-  const [portA, portB] = [yield* freePort, yield* freePort]
-  const [a, b] = yield* Effect.all(
-    [startServerProcess({ ...env, PORT: String(portA) }), startServerProcess({ ...env, PORT: String(portB) })],
-    { concurrency: 2 }
-  )
+  const [a, b] = yield* startServerPair(env)
   return { a, b, fake }
 })
 
@@ -50,18 +46,7 @@ describe("usage on two server processes on one PostgreSQL", () => {
         const { a, b, fake } = yield* twoReplicas
         const onA = client(a.url)
         const onB = client(b.url)
-        const profileId = yield* onA.addProfile({
-          name: "replicas",
-          provider: "openai-compatible",
-          model: "gpt-planner",
-          baseUrl: fake.url,
-          apiKey: "sk-profile",
-          timeoutMs: 5_000
-        })
-        yield* onA.activate(profileId)
-        const host = yield* onA.addHost("shared")
-        yield* onA.addTask("open the settings", host.hostId)
-        const task = yield* onA.claim(host)
+        const { host, task } = yield* onA.readyHost(fake.url, { host: "shared" })
         const budget = yield* requestAt(b.url, `/admin/hosts/${host.hostId}/budget`, {
           method: "PUT",
           headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },

@@ -21,8 +21,8 @@ const GROUPS: ReadonlyArray<readonly [UsageGroupBy, string]> = [
   ["model", "Model"]
 ]
 
-const WINDOWS = { day: ["Last 24 hours", 86_400_000], week: ["Last 7 days", 7 * 86_400_000] } as const
-type Window = keyof typeof WINDOWS
+const PERIODS = { day: ["Last 24 hours", 86_400_000], week: ["Last 7 days", 7 * 86_400_000] } as const
+type Period = keyof typeof PERIODS
 
 const KIND_LABELS: Record<string, string> = {
   chat: "chat turns",
@@ -60,10 +60,10 @@ export default function UsagePage(_props: PageProps) {
   const { search } = useLocation()
   const id = useId()
   const groupBy: UsageGroupBy = isGroup(search.get("groupBy")) ? (search.get("groupBy") as UsageGroupBy) : "kind"
-  const window: Window = search.get("window") === "week" ? "week" : "day"
+  const period: Period = search.get("window") === "week" ? "week" : "day"
   // The window's start is fixed when the view is chosen, so that the refreshes ask for the same one.
   const [now] = useState(() => Date.now())
-  const from = new Date(now - WINDOWS[window][1]).toISOString()
+  const from = new Date(now - PERIODS[period][1]).toISOString()
   const usage = useLiveResult(api, (client) => client.admin.usage({ query: { groupBy, from } }), [groupBy, from], 15_000)
   const hosts = useLiveResult(api, (client) => client.admin.listHosts(), [])
   const hostName = new Map((hosts.value?.hosts ?? []).map((host) => [host.hostId, host.name]))
@@ -71,7 +71,7 @@ export default function UsagePage(_props: PageProps) {
   const choose = (next: { readonly groupBy?: string; readonly window?: string }) => {
     const params = new URLSearchParams()
     const g = next.groupBy ?? groupBy
-    const w = next.window ?? window
+    const w = next.window ?? period
     if (g !== "kind") params.set("groupBy", g)
     if (w !== "day") params.set("window", w)
     const query = params.toString()
@@ -104,8 +104,8 @@ export default function UsagePage(_props: PageProps) {
         </div>
         <div className="field">
           <label htmlFor={`${id}-window`}>Over</label>
-          <select id={`${id}-window`} value={window} onChange={(event) => choose({ window: event.target.value })}>
-            {Object.entries(WINDOWS).map(([key, [label]]) => <option key={key} value={key}>{label}</option>)}
+          <select id={`${id}-window`} value={period} onChange={(event) => choose({ window: event.target.value })}>
+            {Object.entries(PERIODS).map(([key, [label]]) => <option key={key} value={key}>{label}</option>)}
           </select>
         </div>
       </form>
