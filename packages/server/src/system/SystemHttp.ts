@@ -8,12 +8,14 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { SqlClient } from "effect/sql"
 import { migrationCount } from "../db/Migrations.ts"
+import { untraced } from "../telemetry/Tracing.ts"
 
 export const SystemHttp = HttpApiBuilder.group(Api, "system", Effect.fn(function*(handlers) {
   const sql = yield* SqlClient.SqlClient
   const applied = sql<{ n: number }>`SELECT count(*)::int AS n FROM effect_sql_migrations`.pipe(
     Effect.map((rows) => rows[0]?.n ?? 0),
-    Effect.timeout("2 seconds")
+    Effect.timeout("2 seconds"),
+    untraced
   )
   return handlers
     .handle("healthz", () => Effect.succeed({ status: "ok" as const }))

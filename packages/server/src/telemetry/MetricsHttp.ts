@@ -18,6 +18,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import { tokenMatches } from "../http/ChatAuth.ts"
+import { untraced } from "./Tracing.ts"
 
 export const METRICS_ROUTES = [{ method: "GET", path: "/metrics" }] as const
 
@@ -80,6 +81,7 @@ export const layer = HttpRouter.use(Effect.fnUntraced(function*(router) {
       UNION ALL
       SELECT NULL, NULL, 0, extract(epoch FROM clock_timestamp() - min(finished_at))::float8 FROM jobs WHERE phase = 'wake'`
   })).pipe(
+    untraced,
     Effect.timeout(JOBS_STATEMENT_MS + 1_000),
     Effect.tapCause((cause) => Effect.logWarning("/metrics: the jobs' statement failed", cause)),
     Effect.orElseSucceed(() => undefined)

@@ -7,8 +7,9 @@
  *
  * The route label is the template the request matched (`/api/chats/:chatId`),
  * found by the router's own matcher over the same table the JSON error layer
- * uses (`RouteTable.ts`); a path no route has is `unmatched`, so no client can
- * grow the label set. The time is to the answer's headers: a streamed body
+ * uses (`RouteTable.ts`) — a method the path has not (the router's 405) still
+ * under the path's template; a path no route has is `unmatched`, so no client
+ * can grow the label set. The time is to the answer's headers: a streamed body
  * (a turn's events) may go on after it.
  */
 import { Clock, Context, Effect, Exit, Layer } from "effect"
@@ -17,12 +18,24 @@ import type { HttpServerResponse } from "effect/http"
 import type { Route } from "../http/RouteTable.ts"
 import { recordRequest } from "./Metrics.ts"
 
-/** The template of the route `url` matches (HEAD as GET, as the router answers it), or `unmatched`. */
+/**
+ * The template of the route `url` matches (HEAD as GET, as the router answers it); with another
+ * method, the template of the path (the router's 405); else `unmatched`.
+ */
 export const routeLabeler = (routes: ReadonlyArray<Route>) => {
   const router = FindMyWay.make<string>({ maxParamLength: Number.MAX_SAFE_INTEGER })
-  for (const route of routes) router.on(route.method, route.path, route.path)
+  // Every path once, whatever its methods: what a request with a method the path has not is matched against.
+  const paths = FindMyWay.make<string>({ maxParamLength: Number.MAX_SAFE_INTEGER })
+  const seen = new Set<string>()
+  for (const route of routes) {
+    router.on(route.method, route.path, route.path)
+    if (seen.has(route.path)) continue
+    seen.add(route.path)
+    paths.on("GET", route.path, route.path)
+  }
   return (method: string, url: string): string =>
-    router.find(method, url)?.handler ?? (method === "HEAD" ? router.find("GET", url)?.handler : undefined) ?? "unmatched"
+    router.find(method, url)?.handler ?? (method === "HEAD" ? router.find("GET", url)?.handler : undefined) ??
+      paths.find("GET", url)?.handler ?? "unmatched"
 }
 
 /** A client that went away before its answer: nginx's 499, as the JSON error layer names it. */

@@ -15,9 +15,11 @@
  * no span: a scrape every few seconds is not a trace anyone wants.
  */
 import { Config, Effect, Exit, Layer, Option, References, Tracer } from "effect"
-import { FetchHttpClient, HttpMiddleware } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpMiddleware } from "effect/http"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
 import { OTLP_PROTOCOLS } from "../system/Settings.ts"
+import { boundedExportClient } from "./ExportClient.ts"
+import type { ExportBounds } from "./ExportClient.ts"
 import { CaptureContent } from "./GenAi.ts"
 
 
@@ -38,8 +40,17 @@ export const TracingConfig = Config.all({
 /** `{endpoint}/v1/traces`, the OTLP/HTTP path of traces under a base endpoint (one trailing `/` tolerated). */
 export const tracesUrl = (endpoint: string) => `${endpoint.trim().replace(/\/+$/, "")}/v1/traces`
 
-/** Paths whose requests make no server span. */
-const UNTRACED = ["/metrics", "/healthz", "/readyz"]
+/** Paths whose requests make no span: the server's is left out here, the handlers' own statements by `untraced`. */
+const UNTRACED = new Set(["/metrics", "/healthz", "/readyz"])
+
+/** Whether a request (its URL, query and all) is to one of the untraced paths. */
+export const isUntraced = (url: string) => {
+  const query = url.indexOf("?")
+  return UNTRACED.has(query === -1 ? url : url.slice(0, query))
+}
+
+/** A probe's or a scrape's work (its statements): no trace of its own, whatever tracing is on. */
+export const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(effect, false)
 
 /** A failure as exported without content: its kind only (and a provider error's reason and status). */
 const kindOf = (error: unknown): Error => {
@@ -82,6 +93,7 @@ export const layerOtlp = (options: {
   readonly protocol: typeof OTLP_PROTOCOLS[number]
   readonly capture: boolean
   readonly serviceName?: string | undefined
+  readonly bounds?: ExportBounds
 }) =>
   Layer.effect(
     Tracer.Tracer,
@@ -92,7 +104,8 @@ export const layerOtlp = (options: {
     Layer.provide([
       OtlpExporter.layerFlusher,
       options.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf,
-      FetchHttpClient.layer
+      Layer.effect(HttpClient.HttpClient, Effect.map(Effect.service(HttpClient.HttpClient), (client) => boundedExportClient(client, options.bounds)))
+        .pipe(Layer.provide(FetchHttpClient.layer))
     ])
   )
 
@@ -108,6 +121,6 @@ export const layer = Layer.unwrap(Effect.gen(function*() {
   return Layer.mergeAll(
     base,
     layerOtlp({ endpoint: config.endpoint, protocol: config.protocol, capture, serviceName: config.serviceName }),
-    HttpMiddleware.layerTracerDisabledForUrls(UNTRACED)
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => isUntraced(request.url))
   )
 }))

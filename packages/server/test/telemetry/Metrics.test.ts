@@ -101,11 +101,15 @@ describe("/metrics", () => {
         for (let i = 0; i < 3; i++) assert.strictEqual((yield* request("/healthz")).status, 200)
         assert.strictEqual((yield* request("/api/jobs?chatId=not%20valid")).status, 400)
         assert.strictEqual((yield* request("/no/such/path/12345")).status, 404)
+        // A method the path has not: the router's 405, counted under the path's template.
+        assert.strictEqual((yield* request("/api/chats/chat-12345/messages", { method: "PATCH" })).status, 405)
         const after = yield* samples
         const moved = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels)
         assert.strictEqual(moved("switchboard_http_requests_total", { route: "/healthz", method: "GET", status: "200" }), 3)
         assert.strictEqual(moved("switchboard_http_requests_total", { route: "/api/jobs", status: "400" }), 1)
         assert.strictEqual(moved("switchboard_http_requests_total", { route: "unmatched", status: "404" }), 1)
+        assert.strictEqual(moved("switchboard_http_requests_total", { route: "/api/chats/:chatId/messages", method: "PATCH", status: "405" }), 1)
+        assert.strictEqual(moved("switchboard_http_requests_total", { route: "unmatched", status: "405" }), 0)
         assert.strictEqual(moved("switchboard_http_request_duration_seconds_count", { route: "/healthz", method: "GET" }), 3)
         // The +Inf bucket holds every observation.
         assert.strictEqual(

@@ -22,7 +22,7 @@ import { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
 import * as Tracing from "../../src/telemetry/Tracing.ts"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
-import { layerTestServer, postJsonAt } from "../support/TestServer.ts"
+import { layerTestServer, postJsonAt, requestAt } from "../support/TestServer.ts"
 
 interface OtlpValue {
   readonly stringValue?: string
@@ -225,6 +225,24 @@ describe("OTLP traces", () => {
       assert.strictEqual(attr(agent, "gen_ai.usage.input_tokens"), 120)
       // Without a chat: no conversation id.
       assert.isUndefined(attr(agent, "gen_ai.conversation.id"))
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("the probes and /metrics make no span, their statements' included, whatever their query", () =>
+    Effect.gen(function*() {
+      const fake = makeFakeProvider()
+      const probes = ["/metrics", "/metrics?x=1", "/readyz", "/readyz?full", "/healthz", "/healthz?x"]
+      // What a probe's span would show: its path, or one of the statements the two probes that read the database make.
+      const probeSpan = /\/metrics|\/readyz|\/healthz|count\(\*\)::int AS n FROM effect_sql_migrations|statement_timeout|GROUP BY phase, status/
+      const { spans } = yield* tracedRun(fake.layer, { LLM_PROVIDER: "openai-compatible", LLM_MODEL: "gpt-test" }, (base) =>
+        Effect.gen(function*() {
+          for (const path of probes) assert.strictEqual((yield* requestAt(base, path)).status, 200, path)
+          // A chat turn after them: what it exports shows the collector received the run's spans.
+          const answer = yield* postJsonAt(base, "/api/agent/chat", { messages: [{ id: "u1", role: "user", content: "hi", timestamp: 1 }] })
+          assert.strictEqual(answer.status, 200)
+        }))
+      assert.isDefined(spans.find((s) => s.name === "invoke_agent"))
+      const probed = spans.filter((s) => probeSpan.test(JSON.stringify(s)))
+      assert.deepStrictEqual(probed.map((s) => JSON.stringify(s.attributes)), [])
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
   it.live("a failure is exported as its kind: neither its message (a provider may quote the request) nor a log line's", () =>
