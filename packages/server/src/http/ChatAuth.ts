@@ -11,12 +11,17 @@ const digest = (s: string) => createHash("sha256").update(s).digest()
 
 export const tokenMatches = (expected: string, given: string) => timingSafeEqual(digest(expected), digest(given))
 
+/** `CHAT_TOKEN`, when set (empty is unset): what every `/api/*` request must carry. */
+export const ChatToken = Config.option(Config.Redacted("CHAT_TOKEN")).pipe(
+  Config.map((token) => Option.isNone(token) || Redacted.value(token.value) === "" ? undefined : Redacted.value(token.value))
+)
+
 export const layer = Layer.effect(ChatAuth, Effect.gen(function*() {
-  const token = yield* Config.option(Config.Redacted("CHAT_TOKEN"))
+  const token = yield* ChatToken
   return ChatAuth.of({
     bearer: (httpEffect, { credential }) => {
-      if (Option.isNone(token) || Redacted.value(token.value) === "") return httpEffect
-      return tokenMatches(Redacted.value(token.value), Redacted.value(credential))
+      if (token === undefined) return httpEffect
+      return tokenMatches(token, Redacted.value(credential))
         ? httpEffect
         : Effect.fail(new Unauthenticated({ error: "Missing or invalid bearer token (CHAT_TOKEN)" }))
     }

@@ -19,6 +19,7 @@ import { RateLimited } from "@switchboard/domain"
 import { Config, Context, Duration, Effect, Layer, Option, Random, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { createHash } from "node:crypto"
+import { ChatToken } from "../http/ChatAuth.ts"
 import { RateLimitsRepo } from "./RateLimitsRepo.ts"
 import type { Take } from "./RateLimitsRepo.ts"
 
@@ -55,9 +56,17 @@ const bearerOf = (authorization: string | undefined): string | undefined => {
   return match?.[1]
 }
 
-/** The chat bucket of a request: its bearer token's SHA-256, else the socket's peer address. */
-export const chatBucket = (request: HttpServerRequest.HttpServerRequest): { readonly bucket: string; readonly per: string } => {
-  const token = bearerOf(request.headers["authorization"])
+/**
+ * The chat bucket of a request: with `CHAT_TOKEN` set (`tokenChecked`: every request that gets
+ * here carries it), its bearer token's SHA-256; else the socket's peer address. A token nobody
+ * checked is not a key: a client sending a new one with every request would have a new bucket,
+ * and no limit, each time.
+ */
+export const chatBucket = (
+  request: HttpServerRequest.HttpServerRequest,
+  tokenChecked: boolean
+): { readonly bucket: string; readonly per: string } => {
+  const token = tokenChecked ? bearerOf(request.headers["authorization"]) : undefined
   if (token !== undefined) {
     return { bucket: `chat:token:${createHash("sha256").update(token, "utf8").digest("hex")}`, per: "bearer token" }
   }
@@ -77,6 +86,7 @@ export class RateLimits extends Context.Service<RateLimits, {
       return RateLimits.of({ chatTurn: (_, turn) => turn, plannerDecision: (_, decide) => decide })
     }
     const repo = yield* RateLimitsRepo
+    const tokenChecked = (yield* ChatToken) !== undefined
 
     const sweepOnce = repo.prune.pipe(
       // A failed sweep (the database away for a moment) is retried at the next tick, not fatal.
@@ -94,7 +104,7 @@ export class RateLimits extends Context.Service<RateLimits, {
 
     return RateLimits.of({
       chatTurn: chatRpm === undefined ? (_, turn) => turn : (request, turn) => {
-        const { bucket, per } = chatBucket(request)
+        const { bucket, per } = chatBucket(request, tokenChecked)
         return Effect.andThen(admit(bucket, chatRpm, `${chatRpm} chat turns a minute per ${per} (CHAT_RPM)`), turn)
       },
       plannerDecision: hostRpm === undefined ? (_, decide) => decide : (hostId, decide) =>

@@ -45,7 +45,7 @@ export class RateLimitsRepo extends Context.Service<RateLimitsRepo, {
     const sql = yield* SqlClient.SqlClient
     return RateLimitsRepo.of({
       take: Effect.fnUntraced(function*(bucket, limit) {
-        const rows = yield* sql<{ accepted: number | null; current: number | null; previous: number; elapsed: number }>`
+        const rows = yield* sql<{ accepted: number | null; current: number | null; previous: number; elapsed: number; carried: number }>`
           WITH clock AS (
             SELECT date_trunc('minute', now()) AS minute,
               extract(epoch FROM now() - date_trunc('minute', now()))::float8 AS elapsed
@@ -66,11 +66,15 @@ export class RateLimitsRepo extends Context.Service<RateLimitsRepo, {
           SELECT (SELECT count FROM hit) AS accepted,
             (SELECT r.count FROM rate_limits r, clock WHERE r.bucket = ${bucket} AND r.window_start = clock.minute) AS current,
             (SELECT n FROM previous) AS previous,
-            (SELECT elapsed FROM clock) AS elapsed`
+            (SELECT elapsed FROM clock) AS elapsed,
+            (SELECT n FROM carried)::int AS carried`
         const row = rows[0]!
         return {
           accepted: row.accepted !== null,
-          current: row.accepted ?? row.current ?? 0,
+          // A refusal's `current` is read from the statement's snapshot, which a burst of concurrent
+          // requests has outdated (often 0): the refusal itself says the locked row held at least
+          // `limit - carried`, and a wait computed from less would send the client back too early.
+          current: row.accepted ?? Math.max(row.current ?? 0, limit - Number(row.carried)),
           previous: row.previous,
           elapsed: row.elapsed
         }

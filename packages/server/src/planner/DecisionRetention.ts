@@ -25,6 +25,7 @@
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Random } from "effect"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
+import { windowStart } from "../usage/HostBudgets.ts"
 import { UsageRepo } from "../usage/UsageRepo.ts"
 
 export const DEFAULT_RETENTION = "7 days"
@@ -80,7 +81,8 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
       let total = 0
       while (true) {
         const now = yield* Clock.currentTimeMillis
-        const deleted = yield* usage.pruneBatch(now - retentionMs, USAGE_PRUNE_BATCH)
+        // A retention shorter than a budget's window keeps the window's hours all the same.
+        const deleted = yield* usage.pruneBatch(Math.min(now - retentionMs, windowStart(now)), USAGE_PRUNE_BATCH)
         total += deleted
         if (deleted < USAGE_PRUNE_BATCH) return total
       }

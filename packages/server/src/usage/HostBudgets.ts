@@ -23,6 +23,9 @@ import type { HostBudgetRow } from "./UsageRepo.ts"
 /** Hours before the current one counted in a budget's window. */
 export const WINDOW_HOURS = 24
 
+/** The first hour a budget's window counts at `now`: the usage retention never deletes it. */
+export const windowStart = (now: number): number => hourOf(now) - WINDOW_HOURS * HOUR_MS
+
 export class HostBudgets extends Context.Service<HostBudgets, {
   /**
    * Fails when the host's tokens in the window reached its budget. `own`: the host's own budget as
@@ -35,15 +38,15 @@ export class HostBudgets extends Context.Service<HostBudgets, {
   static readonly layer = Layer.effect(HostBudgets, Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* UsageLedger
-    const defaultDailyTokens = Option.getOrNull(
-      yield* Config.Int("PLANNER_HOST_DAILY_TOKENS").pipe(Config.option)
-    )
+    // Blank is unset and the value may be padded, as the settings' check at start (Settings.ts) reads it.
+    const configured = Option.getOrUndefined(yield* Config.String("PLANNER_HOST_DAILY_TOKENS").pipe(Config.option))?.trim()
+    const defaultDailyTokens = configured === undefined || configured === "" ? null : Number(configured)
 
     /** The host's budget row with this replica's unflushed calls added, and the window's first hour. */
     const read = (hostId: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const fromHour = hourOf(now) - WINDOW_HOURS * HOUR_MS
+        const fromHour = windowStart(now)
         const row = yield* repo.hostBudget(hostId, fromHour)
         if (row === undefined) return undefined
         const pending = ledger.pending(hostId, fromHour)

@@ -11,7 +11,7 @@
  * keeps its counts for the next one, up to `MAX_PENDING_KEYS` rows.
  */
 import type { ProviderUsage, UsageKind } from "@switchboard/domain"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Semaphore } from "effect"
 import type { HostWindow, UsageKey, UsageTotals } from "./UsageRepo.ts"
 import { hourOf, UsageRepo } from "./UsageRepo.ts"
 
@@ -34,7 +34,14 @@ const FLUSH_BATCH = 500
 /** Stored fields are bounded: ids are (by their schemas), a model name from configuration is cut. */
 const MAX_MODEL_CHARS = 200
 
-const tokens = (n: number | undefined) => n === undefined || !Number.isFinite(n) ? 0 : Math.max(0, Math.round(n))
+/**
+ * One call's tokens of a kind, at most: no model's context is near it, and a provider's absurd
+ * figure (1e20) must not overflow a stored sum (`bigint`) and so fail every flush after it.
+ */
+export const MAX_CALL_TOKENS = 1_000_000_000
+
+const tokens = (n: number | undefined) =>
+  n === undefined || !Number.isFinite(n) ? 0 : Math.min(MAX_CALL_TOKENS, Math.max(0, Math.round(n)))
 
 export class UsageLedger extends Context.Service<UsageLedger, {
   /**
@@ -70,9 +77,15 @@ export class UsageLedger extends Context.Service<UsageLedger, {
       }
     }
 
+    // One flush at a time: a second one (the admin route's, beside the loop's) waits for the first,
+    // so `flushing` is what is in flight, and a flush that returns has the counts before it stored.
+    const oneAtATime = yield* Semaphore.make(1)
+
     const flushOnce = Effect.suspend(() => {
       if (counted.size === 0) return Effect.void
-      const entries = [...counted.values()]
+      // In the order of their keys on every replica: two replicas' statements adding to the same rows
+      // (a host's, a chat's) then lock them in one order, never each waiting for the other.
+      const entries = [...counted.entries()].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([, entry]) => entry)
       counted = new Map()
       flushing = entries
       const batches: Array<Array<readonly [UsageKey, UsageTotals]>> = []
@@ -98,7 +111,7 @@ export class UsageLedger extends Context.Service<UsageLedger, {
           return Effect.logWarning(`token usage of ${lost} provider calls not counted: ${MAX_PENDING_KEYS} rows were waiting for the database`)
         }))
       )
-    }).pipe(Effect.uninterruptible)
+    }).pipe(oneAtATime.withPermits(1), Effect.uninterruptible)
 
     // Stopping cleanly loses nothing: the last flush runs before the database is let go (the loop
     // below is interrupted first, and a flush in progress is never cut).

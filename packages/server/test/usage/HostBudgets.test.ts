@@ -146,7 +146,7 @@ describe("host budgets", () => {
   })
 
   layer(
-    Layer.mergeAll(layerPlannerServer(plannerEnv({ PLANNER_HOST_DAILY_TOKENS: "0" })), fakes),
+    Layer.mergeAll(layerPlannerServer(plannerEnv({ PLANNER_HOST_DAILY_TOKENS: " 0 " })), fakes),
     { excludeTestServices: true }
   )("with PLANNER_HOST_DAILY_TOKENS", (it) => {
     it.effect("the default applies to every host without a budget of its own", () =>

@@ -6,9 +6,11 @@
  * flushes what is left.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { UsageLedger } from "../../src/usage/UsageLedger.ts"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import { MAX_CALL_TOKENS, UsageLedger } from "../../src/usage/UsageLedger.ts"
 import { hourOf, UsageRepo } from "../../src/usage/UsageRepo.ts"
+import { TestDatabase } from "../support/TestDatabase.ts"
 import type { UsageKey, UsageTotals } from "../../src/usage/UsageRepo.ts"
 
 const makeRepo = () => {
@@ -62,4 +64,58 @@ describe("usage ledger", () => {
       yield* Scope.close(scope, Exit.void)
       assert.strictEqual(repo.written.length, 3, "closing flushed the last count")
     }))
+
+  it.effect("one flush at a time, in the keys' order: a second waits for the first, and a host's tokens stay pending until stored", () =>
+    Effect.gen(function*() {
+      const release = yield* Deferred.make<void>()
+      const batches: Array<ReadonlyArray<string>> = []
+      let running = 0
+      let most = 0
+      const repo = Layer.mock(UsageRepo, {
+        add: (entries) =>
+          Effect.gen(function*() {
+            running++
+            most = Math.max(most, running)
+            batches.push(entries.map(([key]) => key.chatId))
+            if (batches.length === 1) yield* Deferred.await(release)
+            running--
+          })
+      })
+      const ledger = Context.get(yield* Layer.build(UsageLedger.make("1 hour").pipe(Layer.provide(repo))), UsageLedger)
+      for (const chatId of ["c3", "c1", "c2"]) ledger.count({ kind: "chat", chatId }, "m", { inputTokens: 1, outputTokens: 0 })
+      ledger.count(planner, "gpt-planner", { inputTokens: 7, outputTokens: 0 })
+      const from = hourOf(Date.now()) - 24 * 3_600_000
+      const first = yield* Effect.forkChild(ledger.flush)
+      yield* Effect.yieldNow
+      ledger.count({ kind: "chat", chatId: "c0" }, "m", { inputTokens: 1, outputTokens: 0 })
+      const second = yield* Effect.forkChild(ledger.flush)
+      yield* Effect.yieldNow
+      // The first is still writing: the host's tokens are still this replica's to count.
+      assert.strictEqual(ledger.pending("host_1", from).used, 7)
+      assert.strictEqual(batches.length, 1, "the second flush waits")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      assert.strictEqual(most, 1)
+      // Sorted by key: the same order on every replica.
+      assert.deepStrictEqual(batches, [["c1", "c2", "c3", ""], ["c0"]])
+      assert.strictEqual(ledger.pending("host_1", from).used, 0)
+    }).pipe(Effect.scoped))
+})
+
+describe("usage ledger, stored", () => {
+  it.effect("a provider's absurd token count is stored as the most one call may count, and does not stop the flushes", () =>
+    Effect.gen(function*() {
+      const ledger = yield* UsageLedger
+      const sql = yield* SqlClient.SqlClient
+      ledger.count({ kind: "chat", chatId: "absurd" }, "m", { inputTokens: 1e20, outputTokens: 1e25, cachedInputTokens: Infinity })
+      yield* ledger.flush
+      ledger.count({ kind: "chat", chatId: "absurd" }, "m", { inputTokens: 1, outputTokens: 2 })
+      yield* ledger.flush
+      const rows = yield* sql<{ calls: number; input_tokens: string; output_tokens: string; cached_input_tokens: string }>`
+        SELECT calls, input_tokens::text, output_tokens::text, cached_input_tokens::text FROM usage_hourly WHERE chat_id = 'absurd'`
+      assert.deepStrictEqual(rows.map((r) => [Number(r.calls), r.input_tokens, r.output_tokens, r.cached_input_tokens]), [
+        [2, String(MAX_CALL_TOKENS + 1), String(MAX_CALL_TOKENS + 2), "0"]
+      ])
+    }).pipe(Effect.provide(UsageLedger.make("1 hour").pipe(Layer.provideMerge(UsageRepo.layer), Layer.provideMerge(TestDatabase)))))
 })
