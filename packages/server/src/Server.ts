@@ -154,12 +154,12 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 export const ListenConfig = Config.all({
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("PORT").pipe(Config.withDefault(8787)),
-  chatToken: Config.String("CHAT_TOKEN").pipe(Config.withDefault(""))
+  chatToken: ChatAuth.ChatToken
 })
 
 /** Refuses a non-loopback address without `CHAT_TOKEN`: the chat route spends the operator's provider key. */
-export const checkListenConfig = (config: { host: string; chatToken: string }) =>
-  LOOPBACK.has(config.host) || config.chatToken !== ""
+export const checkListenConfig = (config: { host: string; chatToken: string | undefined }) =>
+  LOOPBACK.has(config.host) || (config.chatToken !== undefined && config.chatToken !== "")
     ? Effect.void
     : Effect.fail(new InvalidSetting({
       message: `HOST ${JSON.stringify(config.host)} is not a loopback address and CHAT_TOKEN is not set: set CHAT_TOKEN, or HOST=127.0.0.1`
