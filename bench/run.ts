@@ -8,6 +8,8 @@
  *   - `upstream.ts`: the 0 ms OpenAI-compatible mock (and the orchestrator case's fake chat route);
  *   - `proxy.ts`: the floors (node:http pass-through; pass-through after one INSERT);
  *   - `sse-relay.ts`: the stream case's floor (a node:http SSE relay of the mock's streamed answer);
+ *   - `stack-proxy.ts`, `stack-sse-relay.ts`: the same two floors written on the server's stack (what
+ *     the stack costs before a route does anything of its own; printed, no target);
  *   - the real server (its build, `dist/server/src/main.js`, as `npm start` runs it), on the embedded database and, with
  *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
  *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop.
@@ -157,6 +159,7 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 const UPSTREAM = here("./upstream.ts")
 const PROXY = here("./proxy.ts")
 const SSE_RELAY = here("./sse-relay.ts")
+const STACK_SSE_RELAY = here("./stack-sse-relay.ts")
 const STACK_PROXY = here("./stack-proxy.ts")
 const ORCHESTRATOR = here("./orchestrator.ts")
 const RESULTS = here("./results/")
@@ -453,25 +456,29 @@ const chatCase = async (upstream: { child: ChildProcess; port: number }, server:
   }
 }
 
-/** One warm-up of each, then `--runs` measured phases: floor, case, floor, case, … */
+/**
+ * One warm-up of each, then `--runs` measured phases: floor, case, floor, case, … With `extras`
+ * (diagnostic targets), each run measures them too, between its floor and its case.
+ */
 const interleaved = async (
   upstream: ChildProcess,
   floor: readonly [LoadGenerator, ChildProcess, string],
-  route: readonly [LoadGenerator, ChildProcess, string]
+  route: readonly [LoadGenerator, ChildProcess, string],
+  ...extras: ReadonlyArray<readonly [LoadGenerator, ChildProcess, string]>
 ) => {
-  const width = Math.max(floor[2].length, route[2].length)
-  await phase(floor[0], floor[1], upstream, options.warmupMs)
-  await phase(route[0], route[1], upstream, options.warmupMs)
-  const floors: Array<Phase> = []
-  const routes: Array<Phase> = []
+  const all = [floor, ...extras, route]
+  const width = Math.max(...all.map((target) => target[2].length))
+  for (const [load, child] of all) await phase(load, child, upstream, options.warmupMs)
+  const measured = all.map((): Array<Phase> => [])
   for (let i = 0; i < options.runs; i++) {
     console.log(`  run ${i + 1}/${options.runs}`)
-    floors.push(await phase(floor[0], floor[1], upstream, options.durationMs))
-    logPhase(floor[2].padEnd(width), floors[i]!)
-    routes.push(await phase(route[0], route[1], upstream, options.durationMs))
-    logPhase(route[2].padEnd(width), routes[i]!)
+    for (const [t, [load, child, name]] of all.entries()) {
+      const p = await phase(load, child, upstream, options.durationMs)
+      measured[t]!.push(p)
+      logPhase(name.padEnd(width), p)
+    }
   }
-  return { floors, routes }
+  return { floors: measured[0]!, routes: measured[measured.length - 1]!, extras: measured.slice(1, -1) }
 }
 
 /** Chat route with a new chatId per request (write-ahead turn) vs a proxy doing one INSERT per request. */
@@ -534,6 +541,7 @@ const streamCase = async (
 streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apart — vs a node:http SSE relay`)
   const peakReset = resetPeakRss(server.child.pid)
   const relay = await startHelper("SSE relay", SSE_RELAY, [String(upstream.port)])
+  const stackRelay = await startHelper("SSE relay on the server's stack", STACK_SSE_RELAY, [String(upstream.port)])
   const streamed = (port: number): Target => ({
     origin: `http://127.0.0.1:${port}`,
     path: "/api/agent/chat",
@@ -542,6 +550,7 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
     reader: deltaReader
   })
   const floor = await loadFor("SSE relay", streamed(relay.port), checkStream)
+  const stack = await loadFor("SSE relay on the server's stack", streamed(stackRelay.port), checkStream)
   const route = await loadFor("streamed chat route", streamed(server.port), checkStream)
   // The same turns without a chatId (nothing stored, no chat marker): how much of the route's cost is the transcript's.
   const unstored = await loadFor("streamed chat route, no chatId", { ...streamed(server.port), body: () => NO_CHAT_BODY }, checkStream)
@@ -551,7 +560,13 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
     (status, text) => (status === 200 && text.endsWith("data: [DONE]\n\n") ? undefined : "expected 200 with an event stream ending [DONE]")
   )
   try {
-    const { floors, routes } = await interleaved(upstream.child, [floor, relay.child, "SSE relay"], [route, server.child, "streamed chat route"])
+    const { floors, routes, extras } = await interleaved(
+      upstream.child,
+      [floor, relay.child, "SSE relay"],
+      [route, server.child, "streamed chat route"],
+      [stack, stackRelay.child, "SSE relay, server's stack"]
+    )
+    const stacks = extras[0]!
     // The harness alone (no process between the mock and the load generator): what of the latency is
     // the machine's and the harness's, whatever the target (docs/performance.md).
     await phase(alone, undefined, upstream.child, options.warmupMs)
@@ -594,6 +609,13 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
       runs: pairsOf(routes.map(cpuUsPerEvent), floors.map(cpuUsPerEvent), "ratio"),
       target: "<= 2 × floor", holds: (vs) => vs <= 2, notes: []
     })
+    // What the stack costs before any of the route's own work (bench/stack-sse-relay.ts): informational.
+    record({
+      id: `stream.stack-cpu.${backend}`, name: "the SSE relay written on the server's stack (HttpApi endpoint, ChatRequest schema, Readable body): CPU per delta",
+      backend, unit: "µs", floorName: "SSE relay's CPU per delta", compare: "ratio",
+      runs: pairsOf(stacks.map(cpuUsPerEvent), floors.map(cpuUsPerEvent), "ratio"),
+      target: "(no target)", holds: () => undefined, notes: phaseNotes("stack relay", stacks)
+    })
     if (chatIdPeakMb === undefined) {
       record({
         id: `stream.memory.${backend}`, name: "server memory: peak RSS during the streamed turns", backend, unit: "MB",
@@ -611,8 +633,8 @@ streamed turns, new chatId per turn (${backend}): the mock's 50 deltas 20 ms apa
       })
     }
   } finally {
-    await Promise.all([floor.close(), route.close(), alone.close(), unstored.close()])
-    await stop(relay.child)
+    await Promise.all([floor.close(), stack.close(), route.close(), alone.close(), unstored.close()])
+    await Promise.all([stop(relay.child), stop(stackRelay.child)])
   }
 }
 

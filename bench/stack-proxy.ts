@@ -13,14 +13,12 @@
  * Started by `bench/run.ts` with an IPC channel: reports `{ type: "ready", port }`
  * and exits when the parent goes away.
  */
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as UndiciPool from "../packages/providers/src/openai/UndiciPool.ts"
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../packages/providers/src/ResponseLimit.ts"
 import { Effect, Layer, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { createServer } from "node:http"
-import type { AddressInfo } from "node:net"
+import { launchOnStack } from "./stack.ts"
 
 const upstreamPort = Number(process.argv[2])
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) {
@@ -41,17 +39,4 @@ const Proxy = HttpApiBuilder.group(Api, "proxy", (handlers) =>
   Effect.map(UndiciPool.make({ origin: UPSTREAM.origin, headers: { "content-type": "application/json" }, secrets: [], maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES }), (pool) =>
     handlers.handle("completions", ({ payload }) => pool.post(UPSTREAM, {}, JSON.stringify(payload)).pipe(Effect.orDie))))
 
-const server = createServer()
-process.on("disconnect", () => process.exit(0))
-// Ready once the Effect handler is installed (it comes after the port is bound).
-const announce = setInterval(() => {
-  if (server.listening && server.listenerCount("request") > 0) {
-    clearInterval(announce)
-    process.send?.({ type: "ready", port: (server.address() as AddressInfo).port })
-  }
-}, 10)
-Layer.launch(
-  HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(Proxy)), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide(NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" }))
-  )
-).pipe(Effect.runFork)
+launchOnStack(HttpRouter.serve(HttpApiBuilder.layer(Api).pipe(Layer.provide(Proxy)), { disableLogger: true, disableListenLog: true }))
