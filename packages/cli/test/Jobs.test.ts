@@ -134,5 +134,9 @@ describe("steer results on the terminal", () => {
     assert.include(describeSteer(visual, dir), `Figure saved to ${path.join(dir, "job_fig1.svg")}`)
     const failed = buildSubagentSteer({ id: "job_r1", kind: "research", toolCallId: "c3" }, { brief: "Research failed: no network", sources: [] })
     assert.include(describeSteer(failed, dir), "Research failed: no network")
+    // A job id is the server's word: one that names a path is saved under the artifacts folder all the same.
+    const escaping = buildSubagentSteer({ id: "../../escaped", kind: "visual", toolCallId: "c4" }, { svg: "<svg/>" })
+    assert.include(describeSteer(escaping, dir), `Figure saved to ${path.join(dir, "______escaped.svg")}`)
+    assert.isFalse(fs.existsSync(path.join(dir, "../../escaped.svg")))
   })
 })

@@ -28,6 +28,44 @@ const job = (status: JobRecord["status"], activity: string): JobRecord => ({
   updatedAt: "2026-12-01T00:00:01.000Z"
 })
 
+const said = (id: string, role: "user" | "assistant", content: string, timestamp: number): ChatMessage => ({ id, role, content, timestamp })
+
+const jobOf = (id: string, status: JobRecord["status"]): JobRecord => ({ ...job(status, ""), id, toolCallId: `call_${id}` })
+
+/**
+ * A watch of a chat whose store holds `user`, against a fake server whose job list is each of
+ * `polls` in turn (then the last) and whose transcript is `transcript(n, poll)` at the n-th re-sync;
+ * its events collected, named.
+ */
+const watchOn = (
+  user: ChatMessage,
+  polls: ReadonlyArray<ReadonlyArray<JobRecord>>,
+  transcript: (resync: number, poll: number) => { readonly status?: number; readonly json: unknown }
+) =>
+  Effect.gen(function*() {
+    const stores = makeStores()
+    const chatId = stores.chatStore.getState().chatId
+    stores.chatStore.getState().addMessage(user)
+    let poll = 0
+    let resyncs = 0
+    const server = yield* startFakeServer((request) => {
+      if (request.path === `/api/jobs?chatId=${chatId}`) return { json: { jobs: polls[Math.min(poll++, polls.length - 1)] } }
+      if (request.path === `/api/chats/${chatId}/messages`) return transcript(++resyncs, poll)
+      return { status: 404, json: { error: "not found", code: "not_found" } }
+    })
+    const events: Array<JobEvent> = []
+    const client = yield* Effect.service(ApiClient).pipe(Effect.provide(ApiClient.layer({ baseUrl: server.url })))
+    const watch = makeJobWatch({
+      client,
+      chatStore: stores.chatStore,
+      orchestrator: makeOrchestrator({ ...stores, registry: new ToolRegistry() }),
+      lock: yield* Semaphore.make(1),
+      onEvent: (event) => Effect.sync(() => events.push(event))
+    })
+    const named = () => events.map((e) => e.type === "answer" || e.type === "steer" ? `${e.type}:${e.message.id}` : e.type === "pollFailed" ? e.type : `${e.type}:${e.job.id}`)
+    return { watch, named, stores, transport: ChatTransport.layer({ baseUrl: server.url }) }
+  })
+
 describe("JobWatch", () => {
   it.live("polls into the jobs store, reports each change once, and re-syncs the steer and the wake answer", () =>
     Effect.gen(function*() {
@@ -81,5 +119,51 @@ describe("JobWatch", () => {
       const answer = events.at(-1)
       assert.strictEqual(answer?.type === "answer" ? answer.message.content : undefined, "Sigma uses WebGL.")
       assert.isFalse(watch.watching())
+    }))
+
+  it.live("a re-sync that fails is made again by the next poll: the steer and the answer are not lost", () =>
+    Effect.gen(function*() {
+      const user = said("m_user", "user", "research", 1)
+      const steer = buildSubagentSteer(jobOf("job_1", "done"), { brief: "B", sources: [] }, 4)
+      const wake = said("m_wake", "assistant", "Answer after steer", 5)
+      const { named, stores, transport, watch } = yield* watchOn(
+        user,
+        [[jobOf("job_1", "running")], [jobOf("job_1", "done")]],
+        // The first re-sync meets a replica that is not ready.
+        (resync) => resync === 1 ? { status: 503, json: { error: "not ready", code: "not_ready" } } : { json: { messages: [user, steer, wake] } }
+      )
+      watch.expect(["job_1"])
+
+      yield* watch.untilSettled.pipe(Effect.provide(transport))
+
+      assert.deepStrictEqual(named(), ["dispatched:job_1", "settled:job_1", "pollFailed", `steer:${steer.id}`, "answer:m_wake"])
+      assert.deepStrictEqual(stores.chatStore.getState().messages.map((m) => m.id), ["m_user", steer.id, "m_wake"])
+      assert.isFalse(watch.watching())
+    }))
+
+  it.live("a wake answer whose steer came with an earlier re-sync is reported (two jobs settling close together)", () =>
+    Effect.gen(function*() {
+      const user = said("m_user", "user", "research", 1)
+      const steerA = buildSubagentSteer(jobOf("A", "done"), { brief: "A", sources: [] }, 2)
+      const wakeA = said("m_wakeA", "assistant", "About A", 3)
+      const steerB = buildSubagentSteer(jobOf("B", "done"), { brief: "B", sources: [] }, 4)
+      const wakeB = said("m_wakeB", "assistant", "About B", 5)
+      const later = said("m_later", "user", "thanks", 6)
+      const other = said("m_other", "assistant", "Another tab's answer", 7)
+      const { named, transport, watch } = yield* watchOn(
+        user,
+        [[jobOf("A", "running"), jobOf("B", "running")], [jobOf("A", "done"), jobOf("B", "running")], [jobOf("A", "done"), jobOf("B", "done")]],
+        // When A settles, B's steer is stored and its wake turn runs; when B settles, another
+        // client's turn (not a wake's) followed it.
+        (_, poll) => ({ json: { messages: poll <= 2 ? [user, steerA, wakeA, steerB] : [user, steerA, wakeA, steerB, wakeB, later, other] } })
+      )
+      watch.expect(["A", "B"])
+
+      yield* watch.untilSettled.pipe(Effect.provide(transport))
+
+      assert.deepStrictEqual(named(), [
+        "dispatched:A", "dispatched:B", "settled:A", `steer:${steerA.id}`, "answer:m_wakeA", `steer:${steerB.id}`,
+        "settled:B", "answer:m_wakeB"
+      ])
     }))
 })

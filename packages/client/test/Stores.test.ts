@@ -137,6 +137,30 @@ describe("web storage", () => {
       assert.deepStrictEqual(agent2.getState().context, context)
     }))
 
+  it.effect("a write the storage refuses (quota full) keeps the last copy that fitted and breaks nothing", () =>
+    Effect.sync(() => {
+      const items = new Map<string, string>()
+      const quota = {
+        getItem: (key: string) => items.get(key) ?? null,
+        setItem: (key: string, value: string) => {
+          if (value.length > 2_000) throw new DOMException("The quota has been exceeded.", "QuotaExceededError")
+          items.set(key, value)
+        },
+        removeItem: (key: string) => void items.delete(key)
+      }
+      const refused: Array<string> = []
+      const chat = makeChatStore(webStorage(quota, "switchboard:", (name) => refused.push(name)))
+      chat.getState().addMessage({ role: "user", content: "Hello" })
+      chat.getState().addMessage({ role: "user", content: "x".repeat(5_000) })
+      assert.strictEqual(chat.getState().messages.length, 2)
+      assert.deepStrictEqual(refused, [chatStoreName])
+
+      // A reload finds the same conversation (its transcript re-synced from the server).
+      const reloaded = makeChatStore(webStorage(quota))
+      assert.strictEqual(reloaded.getState().chatId, chat.getState().chatId)
+      assert.deepStrictEqual(reloaded.getState().messages.map((m) => m.content), ["Hello"])
+    }))
+
   it("without a localStorage (Node), webStorage() says what to do instead", () => {
     assert.throws(() => webStorage(), /no localStorage; pass a storage/)
   })

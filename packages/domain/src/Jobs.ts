@@ -330,6 +330,15 @@ export const subagentResultOf = (message: ChatMessage): SubagentResultMeta | und
     : undefined
 }
 
+/**
+ * Whether a message claims to be a sub-agent's result (a steer's id, marker or artifact). Only the
+ * server writes such messages: a client may send back one the transcript holds, never a new one.
+ */
+export const claimsSubagentResult = (message: ChatMessage): boolean =>
+  message.id.startsWith(steerMessageId("")) ||
+  message.metadata?.["subagentResult"] !== undefined ||
+  (message.parts ?? []).some((part) => part.type === "data-subagent-artifact")
+
 /** The steer's artifact (the full result), when a message is a steer. */
 export const subagentArtifactOf = (message: ChatMessage): SubagentArtifactData | undefined => {
   const part = message.parts?.find((p) => p.type === "data-subagent-artifact")

@@ -482,6 +482,25 @@ describe("the operator's console", () => {
     await again.waitFor({ state: "hidden" })
   }, 120_000)
 
+  it("usage: a page left open asks for the last 24 hours at each refresh, not for everything since it opened", async () => {
+    const open = await newPage(browser)
+    try {
+      await open.clock.install()
+      await open.goto(`${server.url}/operator/usage`)
+      await signIn(open)
+      await open.getByRole("row", { name: /planner decisions/ }).waitFor()
+      // Two days later, the next refresh (every 15 s).
+      await open.clock.fastForward("50:00:00")
+      const refresh = open.waitForRequest((request) => new URL(request.url()).pathname === "/admin/usage")
+      await open.clock.runFor(16_000)
+      const from = Date.parse(new URL((await refresh).url()).searchParams.get("from") ?? "")
+      const browserNow = await open.evaluate(() => Date.now())
+      assert.approximately(browserNow - from, 24 * 3_600_000, 60_000)
+    } finally {
+      await open.context().close()
+    }
+  }, 60_000)
+
   it("every operator page: axe clean, screenshotted at 375 and 1440 px, light and dark", async () => {
     assert.notStrictEqual(taskPath, "")
     const dark = await newPage(browser, { colorScheme: "dark" })

@@ -31,14 +31,14 @@ export const describeSteer = (message: ChatMessage, artifactsDir: string): strin
     }
     case "demo": {
       const r = artifact.result as DemoResult
-      const file = save(artifactsDir, `${meta.jobId}.html`, r.html)
+      const file = save(artifactsDir, meta.jobId, "html", r.html)
       return `${head}\nDemo "${r.title}"${r.tested ? " (tested in a headless browser)" : ""} saved to ${file}${
         r.notes ? `\nNotes: ${r.notes}` : ""
       }`
     }
     case "visual": {
       const r = artifact.result as VisualResult
-      const file = save(artifactsDir, `${meta.jobId}.svg`, r.svg)
+      const file = save(artifactsDir, meta.jobId, "svg", r.svg)
       return `${head}\nFigure saved to ${file}${r.notes ? `\nNotes: ${r.notes}` : ""}`
     }
     default:
@@ -47,9 +47,14 @@ export const describeSteer = (message: ChatMessage, artifactsDir: string): strin
   }
 }
 
-const save = (dir: string, name: string, content: string) => {
+/**
+ * Saves a job's artifact under `dir`, named for the job. The id is the transcript's word, not ours:
+ * anything but letters, digits, `_` and `-` is replaced, so no id ("../x", "/etc/x") writes
+ * outside `dir`.
+ */
+const save = (dir: string, jobId: string, extension: string, content: string) => {
   fs.mkdirSync(dir, { recursive: true })
-  const file = path.join(dir, name)
+  const file = path.join(dir, `${jobId.replace(/[^A-Za-z0-9_-]/g, "_")}.${extension}`)
   fs.writeFileSync(file, content)
   return file
 }

@@ -80,6 +80,8 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
   const emit = deps.onEvent ?? (() => Effect.void)
   const seen = new Map<string, { status: JobRecord["status"]; activity: string }>()
   const expected = new Set<string>()
+  /** A job settled and its re-sync has not succeeded yet: every poll tries it until it does. */
+  let resyncDue = false
   let failures = 0
 
   const expectJobsOf = (result: RunResult) => {
@@ -90,15 +92,19 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     const chatId = chatStore.getState().chatId
     const { messages } = yield* client.chat.messages({ params: { chatId } })
     const local = new Set(chatStore.getState().messages.map((m) => m.id))
-    const fresh = messages.filter((m) => !local.has(m.id))
     yield* Effect.sync(() => chatStore.getState().replaceMessages(messages))
-    // Steers, and the answers after them (the wake turns'); what came before them the user has seen.
+    // The new steers, and the new answers after a steer (the wake turns'). Whether an answer follows
+    // a steer is read from the whole transcript: a wake turn's steer may have come with an earlier
+    // re-sync (stored before its wake turn ran). A user's message starts a turn the user has seen.
     let afterSteer = false
-    for (const message of fresh) {
+    for (const message of messages) {
+      const fresh = !local.has(message.id)
       if (subagentResultOf(message) !== undefined) {
         afterSteer = true
-        yield* emit({ type: "steer", message })
-      } else if (afterSteer && message.role === "assistant" && message.content !== "") {
+        if (fresh) yield* emit({ type: "steer", message })
+      } else if (message.role === "user") {
+        afterSteer = false
+      } else if (fresh && afterSteer && message.role === "assistant" && message.content !== "") {
         yield* emit({ type: "answer", message })
       }
     }
@@ -109,6 +115,8 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     }
   })
 
+  const watching = () => resyncDue || expected.size > 0 || [...seen.values()].some((j) => j.status === "running")
+
   const listJobs = (chatId: string) =>
     client.jobs.list({ query: { chatId } }).pipe(
       Effect.tap(({ jobs }) => Effect.sync(() => deps.jobsStore?.getState().setJobs(jobs)))
@@ -116,7 +124,6 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
 
   const poll: JobWatch["poll"] = Effect.gen(function*() {
     const { jobs } = yield* listJobs(chatStore.getState().chatId)
-    let settledNow = false
     for (const job of jobs) {
       const before = seen.get(job.id)
       const watched = before !== undefined || expected.has(job.id) || job.status === "running"
@@ -126,15 +133,18 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
         yield* emit({ type: "activity", job })
       }
       if (job.status !== "running" && (before === undefined || before.status === "running")) {
-        settledNow = true
+        resyncDue = true
         yield* emit({ type: "settled", job })
       }
       expected.delete(job.id)
       seen.set(job.id, { status: job.status, activity: job.activity })
     }
-    if (settledNow) yield* lock.withPermits(1)(resync)
+    if (resyncDue) {
+      yield* lock.withPermits(1)(resync)
+      resyncDue = false
+    }
     failures = 0
-    return [...seen.values()].some((j) => j.status === "running") || expected.size > 0
+    return watching()
   }).pipe(
     Effect.catch((error: unknown) =>
       emit({ type: "pollFailed", message: describeUnknown(error), error }).pipe(
@@ -144,7 +154,6 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     )
   )
 
-  const watching = () => expected.size > 0 || [...seen.values()].some((j) => j.status === "running")
   return {
     expect: (ids) => ids.forEach((id) => expected.add(id)),
     watching,

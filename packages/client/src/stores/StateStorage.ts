@@ -36,13 +36,25 @@ export interface WebStorageLike {
 /**
  * A Web Storage (the browser's `localStorage` by default), every key under `prefix` so two
  * applications on one origin do not read each other's stores.
+ *
+ * A write the storage refuses (its quota full: a long conversation, a few demos) keeps the last
+ * copy that fitted and is told to `onRefused`, never thrown: the persist middleware writes inside
+ * the store's own update, so a throw would break whatever updated it (a message being sent, a
+ * re-sync). The conversation itself is the server's transcript; a reload re-syncs from it.
  */
 export const webStorage = (
   storage: WebStorageLike = (globalThis as { localStorage?: WebStorageLike }).localStorage ?? missingWebStorage(),
-  prefix = "switchboard:"
+  prefix = "switchboard:",
+  onRefused: (name: string, error: unknown) => void = () => {}
 ): StateStorage<void> => ({
   getItem: (name) => storage.getItem(prefix + name),
-  setItem: (name, value) => storage.setItem(prefix + name, value),
+  setItem: (name, value) => {
+    try {
+      storage.setItem(prefix + name, value)
+    } catch (error) {
+      onRefused(name, error)
+    }
+  },
   removeItem: (name) => storage.removeItem(prefix + name)
 })
 

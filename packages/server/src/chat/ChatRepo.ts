@@ -167,6 +167,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
   transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
   /** The agent the chat keeps; `undefined` when there is no such chat. */
   agentOf(chatId: string): Effect.Effect<string | undefined>
+  /** Which of `ids` the chat's transcript holds (none for a chat that does not exist). */
+  storedIds(chatId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
   /**
    * Deletes the chat: its transcript, its marker and its jobs go with it (foreign keys, ON DELETE
    * CASCADE). False when there was none.
@@ -429,6 +431,13 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           Effect.orDie,
           traced("ChatRepo.agentOf")
         ),
+      storedIds: (chatId, ids) =>
+        (ids.length === 0
+          ? Effect.succeed(new Set<string>())
+          : sql<{ id: string }>`SELECT id FROM chat_messages WHERE chat_id = ${chatId} AND id IN ${sql.in(ids)}`.pipe(
+            Effect.map((rows) => new Set(rows.map((r) => r.id))),
+            Effect.orDie
+          )).pipe(traced("ChatRepo.storedIds")),
       transcript: Effect.fnUntraced(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)
         if (rows.length === 0 && !(yield* chatExists(chatId).pipe(Effect.orDie))) {

@@ -18,8 +18,8 @@
  * (409 `agent_mismatch`). The common turn (the default agent's chat) thus
  * costs no statement more than it did before agents.
  */
-import type { AgentDefinition, ChatRequest, ChatResponse, InvalidRequest, TurnInFlight } from "@switchboard/domain"
-import { AgentMismatch, AgentNotFound, ChatNotFound } from "@switchboard/domain"
+import type { AgentDefinition, ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
+import { AgentMismatch, AgentNotFound, ChatNotFound, claimsSubagentResult, InvalidRequest } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { checkContext } from "../agents/AgentCheck.ts"
@@ -114,9 +114,28 @@ export class ChatTurns extends Context.Service<ChatTurns, {
       ))
     }
 
+    /**
+     * A client turn's messages claiming to be a sub-agent's result must be ones the transcript holds
+     * (a client sending its history back): a new one would pass for a result the server never had,
+     * and its id would stop the real one's delivery. Looked up only when some message claims so.
+     */
+    const forgedResult = (request: ChatRequest) =>
+      Effect.gen(function*() {
+        const claims = request.messages.flatMap((message, index) => claimsSubagentResult(message) ? [{ message, index }] : [])
+        if (claims.length === 0 || request.chatId === undefined) return
+        const stored = yield* repo.storedIds(request.chatId, claims.map(({ message }) => message.id))
+        const forged = claims.find(({ message }) => !stored.has(message.id))
+        if (forged === undefined) return
+        return yield* new InvalidRequest({
+          error: `Invalid request body: messages[${forged.index}] claims to be a sub-agent's result (id "steer_…", ` +
+            "metadata.subagentResult or a data-subagent-artifact part), which only the server writes; send back only the ones it stored"
+        })
+      })
+
     return ChatTurns.of({
       run: (request, live) =>
-        assumed(request).pipe(
+        forgedResult(request).pipe(
+          Effect.andThen(assumed(request)),
           Effect.flatMap((turn) =>
             request.chatId === undefined
               ? composer.unpersisted(request.messages, turn.context, turn.agent, live)

@@ -31,11 +31,19 @@ import { createStore } from "zustand/vanilla"
 import type { ConsoleApi } from "../api/ConsoleApi.ts"
 import { readPickedAsset } from "./PickedFiles.ts"
 
-/** `localStorage` under the client's `switchboard:` prefix; memory when the browser refuses it. */
+/**
+ * `localStorage` under the client's `switchboard:` prefix; memory when the browser refuses it. A
+ * conversation past the quota keeps its last copy that fitted (its transcript is the server's).
+ */
 const storage = ((): StateStorage<void> => {
   try {
     localStorage.getItem("switchboard:probe")
-    return webStorage(localStorage)
+    const told = new Set<string>()
+    return webStorage(localStorage, "switchboard:", (name, error) => {
+      if (told.has(name)) return
+      told.add(name)
+      console.warn(`switchboard: the browser's storage refused "${name}"; a reload re-syncs it from the server`, error)
+    })
   } catch {
     return memoryStorage()
   }

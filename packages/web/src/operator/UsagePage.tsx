@@ -7,7 +7,7 @@
  * page. Refreshed every 15 s.
  */
 import type { UsageGroupBy, UsageRow } from "@switchboard/domain"
-import { useId, useState } from "react"
+import { useId } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link, navigate, useLocation } from "../app/Router.tsx"
 import type { PageProps } from "../app/Routes.tsx"
@@ -61,10 +61,14 @@ export default function UsagePage(_props: PageProps) {
   const id = useId()
   const groupBy: UsageGroupBy = isGroup(search.get("groupBy")) ? (search.get("groupBy") as UsageGroupBy) : "kind"
   const period: Period = search.get("window") === "week" ? "week" : "day"
-  // The window's start is fixed when the view is chosen, so that the refreshes ask for the same one.
-  const [now] = useState(() => Date.now())
-  const from = new Date(now - PERIODS[period][1]).toISOString()
-  const usage = useLiveResult(api, (client) => client.admin.usage({ query: { groupBy, from } }), [groupBy, from], 15_000)
+  // The window ends now at every refresh: a page left open shows the last 24 hours, not everything
+  // since it was opened.
+  const usage = useLiveResult(
+    api,
+    (client) => client.admin.usage({ query: { groupBy, from: new Date(Date.now() - PERIODS[period][1]).toISOString() } }),
+    [groupBy, period],
+    15_000
+  )
   const hosts = useLiveResult(api, (client) => client.admin.listHosts(), [])
   const hostName = new Map((hosts.value?.hosts ?? []).map((host) => [host.hostId, host.name]))
 
