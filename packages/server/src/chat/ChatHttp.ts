@@ -23,6 +23,7 @@ import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
 import { eventsReadable } from "./LiveTurn.ts"
+import { isServerMessageId } from "./MessageIds.ts"
 import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
@@ -74,7 +75,10 @@ const fromUiRequest = (repo: ChatRepo["Service"], payload: UiChatRequest) =>
     const ids = new Set(stored.map((m) => m.id))
     const answered = new Set(stored.flatMap((m) => m.toolResult === undefined ? [] : [m.toolResult.toolCallId]))
     const messages = fromUiMessages(payload.messages, yield* Clock.currentTimeMillis).filter((m) =>
-      !ids.has(m.id) && (m.toolResult === undefined || !answered.has(m.toolResult.toolCallId))
+      !ids.has(m.id) && (m.toolResult === undefined || !answered.has(m.toolResult.toolCallId)) &&
+      // An answer the server announced and never stored (its turn failed after its stream began):
+      // the client's copy of what streamed before the failure is not the transcript's to keep.
+      !(m.role === "assistant" && isServerMessageId(m.id))
     )
     return {
       chatId: payload.id,

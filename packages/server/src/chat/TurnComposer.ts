@@ -49,6 +49,7 @@ import { traced } from "@switchboard/providers/Spans"
 import { mediaEditor } from "../agents/Agents.ts"
 import type { LiveTurn } from "./LiveTurn.ts"
 import { close, markStarted, publish } from "./LiveTurn.ts"
+import { newMessageId } from "./MessageIds.ts"
 import { errorText } from "./TurnErrors.ts"
 
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
@@ -121,7 +122,10 @@ const addUsage = (total: ProviderUsage | undefined, more: ProviderUsage | undefi
 const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatResponse, unknown>, chatId: string | undefined, end: TurnEnd) => {
   if (Exit.isSuccess(exit)) {
     const outcome = exit.value
-    // A turn that did not run (another agent's chat, a deferred wake) has no stream of its own.
+    // Another agent's chat: nothing ran yet, and the caller runs the turn again as that agent's, on
+    // this same stream (`ChatTurns`); whoever holds the stream closes it at the end (`TurnStreams`).
+    if ("_tag" in outcome && outcome._tag === "OtherAgent") return
+    // A turn that did not run (a deferred or skipped wake) has no stream of its own.
     if ("_tag" in outcome && outcome._tag !== "Answered" && outcome._tag !== "ChatGone") return close(live)
     return publish(live, {
       type: "finish",
@@ -355,7 +359,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       options: { readonly id?: string; readonly metadata?: JsonObject } = {}
     ) =>
       Clock.currentTimeMillis.pipe(Effect.map((now): ChatMessage => ({
-        id: options.id ?? `msg_${randomUUID()}`,
+        id: options.id ?? newMessageId(),
         role: "assistant",
         content,
         ...(toolCalls.length > 0 ? { toolCalls } : {}),

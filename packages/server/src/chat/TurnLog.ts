@@ -24,7 +24,7 @@ export const turnsChannel = "switchboard_turns"
 export const FLUSH_EVERY = "40 millis"
 /** How long an ended turn's events stay readable. */
 export const KEEP_ENDED_MS = 10_000
-/** Rows older than this whose turn holds no marker are a crashed replica's: swept. */
+/** Rows older than this whose turn holds no live marker are a crashed replica's: swept. */
 export const ABANDONED_AFTER = "15 minutes"
 
 /** A notification's payload holds at most 8000 bytes: beyond this many turn ids, followers all look. */
@@ -76,8 +76,10 @@ export const makeTurnLog = (sql: SqlClient.SqlClient) => {
       sql`DELETE FROM turn_chunks WHERE turn_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(turnIds)}::jsonb))`.pipe(
         Effect.asVoid
       ),
+    // A dead replica's marker row stays, expired, until the chat's next turn replaces it: only a
+    // live marker keeps its turn's rows.
     sweep: sql`DELETE FROM turn_chunks WHERE written_at < now() - ${ABANDONED_AFTER}::interval
-      AND turn_id NOT IN (SELECT turn_id FROM chat_turns)`.pipe(Effect.asVoid),
+      AND turn_id NOT IN (SELECT turn_id FROM chat_turns WHERE expires_at > now())`.pipe(Effect.asVoid),
     askStop: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`stop:${turnId}`})`.pipe(Effect.asVoid),
     /** Asks the replica running the turn to write its events (from the first): a follower is waiting for them. */
     askFollow: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`follow:${turnId}`})`.pipe(Effect.asVoid)

@@ -18,13 +18,13 @@ import { PgClient } from "@effect/sql-pg"
 import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import { randomUUID } from "node:crypto"
 import type { Readable } from "node:stream"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import type { LiveTurn } from "./LiveTurn.ts"
 import { close, eventsReadable, KEEP_ALIVE, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
+import { newMessageId } from "./MessageIds.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
 
@@ -94,7 +94,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
 
     const register = (chatId: string | undefined, providerStreams: boolean, announce?: string) =>
       Effect.gen(function*() {
-        const live = yield* makeLiveTurn(chatId, `msg_${randomUUID()}`, providerStreams, announce)
+        const live = yield* makeLiveTurn(chatId, newMessageId(), providerStreams, announce)
         const running: Running = { live, done: yield* Deferred.make<void>() }
         if (chatId !== undefined) {
           const set = byChat.get(chatId) ?? new Set()
@@ -174,27 +174,41 @@ export class TurnStreams extends Context.Service<TurnStreams, {
         if (until > now) break
         recent.delete(turnId)
       }
+      /** What each turn will have written once the rows are in: counted only then (a failed write is made again). */
+      const reached: Array<readonly [LiveTurn, number, boolean]> = []
       for (const [live, count] of unwritten) {
         if (live.turnId === undefined || live.chatId === undefined) {
           // Never accepted (a 409, another agent's chat): nothing to write.
           if (live.ended) unwritten.delete(live)
           continue
         }
+        if (live.ended && !recent.has(live.turnId) && liveOf(live.turnId) === undefined) {
+          // Ended longer ago than followers are waited for, and still not written (the database
+          // refusing): given up, its followers told it ended without finishing (`followLog`).
+          unwritten.delete(live)
+          continue
+        }
         for (let seq = count; seq < live.events.length; seq++) {
           rows.push({ turnId: live.turnId, seq, chatId: live.chatId, event: live.events[seq]! })
         }
-        unwritten.set(live, live.events.length)
-        if (live.ended) {
-          unwritten.delete(live)
-          forgetting.push({ turnId: live.turnId, at: now + KEEP_ENDED_MS })
-        }
+        reached.push([live, live.events.length, live.ended])
       }
       let due = 0
       while (due < forgetting.length && forgetting[due]!.at <= now) due++
       const forget = forgetting.splice(0, due).map((f) => f.turnId)
       for (const turnId of forget) logged.delete(turnId)
+      const written = Effect.sync(() => {
+        for (const [live, count, ended] of reached) {
+          if (!unwritten.has(live)) continue
+          unwritten.set(live, count)
+          if (ended) {
+            unwritten.delete(live)
+            forgetting.push({ turnId: live.turnId!, at: Date.now() + KEEP_ENDED_MS })
+          }
+        }
+      })
       return Effect.all([
-        rows.length > 0 ? log.write(rows) : Effect.void,
+        rows.length > 0 ? log.write(rows).pipe(Effect.andThen(written)) : written,
         forget.length > 0 ? log.forget(forget) : Effect.void
       ], { discard: true })
     })
@@ -286,26 +300,29 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       }
       const ended = [sseEvent({ type: "error", errorText: "The turn ended without finishing (its server stopped): the transcript holds what was stored" }), SSE_DONE]
       const ask = log.askFollow(turnId).pipe(Effect.ignore)
+      /** Rows read (some): their events, and the stream's end after the terminal one. */
+      const page = (rows: ReadonlyArray<{ readonly seq: number; readonly event: string }>) => {
+        const events = rows.map((r) => r.event)
+        const last = rows[rows.length - 1]!
+        return isTerminalEvent(last.event)
+          ? [[...events, SSE_DONE], Option.none<Position>()] as const
+          : [events, Option.some({ after: last.seq, quietMs: 0 })] as const
+      }
       return Stream.paginate({ after: -1, quietMs: 0 } as Position, (position) =>
         Effect.gen(function*() {
           // The running replica writes a turn only once asked: asked at the start, and again after a quiet while.
           if (position.after === -1 && position.quietMs === 0) yield* ask
           const rows = yield* log.eventsAfter(turnId, position.after)
-          if (rows.length > 0) {
-            const events = rows.map((r) => r.event)
-            const last = rows[rows.length - 1]!
-            if (isTerminalEvent(last.event)) return [[...events, SSE_DONE], Option.none<Position>()] as const
-            return [events, Option.some({ after: last.seq, quietMs: 0 })] as const
-          }
+          if (rows.length > 0) return page(rows)
           if (position.quietMs >= Duration.toMillis(KEEP_ALIVE)) {
             return [[SSE_KEEP_ALIVE], Option.some({ after: position.after, quietMs: 0 })] as const
           }
           const arrived = yield* nextWritten(turnId, FOLLOWER_CHECK)
           if (arrived) return [[], Option.some({ after: position.after, quietMs: 0 })] as const
           if ((yield* log.markerOf(chatId)) !== turnId) {
+            // The turn ended (or its replica died): what it wrote last, and its end if that is there.
             const late = yield* log.eventsAfter(turnId, position.after)
-            if (late.length > 0) return [late.map((r) => r.event), Option.some({ after: late[late.length - 1]!.seq, quietMs: 0 })] as const
-            return [ended, Option.none<Position>()] as const
+            return late.length === 0 ? [ended, Option.none<Position>()] as const : page(late)
           }
           yield* ask
           return [[], Option.some({ after: position.after, quietMs: position.quietMs + Duration.toMillis(FOLLOWER_CHECK) })] as const

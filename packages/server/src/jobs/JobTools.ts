@@ -17,6 +17,7 @@ import { isRegisteredKind, kindOf, registeredKinds } from "./JobKinds.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { NewJob } from "./JobsRepo.ts"
 import { JobsRepo, wakesDueColumn } from "./JobsRepo.ts"
+import { newMessageId } from "../chat/MessageIds.ts"
 
 /** "a, b and c" */
 const listed = (names: ReadonlyArray<string>) =>
@@ -48,7 +49,7 @@ export const layerNoDeps = Layer.effect(ServerTools, Effect.gen(function*() {
     for (const call of calls) {
       const kind = call.name
       if (!isRegisteredKind(kind)) continue
-      const id = `msg_${randomUUID()}`
+      const id = newMessageId()
       if (call.invalidArgs !== undefined) {
         results.push(invalidCall(call, kind, call.invalidArgs, id, now))
         continue

@@ -11,7 +11,8 @@ import { BUILT_IN_AGENT, clientToolSchemas } from "@switchboard/domain"
 import { Effect } from "effect"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
-import { layerTestServer, postJson, request } from "../support/TestServer.ts"
+import { readEventStream, streamedText, streamInit } from "../support/EventStream.ts"
+import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const ADMIN_TOKEN = "admin-token-for-agents"
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
@@ -255,6 +256,7 @@ describe("agents", () => {
         assert.include(fake.calls.at(-1)!.systemPrompt, "You help Cy")
         assert.strictEqual(fake.calls.at(-1)!.model, "support-model-1")
 
+
         const before = fake.calls.length
         const other = yield* postJson("/api/agent/chat", {
           agent: BUILT_IN_AGENT,
@@ -276,6 +278,23 @@ describe("agents", () => {
         assert.strictEqual(mismatch.json.agent, BUILT_IN_AGENT)
         const same = yield* postJson("/api/agent/chat", { agent: BUILT_IN_AGENT, chatId: "keep-2", messages: [user("u2", "two")] })
         assert.strictEqual(same.status, 200)
+      }))
+
+    it.effect("a streamed turn naming no agent, in a chat of another than the default, streams as the chat's agent", () =>
+      Effect.gen(function*() {
+        const { contextSchema: _, ...plain } = support
+        assert.strictEqual((yield* postJson("/admin/agents", { ...plain, name: "streamer", systemPrompt: "You stream." }, admin)).status, 201)
+        fake.answerWith(() => Effect.succeed({ content: "streamed answer" }))
+        assert.strictEqual((yield* postJson("/api/agent/chat", { agent: "streamer", chatId: "stream-agent-1", messages: [user("u1", "one")] })).status, 200)
+
+        // The default is assumed first; the chat's row says "streamer", and the turn runs again as its, on the same stream.
+        const url = `${yield* baseUrl}/api/agent/chat`
+        const streamed = yield* readEventStream(url, streamInit({ chatId: "stream-agent-1", messages: [user("u2", "two")] }))
+        assert.strictEqual(streamed.status, 200)
+        assert.strictEqual(streamedText(streamed.chunks), "streamed answer")
+        assert.strictEqual(streamed.chunks.at(-1)?.type, "finish")
+        assert.isTrue(streamed.done)
+        assert.strictEqual(fake.calls.at(-1)!.systemPrompt.split("\n")[0], "You stream.")
       }))
 
     it.effect("a chat whose agent was deleted answers 404 agent_not_found", () =>

@@ -8,11 +8,12 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { DefaultChatTransport, readUIMessageStream, validateUIMessages } from "ai"
 import type { UIMessage } from "ai"
-import { subagentResultOf } from "@switchboard/domain"
+import { maxStoredValueBytes, subagentResultOf } from "@switchboard/domain"
 import { Effect } from "effect"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { eventually, settled, teacher, transcriptOf } from "../support/JobsHelpers.ts"
+import { readEventStream, streamInit } from "../support/EventStream.ts"
 import { backend } from "../support/TestDatabase.ts"
 import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
 
@@ -103,6 +104,30 @@ describe(`the AI SDK's client against the server (${backend})`, () => {
         const messages = yield* uiMessages("ui-tool")
         const tool = messages[1]!.parts.find((p) => p.type === "tool-transcribe_video") as any
         assert.strictEqual(tool.state, "output-available")
+      }))
+
+    it.effect("a turn that failed after its stream began stores nothing, not even when its partial message is sent back", () =>
+      Effect.gen(function*() {
+        // An answer larger than a stored message: the stream begins (the 200, `start`), then ends with `error`.
+        fake.answerWith(() => Effect.succeed({ content: "x".repeat(maxStoredValueBytes + 1) }))
+        const question = userMessage("u1", "tell me everything")
+        const url = `${yield* baseUrl}/api/ui/chat`
+        const failed = yield* readEventStream(url, streamInit({ id: "ui-failed", messages: [question] }))
+        assert.strictEqual(failed.status, 200)
+        assert.strictEqual(failed.chunks.at(-1)?.type, "error")
+        const start = failed.chunks.find((c) => c.type === "start")
+        const announced = start?.type === "start" ? start.messageId : ""
+        assert.match(announced, /^msg_/)
+
+        // useChat keeps what streamed before the error and sends it with the next question.
+        fake.answerWith(() => Effect.succeed({ content: "a short answer" }))
+        const partial: UIMessage = { id: announced, role: "assistant", parts: [{ type: "text", text: "Partial answer " }] }
+        const next = yield* send("ui-failed", [question, partial, userMessage("u2", "in short, then")])
+        assert.strictEqual(textOf(next), "a short answer")
+        const transcript = yield* transcriptOf("ui-failed")
+        assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "user", "assistant"])
+        assert.notInclude(transcript.map((m) => m.id), announced)
+        assert.notInclude(fake.calls.at(-1)!.messages.map((m) => m.content), "Partial answer ")
       }))
 
     it.effect("a turn that dispatches a research job: the dispatch's output is its acknowledgement; the steer and the wake answer follow", () =>
