@@ -30,6 +30,9 @@ import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog
 
 /** How long a stop waits for the stopped turn to store its answer and free the chat. */
 const STOP_WAIT = Duration.seconds(10)
+/** How often a stop asked of another replica looks whether the chat is free, and asks again after how many looks. */
+const STOP_CHECK = Duration.millis(25)
+const STOP_ASK_EVERY = 20
 /** How often ended turns kept for late followers are swept while no turn is being written. */
 const SWEEP_ENDED_EVERY_MS = 1_000
 /** A follower on another replica that heard nothing for this long checks the turn still runs. */
@@ -377,9 +380,15 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           const turnId = yield* log.markerOf(chatId)
           if (turnId === undefined) return false
           yield* log.askStop(turnId).pipe(Effect.orDie)
-          // Bounded: a replica that died holding the turn leaves the marker to expire on its own.
-          yield* log.markerOf(chatId).pipe(
-            Effect.repeat({ until: (held) => held !== turnId, schedule: Schedule.spaced("25 millis") }),
+          // Asked again every half second while the marker is held: a notification sent while the
+          // running replica's listener reconnects is lost. Bounded: a replica that died holding the
+          // turn leaves the marker to expire on its own.
+          let checks = 0
+          const held = Effect.suspend(() => ++checks % STOP_ASK_EVERY === 0 ? log.askStop(turnId).pipe(Effect.ignore) : Effect.void).pipe(
+            Effect.andThen(log.markerOf(chatId))
+          )
+          yield* held.pipe(
+            Effect.repeat({ until: (marker) => marker !== turnId, schedule: Schedule.spaced(STOP_CHECK) }),
             Effect.timeoutOption(STOP_WAIT)
           )
           return true

@@ -112,4 +112,28 @@ describe.skipIf(backend === "embedded")(`streamed turns across two replicas on $
       assert.strictEqual(answers[0]!.content, streamedText(read.chunks))
       assert.strictEqual(provider.state.interrupted, 1, "the provider call was cut short")
     }).pipe(Effect.scoped))
+
+  it.live("a stop asked while the running replica's listener reconnects still stops the turn", () =>
+    Effect.gen(function*() {
+      const provider = paced()
+      provider.state.pieces = Array.from({ length: 50 }, (_, i) => `w${i} `)
+      provider.state.gapMs = 80
+      const { a, b, db } = yield* twoReplicas(provider)
+      const reading = yield* readEventStream(`${a}/api/agent/chat`, streamInit({ chatId: "r-lost", messages: [user("u1", "go")] }), (c) => c.type === "finish").pipe(
+        Effect.forkChild
+      )
+      yield* eventually(transcriptAt(b, "r-lost"), (messages) => messages.length === 1, "the turn accepted on A")
+      // Every replica's listener cut: a notification sent before they listen again is heard by none.
+      yield* SqlClient.SqlClient.use((sql) =>
+        sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`
+      ).pipe(Effect.provide(db.client()))
+      const stop = yield* postJsonAt(b, "/api/chats/r-lost/stop", {})
+      assert.deepStrictEqual(stop.json, { stopped: true })
+      const read = yield* Fiber.join(reading)
+      const finish = read.chunks[read.chunks.length - 1] as Extract<UiChunk, { type: "finish" }>
+      assert.strictEqual(finish.messageMetadata?.stopped, true)
+      const [answer] = (yield* transcriptAt(a, "r-lost")).filter((m) => m.role === "assistant")
+      assert.deepStrictEqual(answer!.metadata, { stopped: true })
+      assert.isBelow(streamedText(read.chunks).split(" ").length, 50, "stopped before the end")
+    }).pipe(Effect.scoped))
 })
