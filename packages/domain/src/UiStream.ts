@@ -83,6 +83,14 @@ export const SSE_DONE = "data: [DONE]\n\n"
 /** Sent after 15 s without a chunk, so proxies and clients do not take a quiet turn for a dead one. */
 export const SSE_KEEP_ALIVE = ": keep-alive\n\n"
 
-/** Whether a request asked for the streamed answer. */
+/**
+ * Whether a request asked for the streamed answer: its `Accept` names `text/event-stream` with a
+ * weight above 0 (`q=0` says "not this one", RFC 9110 §12.4.2).
+ */
 export const wantsEventStream = (accept: string | undefined): boolean =>
-  accept !== undefined && accept.toLowerCase().includes("text/event-stream")
+  accept !== undefined && accept.toLowerCase().split(",").some((range) => {
+    const [type, ...params] = range.split(";").map((piece) => piece.trim())
+    if (type !== "text/event-stream") return false
+    const q = params.find((param) => param.startsWith("q="))
+    return q === undefined || Number(q.slice(2)) > 0
+  })
