@@ -22,7 +22,7 @@ import { Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
-import { eventsReadable } from "./LiveTurn.ts"
+import { eventsReadable, stopTurn } from "./LiveTurn.ts"
 import { isServerMessageId } from "./MessageIds.ts"
 import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
@@ -112,8 +112,14 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const streamed = (payload: ChatRequest, announce?: string) =>
     streams.start(payload.chatId, (live) => turns.run(payload, live), announce).pipe(
       Effect.catchTag("ProviderError", toWireError),
-      // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
-      Effect.map((live) => eventStreamResponse(eventsReadable(live)) as never)
+      Effect.map((live) => {
+        const body = eventsReadable(live)
+        // A turn with a chat outlives its reader (it is stored, followed, stopped); one without has
+        // no other reader and nothing to store: it ends with its connection, the provider's too.
+        if (payload.chatId === undefined) body.once("close", () => live.ended || stopTurn(live))
+        // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
+        return eventStreamResponse(body) as never
+      })
     )
 
   const follow = (chatId: string) =>

@@ -101,6 +101,18 @@ describe(`streamed turns (${backend})`, () => {
         provider.state.gapMs = 0
       }))
 
+    it.effect("without a chatId the turn ends with its connection: the provider's call is cut when the client goes", () =>
+      Effect.gen(function*() {
+        provider.state.pieces = ["one ", "two ", "three ", "four"]
+        provider.state.gapMs = 150
+        const before = provider.state.interrupted
+        const base = yield* baseUrl
+        const cut = yield* readEventStream(`${base}/api/agent/chat`, streamInit({ messages: [user("u1", "count")] }), (c) => c.type === "text-delta")
+        assert.strictEqual(streamedText(cut.chunks), "one ")
+        yield* eventually(Effect.sync(() => provider.state.interrupted), (n) => n === before + 1, "the provider call cut")
+        provider.state.gapMs = 0
+      }))
+
     it.effect("a reader that stops reading holds the turn back in nothing: it ends and is stored while the reader sleeps", () =>
       Effect.gen(function*() {
         // Enough text to fill the socket's buffers many times over if the server pushed it regardless.
