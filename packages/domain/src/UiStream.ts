@@ -38,6 +38,13 @@ export const ToolInputAvailableChunk = chunk("tool-input-available", {
   input: Schema.Unknown
 })
 export const ToolOutputAvailableChunk = chunk("tool-output-available", { toolCallId: Schema.String, output: Schema.Unknown })
+/** A call whose input never completed (the turn was stopped while it arrived): not stored, not to run. */
+export const ToolInputErrorChunk = chunk("tool-input-error", {
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  input: Schema.Unknown,
+  errorText: Schema.String
+})
 export const FinishReason = Schema.Literals(["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"])
 export type FinishReason = typeof FinishReason.Type
 export const FinishChunk = chunk("finish", {
@@ -57,6 +64,7 @@ export const UiChunk = Schema.Union([
   ToolInputDeltaChunk,
   ToolInputAvailableChunk,
   ToolOutputAvailableChunk,
+  ToolInputErrorChunk,
   FinishChunk,
   ErrorChunk
 ])

@@ -92,6 +92,9 @@ export const foldChunk = (progress: TurnProgress, chunk: UiChunk): TurnProgress 
     }
     case "tool-output-available":
       return { ...progress, outputs: new Map(progress.outputs).set(chunk.toolCallId, chunk.output) }
+    case "tool-input-error":
+      // Its input never completed: nothing to run.
+      return progress.activeToolCall?.toolCallId === chunk.toolCallId ? { ...progress, activeToolCall: null } : progress
     case "finish":
       return finishOf(progress, chunk.finishReason, chunk.messageMetadata)
     case "error":

@@ -188,7 +188,8 @@ const streamRound = (
     const textId = `${live.messageId}_text_${round}`
     let text = ""
     let first = true
-    const clientCalls = new Set<string>()
+    /** The client's calls whose input is streaming, by id: their names. */
+    const clientCalls = new Map<string, string>()
     // Called in the network read that brought the pieces (docs/performance.md): no fiber per delta.
     const sink: StreamSink = (deltas) => {
       if (first) {
@@ -208,7 +209,7 @@ const streamRound = (
             break
           case "tool-call-start":
             if (!owns(delta.name)) {
-              clientCalls.add(delta.id)
+              clientCalls.set(delta.id, delta.name)
               publish(live, { type: "tool-input-start", toolCallId: delta.id, toolName: delta.name })
             }
             break
@@ -229,7 +230,13 @@ const streamRound = (
     markStarted(live)
     const response = Exit.isSuccess(exit) ? exit.value : undefined
     if (text !== "") publish(live, { type: "text-end", id: textId })
-    if (response === undefined) return { content: text, stopped: true }
+    if (response === undefined) {
+      // Stopped: the answer stored is the text, without calls; a call whose input had begun says so.
+      for (const [toolCallId, toolName] of clientCalls) {
+        publish(live, { type: "tool-input-error", toolCallId, toolName, input: {}, errorText: "The turn was stopped before this call was complete: it is not stored and not to run" })
+      }
+      return { content: text, stopped: true }
+    }
     for (const call of response.toolCalls ?? []) {
       if (!owns(call.name)) publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
     }

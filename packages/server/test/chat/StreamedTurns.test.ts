@@ -134,6 +134,32 @@ describe(`streamed turns (${backend})`, () => {
         yield* Effect.promise(() => reader.cancel())
       }))
 
+    it.effect("a stop while a client call's input arrives ends that call with tool-input-error: the stream and the transcript agree", () =>
+      Effect.gen(function*() {
+        provider.state.pieces = ["Calling it."]
+        provider.state.toolCall = true
+        provider.state.argPieces = ["{\"asset", "Id\":", "\"a1\"}"]
+        provider.state.gapMs = 300
+        const base = yield* baseUrl
+        let inputStarted = false
+        const reading = yield* readEventStream(`${base}/api/agent/chat`, streamInit({ chatId: "s-stop-tool", messages: [user("u1", "transcribe")] }), (c) => {
+          if (c.type === "tool-input-start") inputStarted = true
+          return false
+        }).pipe(Effect.forkChild)
+        yield* eventually(Effect.sync(() => inputStarted), (started) => started, "the call's input arriving")
+        assert.deepStrictEqual((yield* postJson("/api/chats/s-stop-tool/stop", {})).json, { stopped: true })
+        const read = yield* Fiber.join(reading)
+        provider.state.toolCall = false
+        provider.state.argPieces = undefined
+        provider.state.gapMs = 0
+        const ended = read.chunks.find((c) => c.type === "tool-input-error")
+        assert.deepInclude(ended, { type: "tool-input-error", toolCallId: "call_1", toolName: "transcribe_video" })
+        assert.isUndefined(read.chunks.find((c) => c.type === "tool-input-available"))
+        assert.strictEqual(read.chunks.at(-1)?.type, "finish")
+        const [answer] = (yield* transcriptOf("s-stop-tool")).filter((m) => m.role === "assistant")
+        assert.deepStrictEqual([answer!.content, answer!.toolCalls, answer!.metadata], ["Calling it.", undefined, { stopped: true }])
+      }))
+
     it.effect("stop stores the partial answer with metadata.stopped and frees the chat at once", () =>
       Effect.gen(function*() {
         provider.state.pieces = Array.from({ length: 40 }, (_, i) => `w${i} `)

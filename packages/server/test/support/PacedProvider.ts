@@ -11,7 +11,15 @@ import type { ProviderStreamEvent } from "@switchboard/providers/ProviderAdapter
 
 /** A provider streaming `pieces` `gapMs` apart, recording whether each call was cut short. */
 export const paced = () => {
-  const state = { pieces: ["Hello", ", ", "world", "."], gapMs: 0, calls: [] as Array<ProviderChatParams>, interrupted: 0, toolCall: false }
+  const state = {
+    pieces: ["Hello", ", ", "world", "."],
+    gapMs: 0,
+    calls: [] as Array<ProviderChatParams>,
+    interrupted: 0,
+    toolCall: false,
+    /** With `toolCall`: the call's arguments arrive in these pieces, `gapMs` apart, after the text. */
+    argPieces: undefined as ReadonlyArray<string> | undefined
+  }
   const events = (params: ProviderChatParams): Stream.Stream<ProviderStreamEvent> => {
     state.calls.push(params)
     const content = state.pieces.join("")
@@ -20,11 +28,23 @@ export const paced = () => {
     const deltas = Stream.fromIterable(state.pieces).pipe(
       Stream.mapEffect((delta) => Effect.as(state.gapMs > 0 ? Effect.sleep(state.gapMs) : Effect.void, { type: "text-delta" as const, delta }))
     )
-    const tail: Array<ProviderStreamEvent> = [
-      ...calls.flatMap((c) => [{ type: "tool-call-start" as const, id: c.id, name: c.name }, { type: "tool-call-delta" as const, id: c.id, delta: JSON.stringify(c.args) }]),
-      { type: "finish", response: { content, ...(calls.length > 0 ? { toolCalls: calls } : {}), usage: { inputTokens: 7, outputTokens: 4 } } }
-    ]
-    return Stream.concat(deltas, Stream.fromIterable(tail)).pipe(
+    const callEvents = Stream.fromIterable(calls).pipe(
+      Stream.flatMap((c) =>
+        Stream.concat(
+          Stream.make({ type: "tool-call-start" as const, id: c.id, name: c.name }),
+          Stream.fromIterable(state.argPieces ?? [JSON.stringify(c.args)]).pipe(
+            Stream.mapEffect((delta) =>
+              Effect.as(state.argPieces !== undefined && state.gapMs > 0 ? Effect.sleep(state.gapMs) : Effect.void, { type: "tool-call-delta" as const, id: c.id, delta })
+            )
+          )
+        )
+      )
+    )
+    const finish: ProviderStreamEvent = {
+      type: "finish",
+      response: { content, ...(calls.length > 0 ? { toolCalls: calls } : {}), usage: { inputTokens: 7, outputTokens: 4 } }
+    }
+    return Stream.concat(Stream.concat(deltas, callEvents), Stream.make(finish)).pipe(
       Stream.onExit((exit) => Exit.hasInterrupts(exit) ? Effect.sync(() => state.interrupted++) : Effect.void)
     )
   }
