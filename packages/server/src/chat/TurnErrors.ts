@@ -19,6 +19,9 @@ export const errorText = (cause: Cause.Cause<unknown>): string => {
       return failure.error
     }
   }
-  if (Cause.hasInterruptsOnly(cause)) return "The turn was interrupted: the server is stopping. The transcript holds what was stored"
+  // Only a turn tied to its request (a JSON one) ends with its client; any ends with its server.
+  if (Cause.hasInterruptsOnly(cause)) {
+    return "The turn was interrupted: the client that asked for it went away, or the server is stopping. The transcript holds what was stored"
+  }
   return "Internal server error"
 }

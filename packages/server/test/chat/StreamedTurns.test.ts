@@ -160,6 +160,26 @@ describe(`streamed turns (${backend})`, () => {
         assert.deepStrictEqual([answer!.content, answer!.toolCalls, answer!.metadata], ["Calling it.", undefined, { stopped: true }])
       }))
 
+    it.effect("a JSON turn whose client goes away ends its followers' streams with an error that says so", () =>
+      Effect.gen(function*() {
+        provider.state.pieces = ["one ", "two ", "three"]
+        provider.state.gapMs = 300
+        const base = yield* baseUrl
+        const asking = yield* Effect.promise((signal) =>
+          fetch(`${base}/api/agent/chat`, { ...streamInit({ chatId: "s-json-gone", messages: [user("u1", "go")] }, { accept: "application/json" }), signal })
+            .catch(() => undefined)
+        ).pipe(Effect.forkChild)
+        yield* streaming("s-json-gone")
+        const following = yield* readEventStream(`${base}/api/chats/s-json-gone/stream`, { method: "GET" }).pipe(Effect.forkChild)
+        yield* Effect.sleep("100 millis")
+        yield* Fiber.interrupt(asking)
+        const followed = yield* Fiber.join(following)
+        provider.state.gapMs = 0
+        const last = followed.chunks.at(-1)
+        assert.strictEqual(last?.type, "error")
+        assert.include(last?.type === "error" ? last.errorText : "", "the client that asked for it went away")
+      }))
+
     it.effect("stop stores the partial answer with metadata.stopped and frees the chat at once", () =>
       Effect.gen(function*() {
         provider.state.pieces = Array.from({ length: 40 }, (_, i) => `w${i} `)

@@ -50,11 +50,13 @@ export const paced = () => {
   }
   const layer = Layer.mergeAll(
     Layer.succeed(ProviderAdapter, ProviderAdapter.of({
+      // Answered whole, after as long as the pieces would have taken to stream.
       chat: (params) =>
-        Effect.sync(() => {
-          state.calls.push(params)
-          return { content: state.pieces.join("") }
-        }),
+        Effect.sync(() => state.calls.push(params)).pipe(
+          Effect.andThen(Effect.sleep(state.gapMs * state.pieces.length)),
+          Effect.as({ content: state.pieces.join("") }),
+          Effect.onInterrupt(() => Effect.sync(() => state.interrupted++))
+        ),
       streamTo: (params, sink) => pushEvents(events(params), sink)
     })),
     Layer.succeed(Transcriber, Transcriber.of({ transcribe: () => Effect.succeed("") }))
