@@ -113,13 +113,23 @@ export const close = (live: LiveTurn): void => {
 }
 
 /**
+ * The turn's `seq`-th event as a follower reads it (a resume, on any replica). A continuation's
+ * stream announces the message it extends, which its requester already holds; a follower, whose
+ * client replays the stream from the start (the AI SDK resets the message a replay's `start`
+ * names), is announced the continuation's own message instead, so the one it extends is left
+ * whole: the two messages the transcript shows once the turn is stored (`toUiMessages`).
+ */
+export const followerEvent = (live: LiveTurn, seq: number): string =>
+  seq === 0 && live.announcedId !== live.messageId ? sseEvent({ type: "start", messageId: live.messageId }) : live.events[seq]!
+
+/**
  * The SSE body from the first event, then live to the end and `[DONE]`; a keep-alive comment after
- * `keepAlive` without an event. A Node stream, for the response of a reader on this replica: each
+ * `keepAlive` without an event. A follower's reads the events as `followerEvent` gives them. A Node stream, for the response of a reader on this replica: each
  * wake writes every event that arrived since as one piece, and Node's own backpressure decides when
  * to read more, so a reader that is not read holds nothing (measured with `npm run bench`: an Effect
  * stream here, a stage per wake, cost more CPU per delta).
  */
-export const eventsReadable = (live: LiveTurn, keepAlive: Duration.Duration = KEEP_ALIVE): Readable => {
+export const eventsReadable = (live: LiveTurn, follower = false, keepAlive: Duration.Duration = KEEP_ALIVE): Readable => {
   let position = 0
   let waiting = false
   // One timer a reader, pushed back at every write (`refresh`) rather than made anew per event.
@@ -155,7 +165,11 @@ export const eventsReadable = (live: LiveTurn, keepAlive: Duration.Duration = KE
     if (readable.destroyed) return
     if (position < live.events.length || live.ended) {
       stopWaiting()
-      const fresh = position < live.events.length ? live.events.slice(position).join("") : ""
+      const fresh = position >= live.events.length
+        ? ""
+        : follower && position === 0
+        ? followerEvent(live, 0) + live.events.slice(1).join("")
+        : live.events.slice(position).join("")
       position = live.events.length
       if (live.ended) {
         finish()

@@ -23,7 +23,7 @@ import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import type { LiveTurn } from "./LiveTurn.ts"
-import { close, eventsReadable, KEEP_ALIVE, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
+import { close, eventsReadable, followerEvent, KEEP_ALIVE, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
 import { newMessageId } from "./MessageIds.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
@@ -192,7 +192,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           continue
         }
         for (let seq = count; seq < live.events.length; seq++) {
-          rows.push({ turnId: live.turnId, seq, chatId: live.chatId, event: live.events[seq]! })
+          rows.push({ turnId: live.turnId, seq, chatId: live.chatId, event: followerEvent(live, seq) })
         }
         reached.push([live, live.events.length, live.ended])
       }
@@ -363,7 +363,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       follow: (chatId) =>
         Effect.gen(function*() {
           const local = runningOf(chatId)
-          if (local !== undefined) return eventsReadable(local.live)
+          if (local !== undefined) return eventsReadable(local.live, true)
           if (embedded) return undefined
           const turnId = yield* log.markerOf(chatId)
           return turnId === undefined ? undefined : followLog(chatId, turnId)

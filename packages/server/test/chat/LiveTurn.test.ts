@@ -43,11 +43,28 @@ describe("LiveTurn", () => {
       assert.strictEqual(live.events.length, 4, "one buffer for both readers; nothing after the terminal chunk")
     }))
 
+  it.live("a continuation announces the message it extends to its requester, its own message to a follower", () =>
+    Effect.gen(function*() {
+      // The turn's answer is stored as m2; its stream extends m1, which the requester holds.
+      const live = yield* makeLiveTurn("c1", "m2", true, "m1")
+      publish(live, { type: "start", messageId: "m1" })
+      publish(live, { type: "text-delta", id: "t", delta: "a" })
+      publish(live, { type: "finish" })
+      const [requester, follower] = yield* Effect.all([readAll(eventsReadable(live)), readAll(eventsReadable(live, true))])
+      assert.strictEqual(requester[0], sseEvent({ type: "start", messageId: "m1" }))
+      assert.deepStrictEqual(follower, [sseEvent({ type: "start", messageId: "m2" }), ...requester.slice(1)])
+      // Not a continuation: both the same.
+      const plain = yield* makeLiveTurn("c1", "m3", true)
+      publish(plain, { type: "start", messageId: "m3" })
+      publish(plain, { type: "finish" })
+      assert.deepStrictEqual(yield* readAll(eventsReadable(plain, true)), yield* readAll(eventsReadable(plain)))
+    }))
+
   it.live("a quiet stream sends keep-alive comments and still ends", () =>
     Effect.gen(function*() {
       const live = yield* makeLiveTurn("c1", "m1", true)
       publish(live, { type: "start", messageId: "m1" })
-      const reader = yield* readAll(eventsReadable(live, Duration.millis(30))).pipe(Effect.forkChild)
+      const reader = yield* readAll(eventsReadable(live, false, Duration.millis(30))).pipe(Effect.forkChild)
       yield* Effect.sleep("140 millis")
       publish(live, { type: "error", errorText: "LLM provider error" })
       const events = yield* Fiber.join(reader)
