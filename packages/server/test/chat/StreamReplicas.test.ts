@@ -122,7 +122,7 @@ describe.skipIf(backend === "embedded")(`streamed turns across two replicas on $
       const reading = yield* readEventStream(`${a}/api/agent/chat`, streamInit({ chatId: "r-lost", messages: [user("u1", "go")] }), (c) => c.type === "finish").pipe(
         Effect.forkChild
       )
-      yield* eventually(transcriptAt(b, "r-lost"), (messages) => messages.length === 1, "the turn accepted on A")
+      yield* eventually(transcriptAt(b, "r-lost"), (messages) => messages?.length === 1, "the turn accepted on A")
       // Every replica's listener cut: a notification sent before they listen again is heard by none.
       yield* SqlClient.SqlClient.use((sql) =>
         sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`
