@@ -124,10 +124,11 @@ export const followerEvent = (live: LiveTurn, seq: number): string =>
 
 /**
  * The SSE body from the first event, then live to the end and `[DONE]`; a keep-alive comment after
- * `keepAlive` without an event. A follower's reads the events as `followerEvent` gives them. A Node stream, for the response of a reader on this replica: each
- * wake writes every event that arrived since as one piece, and Node's own backpressure decides when
- * to read more, so a reader that is not read holds nothing (measured with `npm run bench`: an Effect
- * stream here, a stage per wake, cost more CPU per delta).
+ * `keepAlive` without an event; a `follower`'s events as `followerEvent` gives them. A Node stream,
+ * for the response of a reader on this replica: each wake writes every event that arrived since as
+ * one piece, and Node's own backpressure decides when to read more, so a reader that is not read
+ * holds nothing (measured with `npm run bench`: an Effect stream here, a stage per wake, cost more
+ * CPU per delta).
  */
 export const eventsReadable = (live: LiveTurn, follower = false, keepAlive: Duration.Duration = KEEP_ALIVE): Readable => {
   let position = 0

@@ -52,6 +52,9 @@ import { close, markStarted, publish } from "./LiveTurn.ts"
 import { newMessageId } from "./MessageIds.ts"
 import { errorText } from "./TurnErrors.ts"
 
+/** A client call a stop cut while its input arrived: what its `tool-input-error` says. */
+const CALL_CUT_BY_STOP = "The turn was stopped before this call was complete: it is not stored and not to run"
+
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */
 export const maxServerToolRounds = 8
 
@@ -233,7 +236,7 @@ const streamRound = (
     if (response === undefined) {
       // Stopped: the answer stored is the text, without calls; a call whose input had begun says so.
       for (const [toolCallId, toolName] of clientCalls) {
-        publish(live, { type: "tool-input-error", toolCallId, toolName, input: {}, errorText: "The turn was stopped before this call was complete: it is not stored and not to run" })
+        publish(live, { type: "tool-input-error", toolCallId, toolName, input: {}, errorText: CALL_CUT_BY_STOP })
       }
       return { content: text, stopped: true }
     }
