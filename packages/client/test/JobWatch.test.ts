@@ -30,7 +30,13 @@ const job = (status: JobRecord["status"], activity: string): JobRecord => ({
 
 const said = (id: string, role: "user" | "assistant", content: string, timestamp: number): ChatMessage => ({ id, role, content, timestamp })
 
+/** The user's message that starts the watched chats. */
+const asked = said("m_user", "user", "research", 1)
+
 const jobOf = (id: string, status: JobRecord["status"]): JobRecord => ({ ...job(status, ""), id, toolCallId: `call_${id}` })
+
+/** A done job's steer (a research brief). */
+const steerOf = (jobId: string, brief: string, timestamp: number) => buildSubagentSteer(jobOf(jobId, "done"), { brief, sources: [] }, timestamp)
 
 /**
  * A watch of a chat whose store holds `user`, against a fake server whose job list is each of
@@ -123,14 +129,13 @@ describe("JobWatch", () => {
 
   it.live("a re-sync that fails is made again by the next poll: the steer and the answer are not lost", () =>
     Effect.gen(function*() {
-      const user = said("m_user", "user", "research", 1)
-      const steer = buildSubagentSteer(jobOf("job_1", "done"), { brief: "B", sources: [] }, 4)
+      const steer = steerOf("job_1", "B", 4)
       const wake = said("m_wake", "assistant", "Answer after steer", 5)
       const { named, stores, transport, watch } = yield* watchOn(
-        user,
+        asked,
         [[jobOf("job_1", "running")], [jobOf("job_1", "done")]],
         // The first re-sync meets a replica that is not ready.
-        (resync) => resync === 1 ? { status: 503, json: { error: "not ready", code: "not_ready" } } : { json: { messages: [user, steer, wake] } }
+        (resync) => resync === 1 ? { status: 503, json: { error: "not ready", code: "not_ready" } } : { json: { messages: [asked, steer, wake] } }
       )
       watch.expect(["job_1"])
 
@@ -143,19 +148,18 @@ describe("JobWatch", () => {
 
   it.live("a wake answer whose steer came with an earlier re-sync is reported (two jobs settling close together)", () =>
     Effect.gen(function*() {
-      const user = said("m_user", "user", "research", 1)
-      const steerA = buildSubagentSteer(jobOf("A", "done"), { brief: "A", sources: [] }, 2)
+      const steerA = steerOf("A", "A", 2)
       const wakeA = said("m_wakeA", "assistant", "About A", 3)
-      const steerB = buildSubagentSteer(jobOf("B", "done"), { brief: "B", sources: [] }, 4)
+      const steerB = steerOf("B", "B", 4)
       const wakeB = said("m_wakeB", "assistant", "About B", 5)
       const later = said("m_later", "user", "thanks", 6)
       const other = said("m_other", "assistant", "Another tab's answer", 7)
       const { named, transport, watch } = yield* watchOn(
-        user,
+        asked,
         [[jobOf("A", "running"), jobOf("B", "running")], [jobOf("A", "done"), jobOf("B", "running")], [jobOf("A", "done"), jobOf("B", "done")]],
         // When A settles, B's steer is stored and its wake turn runs; when B settles, another
         // client's turn (not a wake's) followed it.
-        (_, poll) => ({ json: { messages: poll <= 2 ? [user, steerA, wakeA, steerB] : [user, steerA, wakeA, steerB, wakeB, later, other] } })
+        (_, poll) => ({ json: { messages: poll <= 2 ? [asked, steerA, wakeA, steerB] : [asked, steerA, wakeA, steerB, wakeB, later, other] } })
       )
       watch.expect(["A", "B"])
 
