@@ -53,9 +53,10 @@ describe.skipIf(backend === "embedded")("turn log writes (PostgreSQL)", () => {
             live.turnId = "lt-1"
             publish(live, { type: "start", messageId: "m1" })
             publish(live, { type: "text-start", id: "t" })
-            // A follower on another replica asks for the turn: from now on its chunks are written.
-            yield* makeTurnLog(sql).askFollow("lt-1")
-            yield* eventually(seqs, (s) => s.length === 2, "the first rows")
+            // A follower on another replica asks for the turn: from now on its chunks are written. Asked
+            // until heard, as a follower does: the replica's listener may not be listening yet.
+            const ask = makeTurnLog(sql).askFollow("lt-1")
+            yield* eventually(ask.pipe(Effect.andThen(seqs)), (s) => s.length === 2, "the first rows")
             yield* Deferred.await(refusing)
             publish(live, { type: "text-delta", id: "t", delta: "lost " })
             publish(live, { type: "text-delta", id: "t", delta: "before" })
