@@ -36,8 +36,26 @@ import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
 const RESULT_ID_PREFIX = "result_"
 
-/** The id of the `tool` message answering a tool call: deterministic, so a result sent again is the one stored. */
-export const toolResultMessageId = (toolCallId: string): string => `${RESULT_ID_PREFIX}${toolCallId}`
+/** The hex digits of a 64-bit FNV-1a hash of `text`'s UTF-16 code units: short, and the same in a browser and on the server. */
+const digest64 = (text: string): string => {
+  let hash = 0xcbf29ce484222325n
+  for (let i = 0; i < text.length; i++) hash = BigInt.asUintN(64, (hash ^ BigInt(text.charCodeAt(i))) * 0x100000001b3n)
+  return hash.toString(16).padStart(16, "0")
+}
+
+/**
+ * The id of the `tool` message answering a tool call: deterministic, so a result sent again is the
+ * one stored. Providers' and clients' call ids are short, but nothing bounds them: one too long to
+ * follow the prefix within a message id keeps its head and ends with a digest of the whole id, so
+ * every call still has a valid id of its own.
+ */
+export const toolResultMessageId = (toolCallId: string): string => {
+  const id = `${RESULT_ID_PREFIX}${toolCallId}`
+  const points = [...id]
+  if (points.length <= MAX_MESSAGE_ID) return id
+  const tail = `~${digest64(toolCallId)}`
+  return points.slice(0, MAX_MESSAGE_ID - tail.length).join("") + tail
+}
 
 /** Longest tool-message `content`; the full value stays in `toolResult`. */
 const maxToolContent = 2000
@@ -85,17 +103,9 @@ export type UiStepStartPart = typeof UiStepStartPart.Type
 export const UiToolState = Schema.Literals(["input-streaming", "input-available", "output-available", "output-error"])
 export type UiToolState = typeof UiToolState.Type
 
-const maxToolCallId = MAX_MESSAGE_ID - RESULT_ID_PREFIX.length
-
-/** Short enough that the result's message id (`toolResultMessageId`) is a valid message id. */
-const UiToolCallId = NonEmptyText.check(
-  Schema.makeFilter((id: string) => [...id].length <= maxToolCallId ? undefined : `at most ${maxToolCallId} characters`, {
-    toJsonSchema: () => ({ maxLength: maxToolCallId })
-  })
-)
-
 const toolFields = {
-  toolCallId: UiToolCallId,
+  // Unbounded, as the transcript's call ids are: the result's message id stays valid whatever its length.
+  toolCallId: NonEmptyText,
   state: UiToolState,
   input: Schema.optionalKey(JsonValue),
   output: Schema.optionalKey(JsonValue),

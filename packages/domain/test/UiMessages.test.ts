@@ -8,10 +8,12 @@ import {
   buildSubagentSteer,
   ChatMessage as ChatMessageSchema,
   fromUiMessages,
+  MessageId,
   jobAcknowledgement,
   SSE_DONE,
   sseEvent,
   toolResultMessage,
+  toolResultMessageId,
   toUiMessages,
   UI_STREAM_HEADERS,
   UiChatRequest,
@@ -225,8 +227,26 @@ describe("fromUiMessages", () => {
     assert.isTrue(refused({ type: "tool-transcribe_video", toolCallId: "c", state: "approval-requested", input: {} }))
     assert.isTrue(refused({ type: "tool-", toolCallId: "c", state: "input-available", input: {} }))
     assert.isTrue(refused({ type: "data-not.a.name", data: 1 }))
-    assert.isTrue(refused({ type: "tool-x", toolCallId: "c".repeat(194), state: "input-available", input: {} }))
-    assert.isFalse(refused({ type: "tool-x", toolCallId: "c".repeat(193), state: "input-available", input: {} }))
+    assert.isTrue(refused({ type: "tool-x", toolCallId: "", state: "input-available", input: {} }))
+    assert.isFalse(refused({ type: "tool-x", toolCallId: "c".repeat(1000), state: "input-available", input: {} }))
+  })
+
+  it("a tool call id of any length answers with a valid message id of its own, the same every time", () => {
+    const long = (tail: string) => "c".repeat(300) + tail
+    const ids = [toolResultMessageId(long("1")), toolResultMessageId(long("2")), toolResultMessageId("😀".repeat(250))]
+    for (const id of ids) assert.isTrue(Schema.is(MessageId)(id), id)
+    assert.strictEqual(new Set(ids).size, 3, "calls sharing a long head still have ids of their own")
+    assert.strictEqual(toolResultMessageId(long("1")), ids[0])
+    assert.strictEqual(toolResultMessageId("c".repeat(193)), `result_${"c".repeat(193)}`, "an id that fits is kept whole")
+    // The AI SDK's history with such a call, sent back: the result is stored under that id, once.
+    const call = long("1")
+    const [, answer, tool] = fromUiMessages(Schema.decodeUnknownSync(Schema.Array(UiMessage))([
+      { id: "u1", role: "user", parts: [{ type: "text", text: "go" }] },
+      { id: "a1", role: "assistant", parts: [{ type: "tool-x", toolCallId: call, state: "output-available", input: {}, output: 1 }] }
+    ]), NOW)
+    assert.strictEqual(answer?.toolCalls?.[0]?.id, call)
+    assert.strictEqual(tool?.id, ids[0])
+    assert.strictEqual(tool?.toolResult?.toolCallId, call)
   })
 
   it("dynamic tools, inputs that are not objects, calls still streaming and metadata", () => {

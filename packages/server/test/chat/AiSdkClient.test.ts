@@ -106,6 +106,33 @@ describe(`the AI SDK's client against the server (${backend})`, () => {
         assert.strictEqual(tool.state, "output-available")
       }))
 
+    it.effect("a provider's tool call id longer than a message id: the round trip stores its result once, and ui-messages still answers", () =>
+      Effect.gen(function*() {
+        const callId = `call_${"x".repeat(300)}`
+        fake.answerWith((params) => {
+          const last = params.messages.at(-1)
+          if (last?.role === "tool") return Effect.succeed({ content: "done" })
+          return Effect.succeed({ content: "", toolCalls: [{ id: callId, name: "transcribe_video", args: { assetId: "v1" } }] })
+        })
+        const question = userMessage("u1", "transcribe it")
+        const first = yield* send("ui-long-call", [question])
+        const part = first.parts.find((p) => p.type === "tool-transcribe_video") as any
+        assert.strictEqual(part.toolCallId, callId)
+        assert.strictEqual((yield* uiMessages("ui-long-call")).length, 2)
+        const withOutput: UIMessage = {
+          ...first,
+          parts: first.parts.map((p) => p.type === "tool-transcribe_video" ? { ...(p as any), state: "output-available", output: { text: "hi" } } : p)
+        }
+        const continued = yield* send("ui-long-call", [question, withOutput])
+        yield* send("ui-long-call", [question, continued, userMessage("u2", "thanks")])
+        const transcript = yield* transcriptOf("ui-long-call")
+        assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "assistant", "tool", "assistant", "user", "assistant"])
+        assert.strictEqual(transcript[2]?.toolResult?.toolCallId, callId)
+        const tool = (yield* uiMessages("ui-long-call"))[1]!.parts.find((p) => p.type === "tool-transcribe_video") as any
+        assert.strictEqual(tool.state, "output-available")
+        assert.strictEqual(tool.toolCallId, callId)
+      }))
+
     it.effect("a turn that failed after its stream began stores nothing, not even when its partial message is sent back", () =>
       Effect.gen(function*() {
         // An answer larger than a stored message: the stream begins (the 200, `start`), then ends with `error`.
