@@ -11,6 +11,7 @@ import { ApiClient } from "../src/api/ApiClient.ts"
 import { ChatTransport } from "../src/chat/ChatTransport.ts"
 import { makeOrchestrator } from "../src/chat/Orchestrator.ts"
 import { jobOfToolCall, makeJobsStore } from "../src/jobs/JobsStore.ts"
+import type { JobsStore } from "../src/jobs/JobsStore.ts"
 import type { JobEvent } from "../src/jobs/JobWatch.ts"
 import { makeJobWatch } from "../src/jobs/JobWatch.ts"
 import { ToolRegistry } from "../src/tools/ToolRegistry.ts"
@@ -39,6 +40,28 @@ const jobOf = (id: string, status: JobRecord["status"]): JobRecord => ({ ...job(
 const steerOf = (jobId: string, brief: string, timestamp: number) => buildSubagentSteer(jobOf(jobId, "done"), { brief, sources: [] }, timestamp)
 
 /**
+ * The fake server's `/api/jobs?chatId=`: each poll (a listing with `results=omit`) answers the next
+ * of `polls` (then the last), its results left out as the server leaves them; a listing with
+ * results answers what the last poll did, whole. `polls()` counts the polls so far.
+ */
+const fakeJobs = (chatId: string, polls: ReadonlyArray<ReadonlyArray<JobRecord>>) => {
+  let made = 0
+  const listings: Array<"omit" | "include"> = []
+  return {
+    polls: () => made,
+    listings,
+    answer: (path: string) => {
+      const query = new URLSearchParams(path.split("?")[1] ?? "")
+      if (!path.startsWith("/api/jobs?") || query.get("chatId") !== chatId) return undefined
+      const omit = query.get("results") === "omit"
+      listings.push(omit ? "omit" : "include")
+      const jobs = polls[Math.max(0, Math.min(omit ? made++ : made - 1, polls.length - 1))]!
+      return { json: { jobs: omit ? jobs.map(({ result: _, ...rest }) => rest) : jobs } }
+    }
+  }
+}
+
+/**
  * A watch of a chat whose store holds `user`, against a fake server whose job list is each of
  * `polls` in turn (then the last) and whose transcript is `transcript(n, poll)` at the n-th re-sync;
  * its events collected, named.
@@ -46,17 +69,19 @@ const steerOf = (jobId: string, brief: string, timestamp: number) => buildSubage
 const watchOn = (
   user: ChatMessage,
   polls: ReadonlyArray<ReadonlyArray<JobRecord>>,
-  transcript: (resync: number, poll: number) => { readonly status?: number; readonly json: unknown }
+  transcript: (resync: number, poll: number) => { readonly status?: number; readonly json: unknown },
+  jobsStore?: JobsStore
 ) =>
   Effect.gen(function*() {
     const stores = makeStores()
     const chatId = stores.chatStore.getState().chatId
     stores.chatStore.getState().addMessage(user)
-    let poll = 0
+    const jobs = fakeJobs(chatId, polls)
     let resyncs = 0
     const server = yield* startFakeServer((request) => {
-      if (request.path === `/api/jobs?chatId=${chatId}`) return { json: { jobs: polls[Math.min(poll++, polls.length - 1)] } }
-      if (request.path === `/api/chats/${chatId}/messages`) return transcript(++resyncs, poll)
+      const listing = jobs.answer(request.path)
+      if (listing !== undefined) return listing
+      if (request.path === `/api/chats/${chatId}/messages`) return transcript(++resyncs, jobs.polls())
       return { status: 404, json: { error: "not found", code: "not_found" } }
     })
     const events: Array<JobEvent> = []
@@ -66,10 +91,11 @@ const watchOn = (
       chatStore: stores.chatStore,
       orchestrator: makeOrchestrator({ ...stores, registry: new ToolRegistry() }),
       lock: yield* Semaphore.make(1),
+      jobsStore,
       onEvent: (event) => Effect.sync(() => events.push(event))
     })
     const named = () => events.map((e) => e.type === "answer" || e.type === "steer" ? `${e.type}:${e.message.id}` : e.type === "pollFailed" ? e.type : `${e.type}:${e.job.id}`)
-    return { watch, named, stores, transport: ChatTransport.layer({ baseUrl: server.url }) }
+    return { watch, named, stores, listings: jobs.listings, transport: ChatTransport.layer({ baseUrl: server.url }) }
   })
 
 describe("JobWatch", () => {
@@ -94,11 +120,12 @@ describe("JobWatch", () => {
       const steer = buildSubagentSteer(job("done", "done: 1 sources"), result, 4)
       const wake: ChatMessage = { id: "m_wake", role: "assistant", content: "Sigma uses WebGL.", timestamp: 5 }
       const polls = [[job("running", "")], [job("running", "web_search: \"sigma\"")], [job("done", "done: 1 sources")]]
-      let poll = 0
       const stores = makeStores()
       const chatId = stores.chatStore.getState().chatId
+      const jobs = fakeJobs(chatId, polls)
       const server = yield* startFakeServer((request) => {
-        if (request.path === `/api/jobs?chatId=${chatId}`) return { json: { jobs: polls[Math.min(poll++, polls.length - 1)] } }
+        const listing = jobs.answer(request.path)
+        if (listing !== undefined) return listing
         if (request.path === `/api/chats/${chatId}/messages`) return { json: { messages: [user, dispatch, ack, steer, wake] } }
         return { status: 404, json: { error: "not found", code: "not_found" } }
       })
@@ -169,5 +196,35 @@ describe("JobWatch", () => {
         "dispatched:A", "dispatched:B", "settled:A", `steer:${steerA.id}`, "answer:m_wakeA", `steer:${steerB.id}`,
         "settled:B", "answer:m_wakeB"
       ])
+    }))
+
+  it.live("polls ask for no results; a job's result is listed once, when it settles, and the store keeps it", () =>
+    Effect.gen(function*() {
+      const resultA = { brief: "A's brief", sources: [] }
+      const resultB = { brief: "B's brief", sources: [] }
+      const done = (id: string, result: NonNullable<JobRecord["result"]>): JobRecord => ({ ...jobOf(id, "done"), result })
+      const jobsStore = makeJobsStore()
+      const { listings, transport, watch } = yield* watchOn(
+        asked,
+        [
+          [jobOf("A", "running"), jobOf("B", "running")],
+          [done("A", resultA), jobOf("B", "running")],
+          [done("A", resultA), { ...jobOf("B", "running"), activity: "web_search: \"b\"" }],
+          [done("A", resultA), done("B", resultB)]
+        ],
+        () => ({ json: { messages: [asked, steerOf("A", "A", 2), steerOf("B", "B", 3)] } }),
+        jobsStore
+      )
+      watch.expect(["A", "B"])
+      const resultOf = (id: string) => jobsStore.getState().jobs.find((j) => j.id === id)?.result
+
+      const poll = (times: number) => Effect.repeat(watch.poll, { times: times - 1 }).pipe(Effect.provide(transport))
+      yield* poll(3)
+      assert.deepStrictEqual(listings, ["omit", "omit", "include", "omit"])
+      assert.deepStrictEqual(resultOf("A"), resultA, "kept through the poll that did not list it")
+      yield* poll(1)
+      assert.deepStrictEqual(listings, ["omit", "omit", "include", "omit", "omit", "include"])
+      assert.deepStrictEqual([resultOf("A"), resultOf("B")], [resultA, resultB])
+      assert.isFalse(watch.watching())
     }))
 })

@@ -3,16 +3,26 @@
  * drives every client's job surfaces (dispatch cards with live activity, the
  * re-sync when a job settles).
  */
+import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ChatId } from "./Chat.ts"
 import { ChatAuth, chatAuthRule, RequestErrors } from "./ChatApi.ts"
 import { anyRouteErrors, DatabaseUnavailable, InvalidRequest } from "./Errors.ts"
 import { JobList } from "./Jobs.ts"
 
+/**
+ * `GET /api/jobs`'s query. `results=omit` leaves every record's `result` out (a demo's page is up
+ * to a MiB): what a poll asks while it already holds the results of the jobs it saw settle.
+ */
+export const JobListQuery = {
+  chatId: ChatId,
+  results: Schema.optionalKey(Schema.Literals(["include", "omit"]))
+}
+
 export class JobsApi extends HttpApiGroup.make("jobs")
   .add(
     HttpApiEndpoint.get("list", "/api/jobs", {
-      query: { chatId: ChatId },
+      query: JobListQuery,
       success: JobList,
       error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
     }).annotateMerge(OpenApi.annotations({
@@ -20,7 +30,8 @@ export class JobsApi extends HttpApiGroup.make("jobs")
       description: "Every job the chat's turns dispatched, oldest first, with its live `activity` line. A job's " +
         "`status` turns `done` or `error` (and its `result` appears) only after its steer was delivered and the " +
         "wake turn answered it: a client that sees the flip re-syncs the transcript once. A chat without jobs " +
-        "(or unknown) has an empty list. 400 without a valid `chatId`."
+        "(or unknown) has an empty list. 400 without a valid `chatId`. With `results=omit`, no record carries its " +
+        "`result` (the rest is the same): a poll that already holds the results of the jobs it saw settle asks so."
     }))
   )
   .middleware(ChatAuth)

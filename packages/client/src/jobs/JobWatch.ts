@@ -80,6 +80,12 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
   const emit = deps.onEvent ?? (() => Effect.void)
   const seen = new Map<string, { status: JobRecord["status"]; activity: string }>()
   const expected = new Set<string>()
+  /**
+   * Settled jobs whose result a listing brought (the store keeps it): the polls ask for no results
+   * (`results=omit`: a demo's page is up to a MiB, every 300 ms while another job runs), and one
+   * listing with them follows when a settled job is not in here.
+   */
+  const resultsHeld = new Set<string>()
   /** A job settled and its re-sync has not succeeded yet: every poll tries it until it does. */
   let resyncDue = false
   let failures = 0
@@ -117,13 +123,26 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
 
   const watching = () => resyncDue || expected.size > 0 || [...seen.values()].some((j) => j.status === "running")
 
-  const listJobs = (chatId: string) =>
-    client.jobs.list({ query: { chatId } }).pipe(
-      Effect.tap(({ jobs }) => Effect.sync(() => deps.jobsStore?.getState().setJobs(jobs)))
+  const listJobs = (chatId: string, results: "include" | "omit") =>
+    client.jobs.list({ query: { chatId, results } }).pipe(
+      Effect.tap(({ jobs }) =>
+        Effect.sync(() => {
+          if (results === "include") for (const job of jobs) if (job.status !== "running") resultsHeld.add(job.id)
+          deps.jobsStore?.getState().setJobs(jobs)
+        })
+      )
+    )
+
+  /** The chat's jobs, with the results of those settled since the last listing that brought them. */
+  const listLatest = (chatId: string) =>
+    listJobs(chatId, "omit").pipe(
+      Effect.flatMap((list) =>
+        list.jobs.some((job) => job.status !== "running" && !resultsHeld.has(job.id)) ? listJobs(chatId, "include") : Effect.succeed(list)
+      )
     )
 
   const poll: JobWatch["poll"] = Effect.gen(function*() {
-    const { jobs } = yield* listJobs(chatStore.getState().chatId)
+    const { jobs } = yield* listLatest(chatStore.getState().chatId)
     for (const job of jobs) {
       const before = seen.get(job.id)
       const watched = before !== undefined || expected.has(job.id) || job.status === "running"
@@ -165,7 +184,7 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
       if (chatStore.getState().messages.length === 0) return
       // Best effort: a server that does not know the chat (or is down) is the turn's to report.
       yield* lock.withPermits(1)(resync).pipe(Effect.timeout("10 seconds"), Effect.ignore)
-      const { jobs } = yield* listJobs(chatStore.getState().chatId).pipe(
+      const { jobs } = yield* listJobs(chatStore.getState().chatId, "include").pipe(
         Effect.timeout("10 seconds"),
         Effect.orElseSucceed(() => ({ jobs: [] as ReadonlyArray<JobRecord> }))
       )

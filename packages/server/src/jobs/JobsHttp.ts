@@ -6,5 +6,5 @@ import { JobsRepo } from "./JobsRepo.ts"
 
 export const JobsHttp = HttpApiBuilder.group(Api, "jobs", Effect.fn(function*(handlers) {
   const repo = yield* JobsRepo
-  return handlers.handle("list", ({ query }) => repo.list(query.chatId).pipe(Effect.map((jobs) => ({ jobs }))))
+  return handlers.handle("list", ({ query }) => repo.list(query.chatId, { results: query.results !== "omit" }).pipe(Effect.map((jobs) => ({ jobs }))))
 }))

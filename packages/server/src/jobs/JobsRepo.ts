@@ -109,7 +109,13 @@ interface JobRow {
 
 const iso = (t: Date | string) => new Date(t).toISOString()
 
-const toRecord = (row: JobRow): JobRecord => ({
+/** The columns a `JobRecord` is made of (`listed`): a listing reads no job's input or context. */
+type RecordRow = Pick<
+  JobRow,
+  "id" | "kind" | "chat_id" | "tool_call_id" | "status" | "activity" | "created_at" | "updated_at" | "finished_at" | "result" | "error"
+>
+
+const toRecord = (row: RecordRow): JobRecord => ({
   id: row.id,
   kind: row.kind,
   chatId: row.chat_id,
@@ -166,8 +172,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * (see `settle`).
    */
   turnEnd(chatId: string, settle: Settle | undefined): JobsFragments
-  /** A chat's jobs, oldest first. */
-  list(chatId: string): Effect.Effect<ReadonlyArray<JobRecord>>
+  /** A chat's jobs, oldest first; `results: false` reads none of their results. */
+  list(chatId: string, options?: { readonly results: boolean }): Effect.Effect<ReadonlyArray<JobRecord>>
   /** Claims up to `limit` jobs to run: unleased, or leased by a holder whose lease expired. */
   claimRun(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
   /** Extends a lease; false when it is no longer `owner`'s (expired and taken over). */
@@ -296,8 +302,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         ]
       }),
 
-      list: Effect.fnUntraced(function*(chatId) {
-        const rows = yield* sql<JobRow>`SELECT * FROM jobs WHERE chat_id = ${chatId} AND kind IN ${registered} ORDER BY seq`
+      list: Effect.fnUntraced(function*(chatId, options) {
+        // Without results, their column is not read at all (a demo's page is up to a MiB, stored out of line).
+        const result = options?.results === false ? sql`NULL::jsonb AS result` : sql`result`
+        const rows = yield* sql<RecordRow>`
+          SELECT id, kind, chat_id, tool_call_id, status, activity, created_at, updated_at, finished_at, error, ${result}
+          FROM jobs WHERE chat_id = ${chatId} AND kind IN ${registered} ORDER BY seq`
         return rows.map(toRecord)
       }, Effect.orDie, traced("JobsRepo.list")),
 

@@ -10,8 +10,8 @@ import { buildSubagentSteer, clientToolSchemas, jobToolSchemas } from "@switchbo
 import { Effect } from "effect"
 import { maxServerToolRounds } from "../../src/chat/TurnComposer.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
-import { makeFakeSubagents } from "../support/FakeSubagents.ts"
-import { chat, eventually, jobsOf, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
+import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
+import { chat, eventually, jobsOf, settled, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const fake = makeFakeProvider()
@@ -203,6 +203,27 @@ describe("job tools in a chat turn", () => {
         const list = openapi.paths["/api/jobs"].get
         assert.includeMembers(Object.keys(list.responses), ["200", "400"], "its errors are documented")
         assert.strictEqual(list.parameters.find((p: { name: string }) => p.name === "chatId").in, "query")
+      }))
+  })
+
+  // Its own server: the jobs of the tests above never finish, and hold the runner's slots.
+  const settling = { fake: makeFakeProvider(), subagents: makeFakeSubagents() }
+  settling.subagents.instant((job) => researchResult(`brief for ${job.jobId}`))
+  layer(layerTestServer(settling.fake.layer, {}, { subagents: settling.subagents.layer }), { excludeTestServices: true })("listing settled jobs", (it) => {
+    it.effect("GET /api/jobs?results=omit: the same records without their results (a poll's listing); another value is a 400", () =>
+      Effect.gen(function*() {
+        settling.fake.answerWith((params) => Effect.succeed(teacher(params)))
+        yield* chat("omit-1", [user("u1", "research sigma.js v3")])
+        const [whole] = yield* settled("omit-1")
+        assert.deepStrictEqual(whole!.result, researchResult(`brief for ${whole!.id}`))
+        const omitted = yield* request("/api/jobs?chatId=omit-1&results=omit")
+        assert.strictEqual(omitted.status, 200)
+        const { result: _, ...withoutResult } = whole!
+        assert.deepStrictEqual(omitted.json.jobs, [withoutResult])
+        assert.deepStrictEqual((yield* request("/api/jobs?chatId=omit-1&results=include")).json.jobs, [whole])
+        const bad = yield* request("/api/jobs?chatId=omit-1&results=none")
+        assert.strictEqual(bad.status, 400)
+        assert.include(bad.json.error, "results")
       }))
   })
 })
