@@ -35,8 +35,11 @@ const STOP_CHECK = Duration.millis(25)
 const STOP_ASK_EVERY = 20
 /** How often ended turns kept for late followers are swept while no turn is being written. */
 const SWEEP_ENDED_EVERY_MS = 1_000
-/** A follower on another replica that heard nothing for this long checks the turn still runs. */
-const FOLLOWER_CHECK = Duration.seconds(2)
+/**
+ * A follower on another replica that heard nothing for this long reads the log again, checks the
+ * turn still runs and asks again: a notification lost while a listener reconnected costs at most this.
+ */
+const FOLLOWER_CHECK = Duration.millis(500)
 
 interface Running {
   readonly live: LiveTurn
