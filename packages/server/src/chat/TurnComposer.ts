@@ -190,6 +190,8 @@ const streamRound = (
     publish(live, { type: "start-step" })
     const textId = `${live.messageId}_text_${round}`
     let text = ""
+    /** The text's UTF-8 bytes: a stored message is bounded in bytes, and a character may take up to four. */
+    let textBytes = 0
     let first = true
     /** The client's calls whose input is streaming, by id: their names. */
     const clientCalls = new Map<string, string>()
@@ -204,8 +206,9 @@ const streamRound = (
           case "text-delta":
             if (text === "") publish(live, { type: "text-start", id: textId })
             text += delta.delta
+            textBytes += Buffer.byteLength(delta.delta, "utf8")
             // Only a stored answer is bounded so (without a chat nothing is stored).
-            if (live.chatId !== undefined && text.length > maxStoredValueBytes) {
+            if (live.chatId !== undefined && textBytes > maxStoredValueBytes) {
               return new ProviderError({ reason: "TooLarge", message: `the answer outgrew the ${maxStoredValueBytes} bytes a stored message holds` })
             }
             publish(live, { type: "text-delta", id: textId, delta: delta.delta })

@@ -10,11 +10,13 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { maxStoredValueBytes } from "@switchboard/domain"
-import { Effect, Fiber, Layer, Logger } from "effect"
+import { Effect, Fiber, Layer, Logger, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
-import { layerTestServer, postJson, request } from "../support/TestServer.ts"
+import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { readEventStream, streamedText, streamInit } from "../support/EventStream.ts"
+import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const MiB = 1024 * 1024
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1 })
@@ -133,5 +135,30 @@ describe("stored message bounds", () => {
         const other = yield* postJson("/api/agent/chat", { chatId: "after-legacy", messages: [user("u1", "still there?")] })
         assert.strictEqual(other.status, 200, other.text)
       }))
+  })
+})
+
+describe("a streamed answer's size", () => {
+  const fake = makeFakeProvider()
+  layer(layerTestServer(fake.layer), { excludeTestServices: true })("counted in bytes", (it) => {
+    it.effect("an answer whose characters would fit but whose UTF-8 bytes do not ends once it outgrows a stored message", () =>
+      Effect.gen(function*() {
+        const piece = "é".repeat(64 * 1024) // 128 KiB of UTF-8
+        const pieces = Math.ceil(maxStoredValueBytes / Buffer.byteLength(piece)) + 1
+        // Half as many characters as a stored message holds bytes; then a provider that never ends.
+        assert.isBelow(pieces * piece.length, maxStoredValueBytes)
+        fake.streamWith(() =>
+          Stream.concat(
+            Stream.fromIterable(Array.from({ length: pieces }, () => ({ type: "text-delta" as const, delta: piece }))),
+            Stream.never
+          )
+        )
+        const read = yield* readEventStream(`${yield* baseUrl}/api/agent/chat`, streamInit({ chatId: "utf8-answer", messages: [user("u1", "hi")] }))
+        assert.strictEqual(read.status, 200)
+        assert.strictEqual(read.chunks.at(-1)?.type, "error")
+        assert.isAtMost(Buffer.byteLength(streamedText(read.chunks)), maxStoredValueBytes, "no text past the bound was sent")
+        const transcript = yield* request("/api/chats/utf8-answer/messages")
+        assert.deepStrictEqual(transcript.json.messages.map((m: ChatMessage) => m.id), ["u1"])
+      }).pipe(Effect.ensuring(Effect.sync(() => fake.streamWith(undefined)))))
   })
 })
