@@ -109,7 +109,7 @@ interface JobRow {
 
 const iso = (t: Date | string) => new Date(t).toISOString()
 
-/** The columns a `JobRecord` is made of (`listed`): a listing reads no job's input or context. */
+/** The columns a `JobRecord` is made of: a listing reads no job's input or context. */
 type RecordRow = Pick<
   JobRow,
   "id" | "kind" | "chat_id" | "tool_call_id" | "status" | "activity" | "created_at" | "updated_at" | "finished_at" | "result" | "error"
