@@ -273,6 +273,9 @@ describe("the chat's sub-agents", () => {
     await page.locator(".dispatch-card[data-job-status=done]").filter({ hasText: "figure done · SVG" }).waitFor()
     await expectNoSeriousAxeViolations(page)
     await screenshot(page, "jobs-demo-figure")
+    // A card whose ask is longer than a phone is wide shortens it: nothing in the conversation scrolls sideways.
+    await page.setViewportSize({ width: 375, height: 800 })
+    assert.strictEqual(await page.locator(".chat-log").evaluate((log) => log.scrollWidth - log.clientWidth), 0)
     // The frame is another process, which Chromium does not paint while it is out of the viewport (as on
     // the phone's full-page shot): the card itself, scrolled to, at the phone's width.
     await page.setViewportSize({ width: 375, height: 800 })
