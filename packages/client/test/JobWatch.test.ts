@@ -181,7 +181,7 @@ describe("JobWatch", () => {
       const wakeB = said("m_wakeB", "assistant", "About B", 5)
       const later = said("m_later", "user", "thanks", 6)
       const other = said("m_other", "assistant", "Another tab's answer", 7)
-      const { named, transport, watch } = yield* watchOn(
+      const { listings, named, transport, watch } = yield* watchOn(
         asked,
         [[jobOf("A", "running"), jobOf("B", "running")], [jobOf("A", "done"), jobOf("B", "running")], [jobOf("A", "done"), jobOf("B", "done")]],
         // When A settles, B's steer is stored and its wake turn runs; when B settles, another
@@ -196,6 +196,7 @@ describe("JobWatch", () => {
         "dispatched:A", "dispatched:B", "settled:A", `steer:${steerA.id}`, "answer:m_wakeA", `steer:${steerB.id}`,
         "settled:B", "answer:m_wakeB"
       ])
+      assert.notInclude(listings, "include", "a watch without a jobs store (the CLI's) never asks for results")
     }))
 
   it.live("polls ask for no results; a job's result is listed once, when it settles, and the store keeps it", () =>
@@ -217,6 +218,8 @@ describe("JobWatch", () => {
       )
       watch.expect(["A", "B"])
       const resultOf = (id: string) => jobsStore.getState().jobs.find((j) => j.id === id)?.result
+      const shownWithout: Array<string> = []
+      jobsStore.subscribe(({ jobs }) => jobs.forEach((j) => j.status !== "running" && j.result === undefined && shownWithout.push(j.id)))
 
       const poll = (times: number) => Effect.repeat(watch.poll, { times: times - 1 }).pipe(Effect.provide(transport))
       yield* poll(3)
@@ -225,6 +228,7 @@ describe("JobWatch", () => {
       yield* poll(1)
       assert.deepStrictEqual(listings, ["omit", "omit", "include", "omit", "omit", "include"])
       assert.deepStrictEqual([resultOf("A"), resultOf("B")], [resultA, resultB])
+      assert.deepStrictEqual(shownWithout, [], "a settled job is never in the store without its result")
       assert.isFalse(watch.watching())
     }))
 })

@@ -36,7 +36,10 @@ import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
 const RESULT_ID_PREFIX = "result_"
 
-/** The hex digits of a 64-bit FNV-1a hash of `text`'s UTF-16 code units: short, and the same in a browser and on the server. */
+/**
+ * 16 hex digits of a 64-bit hash of `text` (FNV-1a's steps over its UTF-16 code units, not its bytes):
+ * short, and the same in a browser and on the server.
+ */
 const digest64 = (text: string): string => {
   let hash = 0xcbf29ce484222325n
   for (let i = 0; i < text.length; i++) hash = BigInt.asUintN(64, (hash ^ BigInt(text.charCodeAt(i))) * 0x100000001b3n)

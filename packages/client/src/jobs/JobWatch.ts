@@ -83,9 +83,11 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
   /**
    * Settled jobs whose result a listing brought (the store keeps it): the polls ask for no results
    * (`results=omit`: a demo's page is up to a MiB, every 300 ms while another job runs), and one
-   * listing with them follows when a settled job is not in here.
+   * listing with them follows when a settled job is not in here. A watch without a store (the CLI's)
+   * never asks for results: it shows them from the transcript's steers.
    */
   const resultsHeld = new Set<string>()
+  const wantsResults = deps.jobsStore !== undefined
   /** A job settled and its re-sync has not succeeded yet: every poll tries it until it does. */
   let resyncDue = false
   let failures = 0
@@ -128,17 +130,22 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
       Effect.tap(({ jobs }) =>
         Effect.sync(() => {
           if (results === "include") for (const job of jobs) if (job.status !== "running") resultsHeld.add(job.id)
-          deps.jobsStore?.getState().setJobs(jobs)
         })
       )
     )
 
-  /** The chat's jobs, with the results of those settled since the last listing that brought them. */
+  /**
+   * The chat's jobs, with the results of those settled since the last listing that brought them,
+   * into the store once: a job that just settled is never shown there without its result.
+   */
   const listLatest = (chatId: string) =>
     listJobs(chatId, "omit").pipe(
       Effect.flatMap((list) =>
-        list.jobs.some((job) => job.status !== "running" && !resultsHeld.has(job.id)) ? listJobs(chatId, "include") : Effect.succeed(list)
-      )
+        wantsResults && list.jobs.some((job) => job.status !== "running" && !resultsHeld.has(job.id))
+          ? listJobs(chatId, "include")
+          : Effect.succeed(list)
+      ),
+      Effect.tap(({ jobs }) => Effect.sync(() => deps.jobsStore?.getState().setJobs(jobs)))
     )
 
   const poll: JobWatch["poll"] = Effect.gen(function*() {
@@ -184,7 +191,7 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
       if (chatStore.getState().messages.length === 0) return
       // Best effort: a server that does not know the chat (or is down) is the turn's to report.
       yield* lock.withPermits(1)(resync).pipe(Effect.timeout("10 seconds"), Effect.ignore)
-      const { jobs } = yield* listJobs(chatStore.getState().chatId, "include").pipe(
+      const { jobs } = yield* listLatest(chatStore.getState().chatId).pipe(
         Effect.timeout("10 seconds"),
         Effect.orElseSucceed(() => ({ jobs: [] as ReadonlyArray<JobRecord> }))
       )
