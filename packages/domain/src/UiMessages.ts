@@ -37,13 +37,31 @@ import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 const RESULT_ID_PREFIX = "result_"
 
 /**
- * 16 hex digits of a 64-bit hash of `text` (FNV-1a's steps over its UTF-16 code units, not its bytes):
- * short, and the same in a browser and on the server.
+ * 16 hex digits of a 64-bit hash of `text`'s UTF-16 code units (two 32-bit multiplicative hashes,
+ * FNV-1a's and MurmurHash2's constants): short, the same in a browser and on the server, and linear
+ * in plain integer steps, so a request's megabytes-long id costs milliseconds.
  */
 const digest64 = (text: string): string => {
-  let hash = 0xcbf29ce484222325n
-  for (let i = 0; i < text.length; i++) hash = BigInt.asUintN(64, (hash ^ BigInt(text.charCodeAt(i))) * 0x100000001b3n)
-  return hash.toString(16).padStart(16, "0")
+  let a = 0x811c9dc5
+  let b = 0x9e3779b9
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    a = Math.imul(a ^ unit, 0x01000193)
+    b = Math.imul(b ^ unit, 0x5bd1e995)
+    b ^= b >>> 15
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0")
+}
+
+/** The first `count` code points of `text`, read no further than they go. */
+const headOf = (text: string, count: number): string => {
+  let head = ""
+  let taken = 0
+  for (const point of text) {
+    if (taken++ === count) break
+    head += point
+  }
+  return head
 }
 
 /**
@@ -54,10 +72,10 @@ const digest64 = (text: string): string => {
  */
 export const toolResultMessageId = (toolCallId: string): string => {
   const id = `${RESULT_ID_PREFIX}${toolCallId}`
-  const points = [...id]
-  if (points.length <= MAX_MESSAGE_ID) return id
+  // A code point is one or two UTF-16 units: most ids are settled by their length alone.
+  if (id.length <= MAX_MESSAGE_ID || (id.length <= 2 * MAX_MESSAGE_ID && [...id].length <= MAX_MESSAGE_ID)) return id
   const tail = `~${digest64(toolCallId)}`
-  return points.slice(0, MAX_MESSAGE_ID - tail.length).join("") + tail
+  return headOf(id, MAX_MESSAGE_ID - tail.length) + tail
 }
 
 /** Longest tool-message `content`; the full value stays in `toolResult`. */
