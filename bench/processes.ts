@@ -174,6 +174,8 @@ export const startServer = async (spec: {
   readonly databaseUrl?: string | undefined
   readonly cpuProfDir?: string | undefined
   readonly env?: Readonly<Record<string, string>>
+  /** Variables the server must run without, whatever the caller's shell sets (a case measuring defaults). */
+  readonly unset?: ReadonlyArray<string>
 }): Promise<ServerProcess> => {
   const n = ++serverCount
   const port = await freePort()
@@ -190,6 +192,7 @@ export const startServer = async (spec: {
     ...(spec.databaseUrl === undefined ? {} : { DATABASE_URL: spec.databaseUrl }),
     ...spec.env
   })
+  for (const name of spec.unset ?? []) delete env[name]
   const fd = openSync(logFile, "a")
   const profile = spec.cpuProfDir === undefined
     ? []
@@ -272,6 +275,23 @@ export const machineBusyMs = (): number | undefined => {
   }
 }
 
+/**
+ * Connections the kernel turned away because a listener's accept queue was full, since boot, on the
+ * whole machine (`ListenOverflows`, /proc/net/netstat): each a SYN its client sends again a second later.
+ */
+export const listenOverflows = (): number | undefined => {
+  try {
+    const lines = readFileSync("/proc/net/netstat", "utf8").split("\n")
+    const at = lines.findIndex((line) => line.startsWith("TcpExt:"))
+    const names = lines[at]?.split(" ") ?? []
+    const values = lines[at + 1]?.split(" ") ?? []
+    const value = Number(values[names.indexOf("ListenOverflows")])
+    return at === -1 || !Number.isFinite(value) ? undefined : value
+  } catch {
+    return undefined
+  }
+}
+
 /** Peak resident set size of a process since it started (`VmHWM`), in MB. */
 export const peakRssMbOf = (pid: number | undefined): number | undefined => {
   if (pid === undefined) return undefined
@@ -280,6 +300,42 @@ export const peakRssMbOf = (pid: number | undefined): number | undefined => {
     return match === null ? undefined : Number(match[1]) / 1024
   } catch {
     return undefined
+  }
+}
+
+/** Resident set size of a process now (`VmRSS`), in MB. */
+export const rssMbOf = (pid: number | undefined): number | undefined => {
+  if (pid === undefined) return undefined
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? undefined : Number(match[1]) / 1024
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A process's peak RSS from now until `stop()`, and its RSS now. `VmHWM` alone is the peak of the
+ * process's whole life (its start, an earlier load), so `VmRSS` is sampled every `everyMs`; where
+ * the peak can be started over (`resetPeakRss`), `VmHWM` at the end catches what fell between two samples.
+ */
+export const watchPeakRss = (pid: number | undefined, everyMs = 100) => {
+  const beforeMb = rssMbOf(pid) ?? Number.NaN
+  const reset = resetPeakRss(pid)
+  let peak = beforeMb
+  const sample = () => {
+    const now = rssMbOf(pid)
+    if (now !== undefined && !(now <= peak)) peak = now
+  }
+  const timer = setInterval(sample, everyMs)
+  return {
+    beforeMb,
+    stop: (): number => {
+      clearInterval(timer)
+      sample()
+      const hwm = reset ? peakRssMbOf(pid) : undefined
+      return hwm !== undefined && !(hwm <= peak) ? hwm : peak
+    }
   }
 }
 

@@ -24,7 +24,9 @@ const event = (chunk: unknown) => `data: ${JSON.stringify(chunk)}\n\n`
 export const errorEvents = (error: unknown) => `${event({ type: "error", errorText: String(error) })}data: [DONE]\n\n`
 
 export const makeRelay = (upstreamPort: number) => {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+  // No cap on the sockets, as the server's provider pool has none: at the scale case's thousands of
+  // streams at once a cap would queue turns behind others' answers and the floor would measure the queue.
+  const agent = new Agent({ keepAlive: true })
   let seq = 0
   return (messages: ReadonlyArray<{ readonly role: string; readonly content: string }>, out: RelayOutput) => {
     const last = messages.findLast((m) => m.role === "user")

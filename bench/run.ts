@@ -12,7 +12,9 @@
  *     the stack costs before a route does anything of its own; printed, no target);
  *   - the real server (its build, `dist/server/src/main.js`, as `npm start` runs it), on the embedded database and, with
  *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
- *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop.
+ *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop;
+ *   - the scale case's own (`scale.ts`): a provider fake at a model's pace, the SSE relay and a fresh
+ *     server per N, loaded by `burst.ts` (N turns at once, a connection each).
  *
  * Every case measures its floor in the same run, `--runs` times, interleaved
  * (floor, case, floor, case, …) after one warm-up of each; the ratio of each
@@ -26,15 +28,16 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs,console   run only these cases (memory comes with chatid;
+ *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs,console,scale   run only these cases (memory comes with chatid;
  *                          stream's memory figure compares with chatid's when both run)
  *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
  *   --server-env=NAME=VALUE an extra variable for the server processes (repeatable), for A/B runs
  *   --backends=embedded,postgres   the servers' databases (default: embedded, and postgres with DATABASE_URL)
  *   --think-ms=250          jobs case: a chat's mean pause between its turns (0: back-to-back, see bench/jobs.ts)
+ *   --scale-n=500,1000,2000 scale case: the turns started at once, one burst per N and target; --quick: 250
  *
- *   npm run bench                      # ~5 min
+ *   npm run bench                      # ~7 min (the scale case ~2 of them)
  *   npm run bench -- --quick           # ~1 min
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # adds the PostgreSQL rows
  */
@@ -50,6 +53,8 @@ import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
+import { SCALE_NS, scaleCase } from "./scale.ts"
+import type { ScaleResult } from "./scale.ts"
 import { completionDeltaReader, deltaReader } from "./sse.ts"
 import { build, buildWeb, firstLoadOf } from "../scripts/build.ts"
 import { consoleLoads } from "./console.ts"
@@ -93,6 +98,7 @@ const { values: flags } = parseArgs({
     "server-env": { type: "string", multiple: true },
     backends: { type: "string" },
     "think-ms": { type: "string" },
+    "scale-n": { type: "string" },
     help: { type: "boolean", short: "h" }
   },
   strict: true
@@ -101,8 +107,8 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs,console] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
-        "[--backends=embedded,postgres] [--think-ms=n]"
+      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs,console,scale] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
+        "[--backends=embedded,postgres] [--think-ms=n] [--scale-n=500,1000,2000]"
   )
   process.exit(0)
 }
@@ -130,7 +136,7 @@ const namesOption = <N extends string>(raw: string, option: string, what: string
   return known.filter((name) => names.includes(name))
 }
 
-const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console"] as const
+const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console", "scale"] as const
 const only: ReadonlyArray<string> = flags.only === undefined ? [...CASES] : namesOption(flags.only, "only", "case", CASES)
 
 const options = {
@@ -145,6 +151,10 @@ const options = {
   cases: only,
   cpuProfDir: flags["cpu-prof"],
   thinkMs: flags["think-ms"] === "0" ? 0 : numberOption(flags["think-ms"], "think-ms", 250, false),
+  scaleNs: (() => {
+    const ns = (flags["scale-n"] ?? "").split(",").map((n) => n.trim()).filter((n) => n !== "")
+    return ns.length === 0 ? (quick ? [250] : [...SCALE_NS]) : ns.map((n) => numberOption(n, "scale-n", 0, true))
+  })(),
   serverEnv: Object.fromEntries((flags["server-env"] ?? []).map((pair) => {
     const at = pair.indexOf("=")
     if (at <= 0) {
@@ -998,7 +1008,7 @@ const main = async () => {
   )
 
   // The server is measured as `npm start` runs it: from its build.
-  if (wantsServer) build()
+  if (wantsServer || options.cases.includes("scale")) build()
   if (options.cases.includes("console")) buildWeb()
   const upstream = await startHelper("upstream", UPSTREAM, [])
   const attempt = async (name: string, f: () => Promise<void>) => {
@@ -1052,6 +1062,26 @@ const main = async () => {
     })
   }
   if (options.cases.includes("orchestrator")) await attempt("orchestrator", () => orchestratorCase(upstream))
+  let scale: ScaleResult | undefined
+  if (options.cases.includes("scale")) {
+    await attempt("scale", async () => {
+      scale = await scaleCase({
+        ns: options.scaleNs,
+        backends,
+        // Its own scratch database: the earlier cases' chats are not the scale case's to read past.
+        scratchDatabase: async () => {
+          await dropScratchDatabase()
+          await createScratchDatabase()
+          return scratchUrl!
+        },
+        chatBody: newChatBody,
+        serverEnv: options.serverEnv,
+        cpuProfDir: options.cpuProfDir
+      })
+      failures.push(...scale.failures)
+      machineNotes.push(...scale.notes)
+    })
+  }
 
   const counts = await upstreamCount(upstream.child).catch(() => undefined)
   await stop(upstream.child)
@@ -1059,7 +1089,7 @@ const main = async () => {
 
   const loadavgAtEnd = loadavg().map((n) => Number(n.toFixed(2)))
   const output = table()
-  console.log(`\n${output}\n`)
+  if (records.length > 0) console.log(`\n${output}\n`)
   for (const r of records) for (const note of r.notes) console.log(`note (${r.name}, ${r.backend}): ${note}`)
   for (const note of machineNotes) console.log(`note: ${note}`)
   console.log(
@@ -1076,7 +1106,8 @@ const main = async () => {
     cases: records,
     failures,
     notes: machineNotes,
-    table: output
+    table: output,
+    ...(scale === undefined ? {} : { scale })
   }
   mkdirSync(RESULTS, { recursive: true })
   const stamp = began.toISOString().replace(/[:.]/g, "-")

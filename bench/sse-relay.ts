@@ -56,6 +56,9 @@ server.keepAliveTimeout = 120_000
 process.on("disconnect", () => process.exit(0))
 process.on("SIGTERM", () => process.exit(0))
 
-server.listen(0, "127.0.0.1", () => {
+// The floor at its best: an accept queue as deep as the kernel allows (net.core.somaxconn; Node's
+// default is 511), so that the scale case's thousands of connections at once are not turned away
+// and retried a second later. What the server's own queue does is then the server's to show.
+server.listen(0, "127.0.0.1", 65_535, () => {
   process.send?.({ type: "ready", port: (server.address() as AddressInfo).port })
 })

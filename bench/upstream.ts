@@ -64,10 +64,11 @@ const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid
 /**
  * The stream case's answer: 50 deltas 20 ms apart (~1 s a turn). `STREAM_DELTAS` in the bench's
  * environment changes the count, to split a turn's cost into its per-turn and per-delta parts
- * (docs/performance.md); the issue's figures are the 50's.
+ * (docs/performance.md); the issue's figures are the 50's. `STREAM_GAP_MS` changes the pace: the
+ * scale case's own mock answers at a model's (40 deltas 150 ms apart, `bench/scale.ts`).
  */
 const STREAM_DELTAS = Number.parseInt(process.env["STREAM_DELTAS"] ?? "50", 10) || 50
-const STREAM_GAP_MS = 20
+const STREAM_GAP_MS = Number.parseInt(process.env["STREAM_GAP_MS"] ?? "20", 10) || 20
 const STREAM_HEAD = `{"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"bench","choices":[{"index":0,"delta":`
 const streamChunk = (delta: string, finishReason: string | null) =>
   `data: ${STREAM_HEAD}${delta},"logprobs":null,"finish_reason":${finishReason === null ? "null" : `"${finishReason}"`}}]}\n\n`
@@ -148,6 +149,9 @@ process.on("message", (message: unknown) => {
 process.on("disconnect", () => process.exit(0))
 process.on("SIGTERM", () => process.exit(0))
 
-server.listen(0, "127.0.0.1", () => {
+// The fake stands for a provider, which takes every connection it is sent: its accept queue as deep
+// as the kernel allows (net.core.somaxconn), so that the scale case's bursts never wait on it (a full
+// queue drops the SYN, and the client sends it again only 1 s later, then 3 s, 7 s).
+server.listen(0, "127.0.0.1", 65_535, () => {
   process.send?.({ type: "ready", port: (server.address() as AddressInfo).port })
 })

@@ -58,6 +58,8 @@ export const describeChatError = (error: ChatError): string => {
       return `the chat is ${error.agent}'s: name that agent or none`
     case "rate_limited":
       return `too many turns: retry in ${error.retryAfter} s`
+    case "overloaded":
+      return `the server is busy: retry in ${error.retryAfter} s`
     default: {
       const unhandled: never = error
       return unhandled

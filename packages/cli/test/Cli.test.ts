@@ -195,6 +195,30 @@ describe("switchboard CLI", () => {
       assert.include(run.stderr, "LLM provider error (provider_error: status_401)")
     }))
 
+  it.effect("a busy server (503 overloaded) is printed as busy with its wait, not as a failure of the model; exit code 1", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer((request) =>
+        request.path === "/api/agent/chat"
+          ? {
+            status: 503,
+            json: { error: "Too many turns in flight on this replica (MAX_CONCURRENT_TURNS)", code: "overloaded", retryAfter: 3 },
+            headers: { "retry-after": "3" }
+          }
+          : fakeApi(request)
+      )
+      for (const flags of [[], ["--no-stream"]]) {
+        const home = tempDir()
+        const run = yield* runCli(["chat", "--server", server.url, ...flags, "hi"], { home })
+        assert.strictEqual(run.code, 1)
+        assert.strictEqual(run.stdout, "")
+        assert.include(run.stderr, "switchboard: Switchboard is busy (too many turns at once); retry in 3 s\n")
+        assert.notInclude(run.stderr, "provider")
+        // Refused, not retried: one request; the user's message is kept for the next attempt.
+        assert.deepStrictEqual(storedMessages(home).map((m) => m.content), ["hi"])
+      }
+      assert.strictEqual(chatRequests(server.requests).length, 2)
+    }))
+
   it.effect("chat prints the answer as it streams, each round's text on its own line", () =>
     Effect.gen(function*() {
       const shown = gate()

@@ -9,7 +9,7 @@ import { statusOfCode, TooManyMessages } from "@switchboard/domain"
 import type { ChatRequest } from "@switchboard/domain"
 import { Effect } from "effect"
 import { ApiClient } from "../src/api/ApiClient.ts"
-import { apiErrors, describeApiError, describeApiFailure } from "../src/api/ApiFailure.ts"
+import { apiErrors, describeApiError, describeApiFailure, describeErrorResponse, parseRetryAfter } from "../src/api/ApiFailure.ts"
 import type { ApiError } from "../src/api/ApiFailure.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
 import type { Reply } from "./support/FakeServer.ts"
@@ -83,4 +83,67 @@ describe("ApiError", () => {
       assert.include(tags, tooMany._tag)
       assert.strictEqual(statusOfCode.too_many_parts, 400)
     }))
+
+  it.effect("a busy replica's 503 overloaded is busy, not a failure: its retryAfter from the body, else from Retry-After", () =>
+    Effect.gen(function*() {
+      const sentence = "Too many turns in flight on this replica (MAX_CONCURRENT_TURNS=2); retry in 3 s"
+      const overloaded = yield* failureOf({
+        status: 503,
+        json: { error: sentence, code: "overloaded", retryAfter: 3 },
+        headers: { "retry-after": "3" }
+      })
+      assert.strictEqual(overloaded._tag, "Overloaded")
+      assert.deepStrictEqual(describeApiError(overloaded), {
+        message: "Switchboard is busy (too many turns at once); retry in 3 s",
+        status: 503,
+        code: "overloaded",
+        retryAfter: 3
+      })
+
+      // A body without its retryAfter: the header's.
+      const headerOnly = yield* failureOf({ status: 503, json: { error: sentence, code: "overloaded" }, headers: { "retry-after": "7" } })
+      assert.strictEqual(headerOnly._tag, "Overloaded")
+      assert.strictEqual(describeApiError(headerOnly).message, "Switchboard is busy (too many turns at once); retry in 7 s")
+      assert.strictEqual(describeApiError(headerOnly).retryAfter, 7)
+
+      // Neither: still busy, without a figure.
+      const neither = yield* failureOf({ status: 503, json: { error: sentence, code: "overloaded" } })
+      assert.strictEqual(neither._tag, "ApiUnexpectedAnswer")
+      assert.deepStrictEqual(describeApiError(neither), {
+        message: "Switchboard is busy (too many turns at once); retry shortly",
+        status: 503,
+        code: "overloaded"
+      })
+
+      // The fetch paths' reading of an answer, and an error body that is not one of the classes.
+      assert.deepStrictEqual(describeErrorResponse(503, { error: sentence, code: "overloaded" }, "12"), {
+        message: "Switchboard is busy (too many turns at once); retry in 12 s",
+        status: 503,
+        code: "overloaded",
+        retryAfter: 12
+      })
+      assert.strictEqual(
+        (yield* describeApiFailure({ error: sentence, code: "overloaded", retryAfter: 4 })).message,
+        "Switchboard is busy (too many turns at once); retry in 4 s"
+      )
+      // Another code keeps its own sentence, with the header's wait when its body had none.
+      assert.deepStrictEqual(describeErrorResponse(503, { error: "Database unreachable", code: "database_unavailable" }, "2"), {
+        message: "Database unreachable (database_unavailable)",
+        status: 503,
+        code: "database_unavailable"
+      })
+    }))
+
+  it("Retry-After: delta-seconds or an HTTP date, at least 1 s", () => {
+    const now = Date.parse("2030-01-01T00:00:00Z")
+    assert.strictEqual(parseRetryAfter("3", now), 3)
+    assert.strictEqual(parseRetryAfter(" 12 ", now), 12)
+    assert.strictEqual(parseRetryAfter("0", now), 1)
+    assert.strictEqual(parseRetryAfter("Tue, 01 Jan 2030 00:00:09 GMT", now), 9)
+    assert.strictEqual(parseRetryAfter("Mon, 31 Dec 2029 23:00:00 GMT", now), 1)
+    assert.isUndefined(parseRetryAfter("soon", now))
+    assert.isUndefined(parseRetryAfter("-3", now))
+    assert.isUndefined(parseRetryAfter(null, now))
+    assert.isUndefined(parseRetryAfter(undefined, now))
+  })
 })

@@ -144,6 +144,59 @@ for (const [implementation, layerFor] of implementations) {
         assert.include(unreachable.message, "cannot reach the server")
       }))
 
+    it.effect("a busy replica's 503 overloaded is busy with its retryAfter (the body's, else Retry-After), whole or streamed", () =>
+      Effect.gen(function*() {
+        const sentence = "Too many turns in flight on this replica; retry in 3 s"
+        const overloaded: Reply = { status: 503, json: { error: sentence, code: "overloaded", retryAfter: 3 }, headers: { "retry-after": "3" } }
+        const busy = yield* failureFor(overloaded)
+        assert.strictEqual(busy.message, "Switchboard is busy (too many turns at once); retry in 3 s")
+        assert.deepStrictEqual([busy.status, busy.code, busy.retryAfter], [503, "overloaded", 3])
+        assert.notInclude(busy.message, "provider")
+
+        const headerOnly = yield* failureFor({ status: 503, json: { error: sentence, code: "overloaded" }, headers: { "retry-after": "9" } })
+        assert.strictEqual(headerOnly.message, "Switchboard is busy (too many turns at once); retry in 9 s")
+        assert.strictEqual(headerOnly.retryAfter, 9)
+
+        // A streamed turn refused before its stream: the same JSON answer, read before any chunk.
+        const server = yield* startFakeServer(() => ({ status: 503, json: { error: sentence, code: "overloaded" }, headers: { "retry-after": "4" } }))
+        const transport = yield* Effect.service(ChatTransport).pipe(Effect.provide(layerFor({ baseUrl: server.url })))
+        const refused = yield* Effect.flip(Stream.runCollect(transport.stream(request)))
+        assert.strictEqual(refused.message, "Switchboard is busy (too many turns at once); retry in 4 s")
+        assert.deepStrictEqual([refused.status, refused.code, refused.retryAfter], [503, "overloaded", 4])
+        assert.strictEqual(server.requests[0]?.headers.accept, "text/event-stream")
+      }))
+
+    it.effect("through the orchestrator, a busy replica's answer lands in the chat store as busy, with its retryAfter", () =>
+      Effect.gen(function*() {
+        const server = yield* startFakeServer(() => ({
+          status: 503,
+          json: { error: "Too many turns in flight on this replica", code: "overloaded", retryAfter: 3 },
+          headers: { "retry-after": "3" }
+        }))
+        for (const streaming of [true, false]) {
+          const stores = makeStores()
+          stores.chatStore.getState().addMessage({ role: "user", content: "Hi" })
+          const error = yield* makeOrchestrator({ ...stores, registry: new ToolRegistry(), streaming }).run().pipe(
+            Effect.provide(layerFor({ baseUrl: server.url })),
+            Effect.flip
+          )
+          assert(error._tag === "ChatTransportError")
+          assert.strictEqual(error.retryAfter, 3)
+          const state = stores.chatStore.getState()
+          assert.strictEqual(state.error, "Switchboard is busy (too many turns at once); retry in 3 s")
+          assert.deepStrictEqual(state.failure, {
+            message: "Switchboard is busy (too many turns at once); retry in 3 s",
+            status: 503,
+            code: "overloaded",
+            retryAfter: 3
+          })
+          assert.isFalse(state.loading)
+          assert.strictEqual(stores.agentStore.getState().status, "error")
+          // The user's message stays for a retry; nothing else was added.
+          assert.deepStrictEqual(state.messages.map((m) => m.role), ["user"])
+        }
+      }))
+
     it.effect("through the orchestrator, an API error lands in chatStore.error with status error", () =>
       Effect.gen(function*() {
         const server = yield* startFakeServer(() => ({ status: 502, json: { error: "LLM provider error", code: "provider_error" } }))
@@ -156,6 +209,11 @@ for (const [implementation, layerFor] of implementations) {
         assert(error._tag === "ChatTransportError")
         assert.strictEqual(error.status, 502)
         assert.strictEqual(stores.chatStore.getState().error, "LLM provider error (provider_error)")
+        assert.deepStrictEqual(stores.chatStore.getState().failure, {
+          message: "LLM provider error (provider_error)",
+          status: 502,
+          code: "provider_error"
+        })
         assert.isFalse(stores.chatStore.getState().loading)
         assert.strictEqual(stores.agentStore.getState().status, "error")
       }))

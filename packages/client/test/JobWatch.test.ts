@@ -17,6 +17,7 @@ import { makeJobWatch } from "../src/jobs/JobWatch.ts"
 import { ToolRegistry } from "../src/tools/ToolRegistry.ts"
 import { makeStores } from "./support/Fakes.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
+import type { Reply } from "./support/FakeServer.ts"
 
 const job = (status: JobRecord["status"], activity: string): JobRecord => ({
   id: "job_1",
@@ -63,14 +64,16 @@ const fakeJobs = (chatId: string, polls: ReadonlyArray<ReadonlyArray<JobRecord>>
 
 /**
  * A watch of a chat whose store holds `user`, against a fake server whose job list is each of
- * `polls` in turn (then the last) and whose transcript is `transcript(n, poll)` at the n-th re-sync;
- * its events collected, named.
+ * `polls` in turn (then the last), whose transcript is `transcript(n, poll)` at the n-th re-sync and
+ * whose chat route (a resumed wake answer's turn) answers `turn(n)` at the n-th turn; its events
+ * collected, named.
  */
 const watchOn = (
   user: ChatMessage,
   polls: ReadonlyArray<ReadonlyArray<JobRecord>>,
   transcript: (resync: number, poll: number) => { readonly status?: number; readonly json: unknown },
-  jobsStore?: JobsStore
+  jobsStore?: JobsStore,
+  turn?: (n: number) => Reply
 ) =>
   Effect.gen(function*() {
     const stores = makeStores()
@@ -78,10 +81,12 @@ const watchOn = (
     stores.chatStore.getState().addMessage(user)
     const jobs = fakeJobs(chatId, polls)
     let resyncs = 0
+    let turns = 0
     const server = yield* startFakeServer((request) => {
       const listing = jobs.answer(request.path)
       if (listing !== undefined) return listing
       if (request.path === `/api/chats/${chatId}/messages`) return transcript(++resyncs, jobs.polls())
+      if (request.path === "/api/agent/chat" && turn !== undefined) return turn(++turns)
       return { status: 404, json: { error: "not found", code: "not_found" } }
     })
     const events: Array<JobEvent> = []
@@ -95,7 +100,7 @@ const watchOn = (
       onEvent: (event) => Effect.sync(() => events.push(event))
     })
     const named = () => events.map((e) => e.type === "answer" || e.type === "steer" ? `${e.type}:${e.message.id}` : e.type === "pollFailed" ? e.type : `${e.type}:${e.job.id}`)
-    return { watch, named, stores, listings: jobs.listings, transport: ChatTransport.layer({ baseUrl: server.url }) }
+    return { watch, named, events, stores, listings: jobs.listings, transport: ChatTransport.layer({ baseUrl: server.url }) }
   })
 
 describe("JobWatch", () => {
@@ -170,6 +175,37 @@ describe("JobWatch", () => {
 
       assert.deepStrictEqual(named(), ["dispatched:job_1", "settled:job_1", "pollFailed", `steer:${steer.id}`, "answer:m_wake"])
       assert.deepStrictEqual(stores.chatStore.getState().messages.map((m) => m.id), ["m_user", steer.id, "m_wake"])
+      assert.isFalse(watch.watching())
+    }))
+
+  it.live("a resumed wake answer refused by a busy replica (503 overloaded) says busy, and the next poll resumes it", () =>
+    Effect.gen(function*() {
+      const steer = steerOf("job_1", "B", 2)
+      // The wake turn's answer asks for a client tool: the watch resumes it with a turn of its own.
+      const wake: ChatMessage = {
+        ...said("m_wake", "assistant", "Let me look.", 3),
+        toolCalls: [{ id: "call_client", name: "lookup", args: {} }]
+      }
+      const { events, named, stores, transport, watch } = yield* watchOn(
+        asked,
+        [[jobOf("job_1", "running")], [jobOf("job_1", "done")]],
+        () => ({ json: { messages: [asked, steer, wake] } }),
+        undefined,
+        (n) =>
+          n === 1
+            ? { status: 503, json: { error: "Too many turns in flight", code: "overloaded", retryAfter: 2 }, headers: { "retry-after": "2" } }
+            : { json: { content: "Found it.", messageId: "m_after" } }
+      )
+      watch.expect(["job_1"])
+
+      yield* watch.untilSettled.pipe(Effect.provide(transport))
+
+      const failed = events.find((e) => e.type === "pollFailed")
+      assert.strictEqual(failed?.type === "pollFailed" ? failed.message : undefined, "Switchboard is busy (too many turns at once); retry in 2 s")
+      assert.deepStrictEqual(named(), [
+        "dispatched:job_1", "settled:job_1", `steer:${steer.id}`, "answer:m_wake", "pollFailed", "answer:m_after"
+      ])
+      assert.strictEqual(stores.chatStore.getState().messages.at(-1)?.content, "Found it.")
       assert.isFalse(watch.watching())
     }))
 

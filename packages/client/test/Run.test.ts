@@ -119,6 +119,25 @@ describe("run (promise API)", () => {
       assert.include(failure.message, "already in flight")
     }).pipe(Effect.scoped, Effect.ensuring(Effect.promise(closeRunClients))))
 
+  it.effect("a busy replica (503 overloaded) rejects with the busy sentence and its retryAfter, nothing retried", () =>
+    Effect.gen(function*() {
+      const server = yield* startFakeServer(() => ({
+        status: 503,
+        json: { error: "Too many turns in flight on this replica", code: "overloaded" },
+        headers: { "retry-after": "3" }
+      }))
+
+      const error = yield* runPromise(() =>
+        run([{ role: "user", content: "hi" }], null, { serverUrl: server.url, tools: [] }).then(() => undefined, (e: unknown) => e)
+      )
+
+      assert.instanceOf(error, ChatTransportError)
+      const busy = error as ChatTransportError
+      assert.strictEqual(busy.message, "Switchboard is busy (too many turns at once); retry in 3 s")
+      assert.deepStrictEqual([busy.status, busy.code, busy.retryAfter], [503, "overloaded", 3])
+      assert.strictEqual(server.requests.length, 1)
+    }).pipe(Effect.scoped, Effect.ensuring(Effect.promise(closeRunClients))))
+
   it.effect("aborting the signal stops the turn, on the server too, and rejects", () =>
     Effect.gen(function*() {
       // The fake never answers the chat call, so only the abort can end the turn.

@@ -12,8 +12,8 @@
  *   tokens are always required);
  * - response headers the HTTP layer sets: `WWW-Authenticate` on 401,
  *   `Allow` on 405, `Retry-After` on 429 (its body's `retryAfter`) and on
- *   503 `database_unavailable` and `not_ready` (the answer of every route
- *   while the server starts).
+ *   503 `database_unavailable`, `overloaded` and `not_ready` (the answer of
+ *   every route while the server starts).
  */
 import { jsonComponentSchemas } from "./Json.ts"
 
@@ -29,8 +29,8 @@ const HEADERS_BY_STATUS: Record<string, { name: string; when?: ReadonlyArray<str
   "429": { name: "Retry-After", value: header("Seconds to wait before retrying: the body's `retryAfter`") },
   "503": {
     name: "Retry-After",
-    when: ["DatabaseUnavailable", "NotReady"],
-    value: header("Seconds to wait before retrying (sent with `database_unavailable`, and with `not_ready` while the server starts)")
+    when: ["DatabaseUnavailable", "NotReady", "Overloaded"],
+    value: header("Seconds to wait before retrying (sent with `database_unavailable` and `overloaded` (its body's `retryAfter`), and with `not_ready` while the server starts)")
   }
 }
 

@@ -51,10 +51,17 @@ export type Part = typeof Part.Type
 /** The longest message id, in code points. */
 export const MAX_MESSAGE_ID = 200
 
+/**
+ * Whether `id` is short enough for a message id: counted in code points, as JSON Schema's
+ * maxLength is, so the document and the decoder agree. A code point is one or two UTF-16 units, so
+ * most ids are settled by their length alone, and a long one is never read whole.
+ */
+export const fitsMessageId = (id: string): boolean =>
+  id.length <= MAX_MESSAGE_ID || (id.length <= 2 * MAX_MESSAGE_ID && [...id].length <= MAX_MESSAGE_ID)
+
 /** A message's id. */
 export const MessageId = NonEmptyText.check(
-  // Counted in code points, as JSON Schema's maxLength is, so the document and the decoder agree.
-  Schema.makeFilter((id: string) => [...id].length <= MAX_MESSAGE_ID ? undefined : `at most ${MAX_MESSAGE_ID} characters`, {
+  Schema.makeFilter((id: string) => fitsMessageId(id) ? undefined : `at most ${MAX_MESSAGE_ID} characters`, {
     toJsonSchema: () => ({ maxLength: MAX_MESSAGE_ID })
   })
 )

@@ -54,6 +54,7 @@ export const statusOfCode = {
   no_active_profile: 503,
   credential_unavailable: 503,
   unavailable: 503,
+  overloaded: 503,
   provider_timeout: 504
 } as const satisfies Record<string, number>
 export type ErrorCode = keyof typeof statusOfCode
@@ -118,6 +119,28 @@ export class RateLimited extends Schema.Error<RateLimited>("RateLimited")({
 }) {
   get _tag() {
     return "RateLimited" as const
+  }
+}
+
+/**
+ * This replica runs as many turns (or planner decisions) as it admits at once
+ * (`MAX_CONCURRENT_TURNS`, `PLANNER_MAX_CONCURRENT_DECISIONS`; docs/errors.md):
+ * the request was refused at once, nothing was stored or sent to a provider.
+ * Retry after `retryAfter` seconds (also sent as `Retry-After`), here or on
+ * another replica.
+ */
+export class Overloaded extends Schema.Error<Overloaded>("Overloaded")({
+  error: Schema.String,
+  code: Schema.tag("overloaded"),
+  retryAfter: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+}, {
+  httpApiStatus: statusOfCode.overloaded,
+  description: "The replica is at its limit of turns in flight (`MAX_CONCURRENT_TURNS`) or of planner decisions in " +
+    "flight (`PLANNER_MAX_CONCURRENT_DECISIONS`): refused at once, nothing was done; retry after `retryAfter` " +
+    "seconds (also sent as `Retry-After`)"
+}) {
+  get _tag() {
+    return "Overloaded" as const
   }
 }
 
@@ -500,6 +523,7 @@ export const declaredErrors = [
   ChatNotFound,
   TurnInFlight,
   RateLimited,
+  Overloaded,
   ProviderFailed,
   ProviderNotConfigured,
   NotReady,

@@ -20,6 +20,7 @@ import {
   NoToolCall,
   PlannerProviderError,
   ProviderTimeout,
+  Overloaded,
   RateLimited,
   TaskNotFound
 } from "./Errors.ts"
@@ -39,6 +40,7 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         LeaseLost,
         TaskCancelled,
         RateLimited,
+        Overloaded,
         PlannerProviderError,
         NoToolCall,
         MultipleToolCalls,

@@ -28,7 +28,7 @@
 import { Schema, SchemaGetter } from "effect"
 import { AgentName } from "./Agents.ts"
 import type { ChatMessage, Part, TextPart, ToolCall, ToolResult } from "./Chat.ts"
-import { ChatId, DataPart, MAX_MESSAGE_ID, MessageId } from "./Chat.ts"
+import { ChatId, DataPart, fitsMessageId, MAX_MESSAGE_ID, MessageId } from "./Chat.ts"
 import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
 // ---------------------------------------------------------------------------
@@ -72,8 +72,7 @@ const headOf = (text: string, count: number): string => {
  */
 export const toolResultMessageId = (toolCallId: string): string => {
   const id = `${RESULT_ID_PREFIX}${toolCallId}`
-  // A code point is one or two UTF-16 units: most ids are settled by their length alone.
-  if (id.length <= MAX_MESSAGE_ID || (id.length <= 2 * MAX_MESSAGE_ID && [...id].length <= MAX_MESSAGE_ID)) return id
+  if (fitsMessageId(id)) return id
   const tail = `~${digest64(toolCallId)}`
   return headOf(id, MAX_MESSAGE_ID - tail.length) + tail
 }

@@ -29,6 +29,7 @@ import { DOCS_ROUTES, layerApiDocs } from "./http/ApiDocs.ts"
 import * as ChatAuth from "./http/ChatAuth.ts"
 import * as JsonErrors from "./http/JsonErrors.ts"
 import { createNodeServer } from "./http/NodeServer.ts"
+import { Admission } from "./limits/Admission.ts"
 import { RateLimits } from "./limits/RateLimits.ts"
 import * as RequestErrors from "./http/RequestErrors.ts"
 import { routeTable } from "./http/RouteTable.ts"
@@ -114,7 +115,10 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
     Layer.provideMerge(observedProvider(provider))
   )
-  const background = JobsBackground.pipe(Layer.provide(subagents), Layer.provide(jobsConfig))
+  // Sub-agent steps call the provider through an adapter of their own (its own connection pool):
+  // however many jobs run, they hold none of the sockets a user's turn reaches its provider by.
+  const jobsProvider = Layer.fresh(observedProvider(provider))
+  const background = JobsBackground.pipe(Layer.provide(Layer.provide(subagents, jobsProvider)), Layer.provide(jobsConfig))
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
     Layer.provideMerge(TurnStreams.layer),
     Layer.provideMerge(core),
@@ -122,7 +126,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   )
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
   // (each has its own job runner, wake pipeline and signals, as separate processes would).
-  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, UsageReports.layer, RateLimits.layer).pipe(
+  const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, UsageReports.layer, RateLimits.layer, Admission.layer).pipe(
     Layer.provideMerge(UsageServices)
   ))
   const api = HttpApiBuilder.layer(Api).pipe(
@@ -174,9 +178,16 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
     return HttpRouter.serve(makeApp(provider), { routerConfig: ROUTER_CONFIG }).pipe(
       Layer.provide(JsonErrors.layerBodyLimit),
       Layer.provide(Database.layer),
-      Layer.provide(NodeHttpServer.layer(createNodeServer, { port: config.port, host: config.host }))
+      Layer.provide(NodeHttpServer.layer(createNodeServer, { port: config.port, host: config.host, backlog: LISTEN_BACKLOG }))
     )
   }))
+
+/**
+ * The accept queue asked of the kernel (which clamps it to `net.core.somaxconn`). Node's default, 511,
+ * turns away part of a burst of users connecting at once, and a turned-away client sends its SYN again
+ * only a second later (then 3 s, 7 s): a second or more on that turn before it is even admitted.
+ */
+const LISTEN_BACKLOG = 65_535
 
 const LEVELS: Record<string, LogLevel.LogLevel> = {
   trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", none: "None"

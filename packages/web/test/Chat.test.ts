@@ -3,8 +3,8 @@
  * a file picked for the agent context, uploaded by `transcribe_video` when the model calls it, its card
  * done, the answer streamed in pieces and rendered as sanitized markdown; a streaming answer stopped
  * midway (the partial text kept, marked stopped, on the server too); a reload mid-answer follows the running turn; a reload with the local history
- * gone re-synced from the server's transcript; a new chat and back; axe-core and screenshots at both
- * widths, light and dark.
+ * gone re-synced from the server's transcript; a new chat and back, a busy server's 503 said as "Busy —
+ * retry in 3 s" then retried; axe-core and screenshots at both widths, light and dark.
  */
 import type { Browser, Page } from "playwright-core"
 import { join, resolve } from "node:path"
@@ -172,6 +172,27 @@ describe("the chat page", () => {
     await composer.press("Enter")
     await lastAssistant().getByText("You said: Hello there").waitFor()
     await page.getByRole("link", { name: /Hello there/ }).waitFor()
+
+    // A busy server (503 overloaded, refused before any stream): said as busy with its wait, not as a
+    // failure of the model; the message stays, and Retry sends the turn again.
+    await page.route("**/api/agent/chat", (route) =>
+      route.fulfill({
+        status: 503,
+        headers: { "content-type": "application/json", "retry-after": "3" },
+        body: JSON.stringify({ error: "Too many turns in flight on this replica", code: "overloaded", retryAfter: 3 })
+      }))
+    await composer.fill("Are you busy?")
+    await composer.press("Enter")
+    const busy = page.getByRole("alert").filter({ hasText: "Busy — retry in 3 s" })
+    await busy.waitFor()
+    assert.notInclude(await busy.textContent(), "provider error")
+    assert.strictEqual(await status().textContent(), "Busy: the turn was not started.")
+    await expectNoSeriousAxeViolations(page)
+    await screenshot(page, "chat-busy")
+    await page.unroute("**/api/agent/chat")
+    await busy.getByRole("button", { name: "Retry" }).click()
+    await lastAssistant().getByText("You said: Are you busy?").waitFor()
+    assert.strictEqual(await busy.count(), 0)
 
     await page.getByRole("link", { name: /Please transcribe my clip/ }).click()
     await page.getByRole("group", { name: "Tool transcribe_video: Done" }).waitFor()

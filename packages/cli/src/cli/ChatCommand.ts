@@ -9,7 +9,9 @@
  * conversation continues across runs until `--new`. Status goes to stderr.
  * `--agent NAME` names the agent of every turn; its client tools are checked
  * against this CLI's registry (`transcribe_video` only) before the first turn.
- * Exit code 1 when a turn failed (API or network error) or the input is bad.
+ * Exit code 1 when a turn failed (API or network error; a busy server's 503
+ * `overloaded` is said as `Switchboard is busy (too many turns at once); retry
+ * in 3 s`, not retried) or the input is bad.
  */
 import { AgentContext } from "@switchboard/domain"
 import { Config, Console, Effect, Fiber, FileSystem, Layer, Option, Schedule, Schema, Semaphore, Stdio, Stream } from "effect"

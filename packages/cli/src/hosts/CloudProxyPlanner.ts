@@ -11,15 +11,20 @@
  * retryable: a refused request (400, 401, 403, 404, 409 `lease_lost`), and a
  * host out of its budget of tokens (429 `budget_exceeded`): the task is
  * reported failed with that reason, as docs/usage.md says. A host over
- * `PLANNER_HOST_RPM` (429 `rate_limited`) asks again, after the `retryAfter`
- * the server gave at least.
+ * `PLANNER_HOST_RPM` (429 `rate_limited`), and a replica at its limit of
+ * decisions in flight (503 `overloaded`, `PLANNER_MAX_CONCURRENT_DECISIONS`),
+ * ask again, after the `retryAfter` the server gave at least.
  */
 import type { JsonObject } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { ApiClient } from "@switchboard/client/api/ApiClient"
-import { describeApiFailure } from "@switchboard/client/api/ApiFailure"
+import { describeApiFailure, isOverloaded } from "@switchboard/client/api/ApiFailure"
+import type { ApiFailure } from "@switchboard/client/api/ApiFailure"
 import { Planner, PlannerError } from "./Planner.ts"
 import type { DecisionRequest } from "./Planner.ts"
+
+/** The refusals that say when to ask again: over `PLANNER_HOST_RPM`, or a replica with too many decisions in flight. */
+const asksToWait = (failure: ApiFailure): boolean => failure.code === "rate_limited" || isOverloaded(failure)
 
 export const layerNoDeps = (hostId: string): Layer.Layer<Planner, never, ApiClient> =>
   Layer.effect(
@@ -51,8 +56,8 @@ export const layerNoDeps = (hostId: string): Layer.Layer<Planner, never, ApiClie
                       message: failure.message,
                       ...(failure.code === undefined ? {} : { code: failure.code }),
                       ...(failure.status === undefined ? {} : { status: failure.status }),
-                      retryable: failure.status === undefined || failure.status >= 500 || failure.code === "rate_limited",
-                      ...(failure.code === "rate_limited" && failure.retryAfter !== undefined
+                      retryable: failure.status === undefined || failure.status >= 500 || asksToWait(failure),
+                      ...(asksToWait(failure) && failure.retryAfter !== undefined
                         ? { retryAfterMs: failure.retryAfter * 1000 }
                         : {})
                     })

@@ -37,7 +37,7 @@ export class PlannerError extends Data.TaggedError("PlannerError")<{
   readonly status?: number
   /** Worth asking again (a provider hiccup, a bad answer); not when the request itself is refused. */
   readonly retryable: boolean
-  /** The least wait before asking again, when the server said (a 429 `rate_limited`'s `retryAfter`). */
+  /** The least wait before asking again, when the server said (a 429 `rate_limited`'s or a 503 `overloaded`'s `retryAfter`). */
   readonly retryAfterMs?: number
 }> {}
 

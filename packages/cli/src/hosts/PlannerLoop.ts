@@ -198,7 +198,7 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
         })
       }
       const backoff = Duration.times(Duration.fromInputUnsafe(options.retryDelay), 2 ** attempt)
-      // A server that said when to come back (429 rate_limited) is not asked sooner.
+      // A server that said when to come back (429 rate_limited, 503 overloaded) is not asked sooner.
       const wait = error.retryAfterMs === undefined ? backoff : Duration.max(backoff, Duration.millis(error.retryAfterMs))
       yield* options.log(
         `task ${task.taskId} step ${step}: planner failed${code}: ${error.message}; retry ${attempt + 1}/${options.retries} in ${Duration.format(wait)}`

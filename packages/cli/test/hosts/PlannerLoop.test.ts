@@ -5,7 +5,7 @@
  * an action the planner did not choose.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Ref } from "effect"
+import { Effect, Fiber, Layer, Ref } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -15,6 +15,9 @@ import type { Decision, DecisionRequest } from "../../src/hosts/Planner.ts"
 import { runPlannerLoop } from "../../src/hosts/PlannerLoop.ts"
 import type { LoopOptions, TaskResult } from "../../src/hosts/PlannerLoop.ts"
 import { tempDir } from "@switchboard/client/testing/Fakes"
+import { startFakeServer } from "@switchboard/client/testing/FakeServer"
+import { ApiClient } from "@switchboard/client/api/ApiClient"
+import * as CloudProxyPlanner from "../../src/hosts/CloudProxyPlanner.ts"
 
 type Step = Decision | PlannerError
 
@@ -186,6 +189,31 @@ describe("planner loop", () => {
       const end = yield* Fiber.join(fiber)
       assert.strictEqual(planner.requests.length, 2)
       assert.deepStrictEqual(end, { _tag: "Result", result: { status: "succeeded", output: "done", steps: 1 } })
+    }))
+
+  it.live("over the cloud proxy, a busy replica's 503 overloaded is waited out (its retryAfter), then asked again", () =>
+    Effect.gen(function*() {
+      const { lines, options, settled } = yield* setup({ retryDelay: "10 millis" })
+      const asked: Array<number> = []
+      const server = yield* startFakeServer(() => {
+        asked.push(Date.now())
+        return asked.length === 1
+          ? {
+            status: 503,
+            json: { error: "Too many planner decisions in flight on this replica", code: "overloaded", retryAfter: 1 },
+            headers: { "retry-after": "1" }
+          }
+          : { json: { toolName: "finish", arguments: { summary: "done" }, stepIndex: 0 } }
+      })
+      const planner = CloudProxyPlanner.layerNoDeps("host_a").pipe(Layer.provide(ApiClient.layer({ baseUrl: server.url, token: "t" })))
+      const end = yield* runPlannerLoop(task, options, settled).pipe(Effect.provide(planner))
+      assert.deepStrictEqual(end, { _tag: "Result", result: { status: "succeeded", output: "done", steps: 1 } })
+      assert.strictEqual(asked.length, 2)
+      assert.isAtLeast(asked[1]! - asked[0]!, 950, "not before retryAfter, though the backoff is 10 ms")
+      assert.include(
+        lines[0],
+        "task task_1 step 0: planner failed (overloaded): Switchboard is busy (too many turns at once); retry in 1 s; retry 1/3 in 1s"
+      )
     }))
 
   it.effect("a refused request (not retryable) fails the task at once", () =>

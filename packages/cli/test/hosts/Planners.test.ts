@@ -118,7 +118,13 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
         { status: 502, json: { error: "The provider answered without a tool call", code: "no_tool_call" } },
         { status: 409, json: { error: "lease expired", code: "lease_lost", taskId: "task_1" } },
         { status: 429, json: { error: "Host host_a used 12 of its 10 planner tokens", code: "budget_exceeded", limit: 10, used: 12, retryAfter: 3600 } },
-        { status: 429, json: { error: "Too many decisions", code: "rate_limited", retryAfter: 7 } }
+        { status: 429, json: { error: "Too many decisions", code: "rate_limited", retryAfter: 7 } },
+        {
+          status: 503,
+          json: { error: "Too many planner decisions in flight on this replica", code: "overloaded", retryAfter: 3 },
+          headers: { "retry-after": "3" }
+        },
+        { status: 503, json: { error: "Too many planner decisions in flight on this replica", code: "overloaded" }, headers: { "retry-after": "5" } }
       ]
       const { client, server } = yield* api(() => replies.shift()!)
       const planner = CloudProxyPlanner.layerNoDeps("host_a").pipe(Layer.provide(client))
@@ -139,6 +145,12 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
       // Over PLANNER_HOST_RPM: asked again, after the server's wait.
       const limited = yield* Effect.flip(decide)
       assert.deepStrictEqual([limited.code, limited.retryable, limited.retryAfterMs], ["rate_limited", true, 7000])
+      // A replica at PLANNER_MAX_CONCURRENT_DECISIONS: busy, asked again after its wait (the header's when the body lacks it).
+      const busy = yield* Effect.flip(decide)
+      assert.deepStrictEqual([busy.code, busy.status, busy.retryable, busy.retryAfterMs], ["overloaded", 503, true, 3000])
+      assert.strictEqual(busy.message, "Switchboard is busy (too many turns at once); retry in 3 s")
+      const busyHeader = yield* Effect.flip(decide)
+      assert.deepStrictEqual([busyHeader.code, busyHeader.retryable, busyHeader.retryAfterMs], ["overloaded", true, 5000])
     }))
 
   it.effect("an unreachable server is a retryable failure", () =>

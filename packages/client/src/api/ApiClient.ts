@@ -34,7 +34,8 @@ export interface TurnStreams {
   /**
    * `POST /api/agent/chat` with `Accept: text/event-stream`: the turn's chunks
    * as they arrive. An error before the stream fails it with the status's
-   * `ApiError`; a server that answers in JSON (one that does not stream) is
+   * `ApiError` (a 503 `overloaded` with its `retryAfter`, from the body or
+   * the `Retry-After` header); a server that answers in JSON (one that does not stream) is
    * read as the chunks of that answer. Interrupting the stream closes the
    * connection (the server's turn goes on: `stopTurn` stops it).
    */
@@ -101,7 +102,7 @@ export const makeTurnStreams = (options: ApiClientOptions): TurnStreams => {
         }
       })
       if (response.ok) return { response, source: `${method} ${url}` }
-      return yield* Effect.fail<ApiError>(answerError(response.status, parseJson(yield* text(response))))
+      return yield* Effect.fail<ApiError>(answerError(response.status, parseJson(yield* text(response)), response.headers.get("retry-after")))
     })
 
   const chunksOf = ({ response, source }: { readonly response: Response; readonly source: string }) =>

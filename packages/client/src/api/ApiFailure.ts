@@ -12,6 +12,12 @@
  * not the contract's (`ApiUnexpectedAnswer`: a proxy's 502 or 504, an HTML
  * page, a code this client does not know), or a request or answer that does
  * not match the API's schemas (`ApiContractMismatch`).
+ *
+ * A replica at its admission limit answers 503 `overloaded` with `retryAfter`
+ * (and `Retry-After`): it is described as busy, not as a failure of the
+ * model — `Switchboard is busy (too many turns at once); retry in 3 s` — and
+ * its `ApiFailure` carries `retryAfter`, from the body or, when the body
+ * lacks it, from the `Retry-After` header.
  */
 import { declaredErrors, statusOf } from "@switchboard/domain"
 import type { DeclaredError } from "@switchboard/domain"
@@ -31,6 +37,8 @@ export class ApiUnexpectedAnswer extends Data.TaggedError("ApiUnexpectedAnswer")
   readonly error?: string
   readonly code?: string
   readonly reason?: string
+  /** Seconds to wait, when the body's `retryAfter` or the `Retry-After` header said. */
+  readonly retryAfter?: number
 }> {}
 
 /** The request or its answer does not match the API's schemas. */
@@ -38,8 +46,12 @@ export class ApiContractMismatch extends Data.TaggedError("ApiContractMismatch")
   readonly cause: Schema.SchemaError
 }> {}
 
+/** Every error class this client decodes by its code: the domain's `declaredErrors`. */
+export type KnownError = DeclaredError
+const knownErrors = declaredErrors
+
 /** Every way a typed-client call can fail, by tag: each error code's class, and the transport's failures. */
-export type ApiError = DeclaredError | ApiUnreachable | ApiUnexpectedAnswer | ApiContractMismatch
+export type ApiError = KnownError | ApiUnreachable | ApiUnexpectedAnswer | ApiContractMismatch
 
 /** A failure described for a person: a sentence, the HTTP status when there was an answer, the server's code. */
 export interface ApiFailure {
@@ -48,8 +60,33 @@ export interface ApiFailure {
   readonly code?: string
   /** Why, when the server says (a `provider_error`'s `status_401`, `timeout`, …). */
   readonly reason?: string
-  /** Seconds to wait before asking again, when the server says (a 429's `retryAfter`). */
+  /**
+   * Seconds to wait before asking again, when the server says: a 429's or a 503 `overloaded`'s
+   * `retryAfter` (the `Retry-After` header when the body lacks it).
+   */
   readonly retryAfter?: number
+}
+
+/** What a client shows for a 503 `overloaded`: the replica is busy, nothing was done. */
+export const busyMessage = (retryAfter: number | undefined): string =>
+  `Switchboard is busy (too many turns at once); retry ${retryAfter === undefined ? "shortly" : `in ${retryAfter} s`}`
+
+/** Whether a failure is a replica's 503 `overloaded` (retry after its `retryAfter`: nothing was done). */
+export const isOverloaded = (failure: { readonly code?: string | undefined }): boolean => failure.code === "overloaded"
+
+/**
+ * A `Retry-After` header's seconds: delta-seconds (`3`), or an HTTP date (the seconds until it, at
+ * least 1); `undefined` when there is none or it is neither.
+ */
+export const parseRetryAfter = (header: string | null | undefined, now: number = Date.now()): number | undefined => {
+  const value = header?.trim() ?? ""
+  if (/^\d+$/.test(value)) {
+    const seconds = Number(value)
+    return Number.isSafeInteger(seconds) ? Math.max(1, seconds) : undefined
+  }
+  // An HTTP date names its day or month (`Wed, 21 Oct 2015 07:28:00 GMT`): `-3` is no date.
+  const date = /[A-Za-z]/.test(value) ? Date.parse(value) : NaN
+  return Number.isNaN(date) ? undefined : Math.max(1, Math.ceil((date - now) / 1000))
 }
 
 const ErrorBody = Schema.Struct({
@@ -59,18 +96,37 @@ const ErrorBody = Schema.Struct({
 })
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
-const decoders = declaredErrors.map((declared) => Schema.decodeUnknownOption(declared))
+const decoders = knownErrors.map((known) => Schema.decodeUnknownOption(known))
 
-const isDeclared = (error: unknown): error is DeclaredError => declaredErrors.some((declared) => error instanceof declared)
+const isDeclared = (error: unknown): error is KnownError => knownErrors.some((known) => error instanceof known)
 
-/** An error answer (its status, its JSON body or `undefined` when it had none) as the union's member. */
-export const answerError = (status: number, body: unknown): DeclaredError | ApiUnexpectedAnswer => {
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A body's `retryAfter` when it is a whole number of seconds, at least 1. */
+const retryAfterOf = (body: unknown): number | undefined => {
+  const value = isObject(body) ? body["retryAfter"] : undefined
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined
+}
+
+/**
+ * An error answer (its status, its JSON body or `undefined` when it had none, and its `Retry-After`
+ * header when it had one) as the union's member. A body without `retryAfter` gets the header's.
+ */
+export const answerError = (status: number, body: unknown, retryAfterHeader?: string | null): KnownError | ApiUnexpectedAnswer => {
+  const header = retryAfterOf(body) === undefined ? parseRetryAfter(retryAfterHeader) : undefined
+  const answered = header !== undefined && isObject(body) ? { ...body, retryAfter: header } : body
   for (const decode of decoders) {
-    const declared = decode(body)
+    const declared = decode(answered)
     if (Option.isSome(declared)) return declared.value
   }
-  const decoded = decodeErrorBody(body)
-  return new ApiUnexpectedAnswer({ status, ...(Option.isSome(decoded) ? decoded.value : {}) })
+  const decoded = decodeErrorBody(answered)
+  const retryAfter = retryAfterOf(answered) ?? header
+  return new ApiUnexpectedAnswer({
+    status,
+    ...(Option.isSome(decoded) ? decoded.value : {}),
+    ...(retryAfter === undefined ? {} : { retryAfter })
+  })
 }
 
 /** The innermost `cause` message of an error chain (fetch's "fetch failed" hides the useful one). */
@@ -86,7 +142,7 @@ export const rootCause = (cause: unknown): string | undefined => {
 
 /** Whatever a typed-client call failed with, as the union's member. */
 export const toApiError = (
-  error: DeclaredError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError
+  error: KnownError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError
 ): Effect.Effect<ApiError> => {
   if (HttpClientError.isHttpClientError(error)) {
     const response = error.response
@@ -97,7 +153,7 @@ export const toApiError = (
     }
     return response.json.pipe(
       Effect.orElseSucceed(() => undefined),
-      Effect.map((body) => answerError(response.status, body))
+      Effect.map((body) => answerError(response.status, body, response.headers["retry-after"]))
     )
   }
   if (Schema.isSchemaError(error)) return Effect.succeed(new ApiContractMismatch({ cause: error }))
@@ -106,7 +162,7 @@ export const toApiError = (
 
 /** A typed-client call whose failure is an `ApiError`, to match by tag. */
 export const apiErrors = <A, R>(
-  effect: Effect.Effect<A, DeclaredError | HttpClientError.HttpClientError | Schema.SchemaError, R>
+  effect: Effect.Effect<A, KnownError | HttpClientError.HttpClientError | Schema.SchemaError, R>
 ): Effect.Effect<A, ApiError, R> => Effect.catch(effect, (error) => Effect.flatMap(toApiError(error), Effect.fail))
 
 /** `LLM provider error (provider_error: status_401)`: the code, and the reason when there is one. */
@@ -123,6 +179,14 @@ const coded = (sentence: string, code: string | undefined, reason: string | unde
   ...(reason === undefined ? {} : { reason })
 })
 
+/** A 503 `overloaded` described: busy, with the wait when the server gave one. */
+const busy = (retryAfter: number | undefined, status: number | undefined): ApiFailure => ({
+  message: busyMessage(retryAfter),
+  ...(status === undefined ? {} : { status }),
+  code: "overloaded",
+  ...(retryAfter === undefined ? {} : { retryAfter })
+})
+
 /** An `ApiError` described for a person. */
 export const describeApiError = (error: ApiError): ApiFailure => {
   switch (error._tag) {
@@ -131,10 +195,15 @@ export const describeApiError = (error: ApiError): ApiFailure => {
     case "ApiContractMismatch":
       return { message: `the request or its answer does not match the API: ${error.cause.message}` }
     case "ApiUnexpectedAnswer": {
-      const { code, reason, status } = error
+      const { code, reason, retryAfter, status } = error
+      // `overloaded` without a valid `retryAfter` (nor a `Retry-After`): busy all the same.
+      if (code === "overloaded") return busy(retryAfter, status)
       if (error.error === undefined) return { message: `unexpected answer from the server: HTTP ${status}`, status }
-      return code === undefined ? { message: `${error.error} (HTTP ${status})`, status } : coded(error.error, code, reason, status)
+      const failure = code === undefined ? { message: `${error.error} (HTTP ${status})`, status } : coded(error.error, code, reason, status)
+      return retryAfter === undefined ? failure : { ...failure, retryAfter }
     }
+    case "Overloaded":
+      return busy(error.retryAfter, statusOf(error.code))
     default: {
       const failure = coded(error.error, error.code, "reason" in error ? error.reason : undefined, statusOf(error.code))
       return "retryAfter" in error ? { ...failure, retryAfter: error.retryAfter } : failure
@@ -142,13 +211,16 @@ export const describeApiError = (error: ApiError): ApiFailure => {
   }
 }
 
-/** An error answer (status, its decoded JSON body or `undefined` when it was not JSON) as an `ApiFailure`. */
-export const describeErrorResponse = (status: number, body: unknown): ApiFailure => ({
-  ...describeApiError(answerError(status, body)),
+/**
+ * An error answer (status, its decoded JSON body or `undefined` when it was not JSON, its
+ * `Retry-After` header when it had one) as an `ApiFailure`.
+ */
+export const describeErrorResponse = (status: number, body: unknown, retryAfterHeader?: string | null): ApiFailure => ({
+  ...describeApiError(answerError(status, body, retryAfterHeader)),
   status
 })
 
-const isApiError = (error: unknown): error is DeclaredError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError =>
+const isApiError = (error: unknown): error is KnownError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError =>
   HttpClientError.isHttpClientError(error) || Schema.isSchemaError(error) || isDeclared(error) ||
   error instanceof ApiUnreachable || error instanceof ApiUnexpectedAnswer || error instanceof ApiContractMismatch
 
@@ -159,7 +231,9 @@ export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> =>
   const body = decodeErrorBody(error)
   if (Option.isNone(body)) return Effect.succeed({ message: describeUnknown(error) })
   const { code, error: sentence, reason } = body.value
-  return Effect.succeed(coded(sentence, code, reason, code === undefined ? undefined : statusOf(code)))
+  const status = code === undefined ? undefined : statusOf(code)
+  if (code === "overloaded") return Effect.succeed(busy(retryAfterOf(error), status))
+  return Effect.succeed(coded(sentence, code, reason, status))
 }
 
 /** A readable sentence for any thrown or failed value. */

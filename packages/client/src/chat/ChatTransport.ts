@@ -26,7 +26,7 @@ import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import { ApiClient, authHeaders, endpointOf, makeTurnStreams } from "../api/ApiClient.ts"
 import type { ApiClientOptions, TurnStreams } from "../api/ApiClient.ts"
 import { describeApiError, describeApiFailure, describeErrorResponse, rootCause } from "../api/ApiFailure.ts"
-import type { ApiError } from "../api/ApiFailure.ts"
+import type { ApiError, ApiFailure } from "../api/ApiFailure.ts"
 import { chunksOfResponse } from "./TurnChunks.ts"
 
 /** The turn failed before the model answered: network, HTTP status, or a malformed answer. */
@@ -38,6 +38,11 @@ export class ChatTransportError extends Data.TaggedError("ChatTransportError")<{
   readonly code?: string
   /** Why, when the server says (a `provider_error`'s `status_401`, `timeout`, …). */
   readonly reason?: string
+  /**
+   * Seconds to wait before asking again, when the server says: a 429 `rate_limited`'s, or a 503
+   * `overloaded`'s (the replica runs as many turns as it admits; `message` says it is busy).
+   */
+  readonly retryAfter?: number
   readonly cause?: unknown
 }> {}
 
@@ -127,7 +132,7 @@ SchemaJITCompiler.enable(ChatResponse.ast)
 const decodeChatResponse = Schema.decodeUnknownResult(ChatResponse)
 
 type Answer =
-  | { readonly _tag: "Response"; readonly status: number; readonly text: string }
+  | { readonly _tag: "Response"; readonly status: number; readonly text: string; readonly retryAfter: string | null }
   | { readonly _tag: "Unreachable"; readonly cause: unknown }
 
 const makeFetchTransport = (
@@ -140,13 +145,13 @@ const makeFetchTransport = (
     accept: "application/json",
     ...authHeaders(options.token)
   }
-  const fail = (failure: { readonly message: string; readonly status?: number; readonly code?: string }, cause?: unknown) =>
+  const fail = (failure: ApiFailure, cause?: unknown) =>
     Effect.fail(new ChatTransportError({ ...failure, ...(cause === undefined ? {} : { cause }) }))
 
   const post = async (request: ChatRequest, signal: AbortSignal): Promise<Answer> => {
     try {
       const response = await fetch(url, { method: chatEndpoint.method, headers, body: JSON.stringify(request), signal })
-      return { _tag: "Response", status: response.status, text: await response.text() }
+      return { _tag: "Response", status: response.status, text: await response.text(), retryAfter: response.headers.get("retry-after") }
     } catch (cause) {
       return { _tag: "Unreachable", cause }
     }
@@ -157,14 +162,14 @@ const makeFetchTransport = (
       const root = rootCause(answer.cause)
       return fail({ message: `cannot reach the server: ${chatEndpoint.method} ${url}${root === undefined ? "" : `: ${root}`}` }, answer.cause)
     }
-    const { status, text } = answer
+    const { retryAfter, status, text } = answer
     let body: unknown
     try {
       body = text === "" ? null : JSON.parse(text)
     } catch {
       body = undefined
     }
-    if (status < 200 || status > 299) return fail(describeErrorResponse(status, body))
+    if (status < 200 || status > 299) return fail(describeErrorResponse(status, body, retryAfter))
     const decoded = decodeChatResponse(body)
     return Result.isSuccess(decoded)
       ? Effect.succeed(decoded.success)

@@ -30,7 +30,8 @@
  * throws, or gets invalid arguments) is the model's problem — its error goes
  * into a `ToolResult` and the loop continues so the model can recover; a
  * failed API call is the user's problem — the turn stops with `chatStore.error`
- * set and status `error`. The loop is capped at `maxIterations` provider calls.
+ * set (and `chatStore.failure`: its code, and `retryAfter` for a replica that
+ * is busy, 503 `overloaded`) and status `error`. The loop is capped at `maxIterations` provider calls.
  *
  * Every message appended to `chatStore` is also appended to the history sent
  * on the next iteration; assistant messages reuse the server's `messageId`, so
@@ -52,6 +53,7 @@ import { toolMessageContent, unansweredToolCalls } from "@switchboard/domain"
 import { Cause, Clock, Effect, References, Stream } from "effect"
 import type { Tracer } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
+import type { ApiFailure } from "../api/ApiFailure.ts"
 import type { StoreApi } from "zustand/vanilla"
 import type { AgentState } from "../stores/AgentStore.ts"
 import type { ChatState, NewChatMessage } from "../stores/ChatStore.ts"
@@ -89,6 +91,22 @@ export type TurnContext = AgentContext | JsonObject
 
 /** Why a turn stopped before the model answered. */
 export type TurnError = ChatTransportError | AgentToolsMissing
+
+/**
+ * A turn's error as the chat store records it: its sentence, with the status, code, reason and
+ * `retryAfter` when it has them (a 503 `overloaded`: `Switchboard is busy …; retry in 3 s`).
+ */
+export const turnFailure = (error: TurnError): ApiFailure => {
+  if (error._tag === "AgentToolsMissing") return { message: error.message, code: error.code }
+  const { code, message, reason, retryAfter, status } = error
+  return {
+    message,
+    ...(status === undefined ? {} : { status }),
+    ...(code === undefined ? {} : { code }),
+    ...(reason === undefined ? {} : { reason }),
+    ...(retryAfter === undefined ? {} : { retryAfter })
+  }
+}
 
 export interface OrchestratorDeps {
   /** Persisted (`makeChatStore`) or not (`makeTransientChatStore`). */
@@ -443,7 +461,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
     }).pipe(
       Effect.tapError((error) =>
         Effect.sync(() => {
-          chat().setError(error.message)
+          chat().setError(turnFailure(error))
           agent().setStatus("error")
           agent().setActiveTool(null)
         })
@@ -461,7 +479,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
     checkAgent.pipe(
       Effect.tapError((error) =>
         Effect.sync(() => {
-          chat().setError(error.message)
+          chat().setError(turnFailure(error))
           agent().setStatus("error")
         })
       ),

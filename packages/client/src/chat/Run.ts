@@ -118,8 +118,10 @@ const registryOf = (tools: ReadonlyArray<RunTool>): ToolRegistry => {
  * Resolves to the messages the turn added: assistant messages with their tool
  * calls, tool results, and the final assistant message last (when the loop
  * hits its cap of 8 rounds, that last message says "Reached maximum iteration
- * limit"). Rejects with a `ChatTransportError` (`message`, `status`, `code`)
- * when the server or the network fails, with `AgentToolsMissing` when the
+ * limit"). Rejects with a `ChatTransportError` (`message`, `status`, `code`;
+ * a busy replica's 503 `overloaded` with `retryAfter`, its `message` saying
+ * `Switchboard is busy (too many turns at once); retry in 3 s`) when the
+ * server or the network fails, with `AgentToolsMissing` when the
  * agent needs a client tool the registry lacks (no request is sent then).
  */
 export const run = async (

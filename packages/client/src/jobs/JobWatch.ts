@@ -20,7 +20,7 @@ import { subagentResultOf, unansweredToolCalls } from "@switchboard/domain"
 import { Effect } from "effect"
 import type { Semaphore } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
-import { describeUnknown } from "../api/ApiFailure.ts"
+import { describeApiFailure } from "../api/ApiFailure.ts"
 import type { ChatTransport } from "../chat/ChatTransport.ts"
 import type { Orchestrator, RunResult } from "../chat/Orchestrator.ts"
 import type { ChatStore } from "../stores/ChatStore.ts"
@@ -43,7 +43,11 @@ export type JobEvent =
   | { readonly type: "steer"; readonly message: ChatMessage }
   /** An assistant answer after a steer (the wake turn's), or the answer of a resumed wake turn. */
   | { readonly type: "answer"; readonly message: ChatMessage }
-  /** A poll failed; the watch goes on until `maxPollFailures` in a row. */
+  /**
+   * A poll failed (its listing, its re-sync, or the resumed wake answer's turn: a busy replica's
+   * `Switchboard is busy (too many turns at once); retry in 3 s`); the watch goes on until
+   * `maxPollFailures` in a row.
+   */
   | { readonly type: "pollFailed"; readonly message: string; readonly error: unknown }
 
 export interface JobWatchDeps {
@@ -173,7 +177,8 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
     return watching()
   }).pipe(
     Effect.catch((error: unknown) =>
-      emit({ type: "pollFailed", message: describeUnknown(error), error }).pipe(
+      describeApiFailure(error).pipe(
+        Effect.flatMap((failure) => emit({ type: "pollFailed", message: failure.message, error })),
         // A server that stays away is given up on; its jobs go on there.
         Effect.as(++failures < maxPollFailures)
       )

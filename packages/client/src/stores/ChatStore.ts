@@ -1,6 +1,7 @@
 /**
  * `chatStore` (docs/chat.md, the client): the conversation as the
- * user sees it — messages, whether a turn is running, and the last API error.
+ * user sees it — messages, whether a turn is running, and the last API error
+ * (its sentence, `error`, and the failure it describes, `failure`).
  *
  * A vanilla Zustand store (`createStore<State>()(persist(...))`, the spec's
  * pattern without React) persisted through any `StateStorage`: the CLI passes
@@ -19,6 +20,7 @@
  * not outlive a crash as if it were the answer (the server has the whole).
  */
 import { ChatId, ChatMessage } from "@switchboard/domain"
+import type { ApiFailure } from "../api/ApiFailure.ts"
 import { Schema } from "effect"
 import { createJSONStorage, persist } from "zustand/middleware"
 import type { PersistStorage, StateStorage } from "zustand/middleware"
@@ -37,6 +39,11 @@ export interface ChatState {
   readonly messages: ReadonlyArray<ChatMessage>
   readonly loading: boolean
   readonly error: string | null
+  /**
+   * The last error described: `error` is its `message`; with the HTTP status, the server's `code`
+   * and `retryAfter` when there were (a 503 `overloaded`: busy, retry in `retryAfter` seconds).
+   */
+  readonly failure: ApiFailure | null
   /** The id of the message that is streaming in, if one is. */
   readonly streamingId: string | null
   /** Appends a message, filling a missing `id`/`timestamp`; returns the stored message. */
@@ -48,8 +55,11 @@ export interface ChatState {
   /** Puts `final` in the streaming message's place, or removes it (`null`); what is final is persisted. */
   readonly finishStreaming: (final: ChatMessage | null) => void
   readonly setLoading: (v: boolean) => void
-  /** Records an error; a failed turn is over, so this also clears `loading`. */
-  readonly setError: (e: string | null) => void
+  /**
+   * Records an error (a sentence, or the failure described: its code and `retryAfter` kept); a
+   * failed turn is over, so this also clears `loading`.
+   */
+  readonly setError: (e: string | ApiFailure | null) => void
   /** Empties the history and starts a new conversation (new `chatId`). */
   readonly clearMessages: () => void
   /** Replaces the history with the server's transcript (a re-sync: steers and wake answers included). */
@@ -95,6 +105,7 @@ const chatState: StateCreator<ChatState> = (set) => ({
   messages: [],
   loading: false,
   error: null,
+  failure: null,
   streamingId: null,
   addMessage: (msg) => {
     const message = completed(msg)
@@ -111,8 +122,11 @@ const chatState: StateCreator<ChatState> = (set) => ({
   finishStreaming: (final) =>
     set((state) => ({ messages: withStreaming(state, () => final === null ? [] : [final]), streamingId: null })),
   setLoading: (v) => set({ loading: v }),
-  setError: (e) => set({ error: e, loading: false }),
-  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null, streamingId: null }),
+  setError: (e) => {
+    const failure = typeof e === "string" ? { message: e } : e
+    set({ error: failure?.message ?? null, failure, loading: false })
+  },
+  clearMessages: () => set({ messages: [], chatId: newChatId(), error: null, failure: null, streamingId: null }),
   replaceMessages: (messages) => set({ messages: [...messages], streamingId: null })
 })
 

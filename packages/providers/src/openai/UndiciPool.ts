@@ -45,9 +45,6 @@ import {
 } from "../SseAnswer.ts"
 import type { EventSink, StreamDeadline } from "../SseAnswer.ts"
 
-/** Enough sockets for the benchmarked concurrency, with room to spare. */
-const CONNECTIONS = 64
-
 // undici's own timers fire as errors; these are the ones that mean "too slow", not "unreachable".
 const timeoutCodes = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"])
 
@@ -106,10 +103,16 @@ export interface UndiciPool {
   ): Effect.Effect<void, ProviderError>
 }
 
-/** A keep-alive pool to `origin`, with no deadline of its own (see `withDeadline`). */
+/**
+ * A keep-alive pool to `origin`, with no deadline of its own (see `withDeadline`) and no cap on its
+ * sockets: a streamed answer holds its socket for the whole answer (tens of seconds with real
+ * models), so a cap would make the next turn wait, unseen, for another's answer to end. What bounds
+ * the sockets is the turns admitted (`MAX_CONCURRENT_TURNS`, `JOB_CONCURRENCY`, the planner's
+ * limit); idle ones close after undici's keep-alive timeout.
+ */
 export const newPool = (origin: string): Pool =>
   new Pool(origin, {
-    connections: CONNECTIONS,
+    connections: null,
     // The adapter's deadline (LLM_TIMEOUT_MS, `ProviderHttp.withDeadline`) is the only one: it aborts the request.
     headersTimeout: 0,
     bodyTimeout: 0

@@ -317,6 +317,7 @@ const streamError = named("error", { error: { type: "overloaded_error", message:
 
 /** `answer` as the request asked for it: whole, or (a 2xx message to a `stream: true` request) streamed. */
 const shaped = (request: RecordedRequest, answer: FakeReply, defaults: FakeStreamOptions): FakeReply => {
+  if (answer.type === "after") return { ...answer, reply: shaped(request, answer.reply, defaults) }
   if (!isRecord(request.body) || request.body["stream"] !== true || answer.type !== "json" || answer.status < 200 || answer.status > 299) {
     return answer
   }

@@ -85,6 +85,11 @@ export type FakeReply =
   | { readonly type: "hang" }
   /** Destroy the socket without answering: for connection resets. */
   | { readonly type: "destroy" }
+  /**
+   * `reply`, once `until` resolves: nothing is sent before (a gate that opens when a test has
+   * seen what it waits for, such as every request of a burst open at once).
+   */
+  | { readonly type: "after"; readonly until: Promise<unknown>; readonly reply: FakeReply }
 
 /** How far a `stream` reply got: bytes written, and whether all of them were. */
 export interface StreamProgress {
@@ -115,6 +120,8 @@ export const baseReply = {
     return { reply, progress }
   },
   destroy: (): FakeReply => ({ type: "destroy" }),
+  /** `reply`, sent once `until` resolves. */
+  after: (until: Promise<unknown>, reply: FakeReply): FakeReply => ({ type: "after", until, reply }),
   /** `reply` (a JSON answer), streamed as `options` say when a request asks for a stream (`FakeStream`). */
   streamed: (reply: FakeReply, options: FakeStreamOptions): FakeReply =>
     reply.type === "json" ? { ...reply, stream: { ...reply.stream, ...options } } : reply
@@ -240,6 +247,11 @@ const play = (res: ServerResponse, answer: FakeReply, request: RecordedRequest, 
     case "destroy":
       serverCut()
       res.socket?.destroy()
+      return
+    case "after":
+      void answer.until.then(() => {
+        if (!res.destroyed) play(res, answer.reply, request, serverCut)
+      })
       return
   }
 }

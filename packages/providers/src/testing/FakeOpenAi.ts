@@ -173,6 +173,7 @@ const streamError: FakeSseEvent = {
 
 /** `answer` as the request asked for it: whole, or (a 2xx completion to a `stream: true` request) streamed. */
 const shaped = (request: RecordedRequest, answer: FakeReply, defaults: FakeStreamOptions): FakeReply => {
+  if (answer.type === "after") return { ...answer, reply: shaped(request, answer.reply, defaults) }
   const body = request.body
   if (!isRecord(body) || body["stream"] !== true || answer.type !== "json" || answer.status < 200 || answer.status > 299) return answer
   const options = { ...defaults, ...answer.stream }

@@ -14,8 +14,9 @@ import {
   wantsEventStream
 } from "@switchboard/domain"
 import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
-import { Clock, Config, Effect, Schema, Stream } from "effect"
+import { Clock, Config, Effect, Exit, Schema, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
 import { Readable } from "node:stream"
 import { HttpApiBuilder } from "effect/http-api"
 import { Transcriber } from "@switchboard/providers/ProviderAdapter"
@@ -23,9 +24,11 @@ import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
 import { ChatTurns } from "./ChatTurns.ts"
 import { eventsReadable, stopTurn } from "./LiveTurn.ts"
+import type { LiveTurn } from "./LiveTurn.ts"
 import { isServerMessageId } from "./MessageIds.ts"
 import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
+import { Admission } from "../limits/Admission.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
 
@@ -95,6 +98,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const maxMessages = yield* MaxMessagesConfig
   const streams = yield* TurnStreams
   const limits = yield* RateLimits
+  const admission = yield* Admission
 
   /** The request's bounds, checked before anything runs: the 400/413 that refuse it whole. */
   const admitted = (payload: ChatRequest, contentLength: string | undefined): TooManyMessages | PayloadTooLarge | undefined => {
@@ -109,8 +113,8 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   }
 
   /** The streamed turn: its 200 once the provider answers, the JSON error of a failure before that. */
-  const streamed = (payload: ChatRequest, announce?: string) =>
-    streams.start(payload.chatId, (live) => turns.run(payload, live), announce).pipe(
+  const streamed = (payload: ChatRequest, run: (live: LiveTurn) => ReturnType<typeof turns.run>, announce?: string) =>
+    streams.start(payload.chatId, run, announce).pipe(
       Effect.catchTag("ProviderError", toWireError),
       Effect.map((live) => {
         const body = eventsReadable(live)
@@ -119,6 +123,25 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
         if (payload.chatId === undefined) body.once("close", () => live.ended || stopTurn(live))
         // The handler answers the stream itself (an HttpServerResponse passes through the API's encoding).
         return eventStreamResponse(body) as never
+      })
+    )
+
+  /**
+   * A streamed turn in a place of its own (`Admission`), taken before anything else and refused at
+   * once when none is left. The turn outlives its request, so once it runs the place is the turn's
+   * to give back when it ends; a turn that never ran (refused, failed to start) gives it back here.
+   */
+  const admittedStream = (request: HttpServerRequest.HttpServerRequest, payload: ChatRequest, announce?: string) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(admission.enterTurn, (place) => {
+        let ran = false
+        const run = (live: LiveTurn) => {
+          ran = true
+          return turns.run(payload, live).pipe(Effect.ensuring(place.release))
+        }
+        return restore(limits.chatTurn(request, streamed(payload, run, announce))).pipe(
+          Effect.onExit((exit) => Exit.isFailure(exit) && !ran ? place.release : Effect.void)
+        )
       })
     )
 
@@ -131,10 +154,10 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     chat: ({ payload, request }) => {
       const refused = admitted(payload, request.headers["content-length"])
       if (refused !== undefined) return Effect.fail(refused)
-      if (wantsEventStream(request.headers.accept)) return limits.chatTurn(request, streamed(payload))
+      if (wantsEventStream(request.headers.accept)) return admittedStream(request, payload)
       // Without a chat there is nothing to follow or stop: the plain call, as ever.
       const turn = payload.chatId === undefined ? turns.run(payload) : streams.run(payload.chatId, false, (live) => turns.run(payload, live))
-      return limits.chatTurn(request, turn.pipe(Effect.catchTag("ProviderError", toWireError)))
+      return admission.turn(limits.chatTurn(request, turn.pipe(Effect.catchTag("ProviderError", toWireError))))
     },
     follow: ({ params }) => follow(params.chatId),
     stop: ({ params }) => streams.stop(params.chatId).pipe(Effect.map((stopped) => ({ stopped }))),
@@ -143,7 +166,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
       const refused = admitted(chatRequest, request.headers["content-length"])
       if (refused !== undefined) return yield* refused
       const last = payload.messages[payload.messages.length - 1]
-      return yield* limits.chatTurn(request, streamed(chatRequest, last?.role === "assistant" ? last.id : undefined))
+      return yield* admittedStream(request, chatRequest, last?.role === "assistant" ? last.id : undefined)
     }),
     uiFollow: ({ params }) => follow(params.id),
     uiMessages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages: toUiMessages(messages) }))),

@@ -169,11 +169,11 @@ const answerWithJsonErrors = (
       const sentence = code === "not_found" ? `No route for ${request.method} ${pathOf(request)}` : error
       return withChallenge(json(response.status, sentence, code, headers))
     }
-    return response.status === 429 ? withRetryAfter(response) : withChallenge(response)
+    return response.status === 429 || response.status === 503 ? withRetryAfter(response) : withChallenge(response)
   })
 
 /**
- * A 429 (`rate_limited`, or any other refusal that says when to come back) carries the wait in
+ * A 429 or 503 (`rate_limited`, `overloaded`, or any other refusal that says when to come back) carries the wait in
  * `Retry-After` too (RFC 9110, 10.2.3): the `retryAfter` seconds of its body, which its handler
  * decided. Read back from the encoded body here, once, for every such error alike.
  */

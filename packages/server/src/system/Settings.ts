@@ -124,6 +124,8 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "CHAT_TOKEN", secret: true, blankIsUnset: true },
   { name: "CHAT_MAX_MESSAGES", expected: POSITIVE, accepts: wholeNumber(1) },
   { name: "CHAT_RPM", expected: PER_MINUTE, accepts: wholeNumber(1) },
+  { name: "MAX_CONCURRENT_TURNS", expected: `${POSITIVE} (default 5000)`, accepts: wholeNumber(1) },
+  { name: "PLANNER_MAX_CONCURRENT_DECISIONS", expected: `${POSITIVE} (default 5000)`, accepts: wholeNumber(1) },
   {
     name: "CORS_ORIGINS",
     expected: "* or a comma-separated list of origins such as https://app.example",

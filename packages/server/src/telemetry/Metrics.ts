@@ -66,6 +66,17 @@ const steerLag = histogram(
   LAG_SECONDS
 )
 
+const inFlight = series((attributes) =>
+  Metric.gauge("switchboard_in_flight", {
+    description: "Admitted work running on this replica now, by kind (turn: chat turns; decision: planner decisions)",
+    attributes
+  })
+)
+const refused = counter(
+  "switchboard_overloaded_total",
+  "Requests refused with 503 overloaded (MAX_CONCURRENT_TURNS, PLANNER_MAX_CONCURRENT_DECISIONS), by kind"
+)
+
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 
 /** One answered request. `route`: its template (`/api/chats/:chatId`), or `unmatched`. */
@@ -103,3 +114,12 @@ export const recordDecision = (outcome: string) => decisions({ outcome }).update
 /** A steer delivered `seconds` after its job's result was stored. */
 export const recordSteerLag = (jobKind: string, seconds: number) =>
   steerLag({ job_kind: jobKind }).updateUnsafe(Math.max(0, seconds), noContext)
+
+/** What admission bounds (`limits/Admission.ts`). */
+export type AdmittedKind = "turn" | "decision"
+
+/** How many of `kind` run now on this replica. */
+export const recordInFlight = (kind: AdmittedKind, count: number) => inFlight({ kind }).updateUnsafe(count, noContext)
+
+/** One request of `kind` refused because the replica was at its limit. */
+export const recordOverloaded = (kind: AdmittedKind) => refused({ kind }).updateUnsafe(1, noContext)

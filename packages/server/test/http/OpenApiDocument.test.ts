@@ -101,7 +101,8 @@ describe("OpenAPI document", () => {
           "429": ["rate_limited"],
           "500": ["internal_error"],
           "502": ["provider_error", "provider_not_configured"],
-          "503": ["database_unavailable", "not_ready"]
+          // overloaded: past MAX_CONCURRENT_TURNS, refused at once.
+          "503": ["overloaded", "database_unavailable", "not_ready"]
         })
         assert.deepStrictEqual(errors("/api/chats/{chatId}/messages", "get"), {
           "400": ["invalid_request"],
@@ -146,6 +147,15 @@ describe("OpenAPI document", () => {
         ] as const) {
           assert.deepStrictEqual(errors(path, method)["429"], [...codes], path)
           assert.property(op(path, method).responses["429"].headers, "Retry-After", path)
+        }
+        // A turn or a decision past the replica's limit (MAX_CONCURRENT_TURNS, PLANNER_MAX_CONCURRENT_DECISIONS).
+        for (const [path, method] of [
+          ["/api/agent/chat", "post"],
+          ["/api/ui/chat", "post"],
+          ["/internal/planner/decision", "post"]
+        ] as const) {
+          assert.include(errors(path, method)["503"], "overloaded", path)
+          assert.property(op(path, method).responses["503"].headers, "Retry-After", path)
         }
         // While the server starts, /readyz answers 503 not_ready with Retry-After too.
         assert.property(op("/readyz", "get").responses["503"].headers ?? {}, "Retry-After")

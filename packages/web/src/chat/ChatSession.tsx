@@ -234,7 +234,7 @@ export const openConversation = async (session: ChatSession, chatId: string): Pr
   if (chatStore.getState().chatId !== chatId) {
     await session.stop()
     if (activeTurn !== undefined) await activeTurn.done
-    chatStore.setState({ chatId, messages: [], error: null, loading: false, streamingId: null })
+    chatStore.setState({ chatId, messages: [], error: null, failure: null, loading: false, streamingId: null })
     agentStore.getState().reset()
   }
   await resync(session)

@@ -1,14 +1,17 @@
 /**
  * Where the user writes: Enter sends, Shift+Enter starts a new line. Never waits on the
  * sub-agents' jobs; while the agent's own turn streams, Stop takes Send's place (the text being
- * written stays). Above it, the agent store's status line, and the chat store's error with Retry.
+ * written stays). Above it, the agent store's status line, and the chat store's error with Retry
+ * (a busy server's 503 `overloaded` as "Busy — retry in 3 s": `TurnFailure.ts`).
  */
 import type { FormEvent, KeyboardEvent } from "react"
 import { useId, useState } from "react"
+import { isOverloaded } from "@switchboard/client"
 import { useStore } from "zustand"
 import { agentStore, chatStore, useChatSession } from "./ChatSession.tsx"
+import { turnFailureText } from "./TurnFailure.ts"
 
-const statusText = (status: string, activeTool: string | null): string => {
+const statusText = (status: string, activeTool: string | null, busy: boolean): string => {
   switch (status) {
     case "sending":
       return "Sending…"
@@ -17,7 +20,7 @@ const statusText = (status: string, activeTool: string | null): string => {
     case "responding":
       return "Responding…"
     case "error":
-      return "The turn failed."
+      return busy ? "Busy: the turn was not started." : "The turn failed."
     default:
       return "Ready."
   }
@@ -27,11 +30,12 @@ export const StatusLine = () => {
   const status = useStore(agentStore, (state) => state.status)
   const activeTool = useStore(agentStore, (state) => state.activeTool)
   const loading = useStore(chatStore, (state) => state.loading)
+  const busy = useStore(chatStore, (state) => state.failure !== null && isOverloaded(state.failure))
   const shown = loading && status === "idle" ? "sending" : status
   return (
     <p className="chat-status" role="status" data-status={shown} data-tool={activeTool ?? undefined}>
       {shown === "idle" || shown === "error" ? null : <span className="spinner" aria-hidden="true" />}
-      {statusText(shown, activeTool)}
+      {statusText(shown, activeTool, busy)}
     </p>
   )
 }
@@ -39,11 +43,13 @@ export const StatusLine = () => {
 export const ErrorBanner = () => {
   const session = useChatSession()
   const error = useStore(chatStore, (state) => state.error)
+  const failure = useStore(chatStore, (state) => state.failure)
   const loading = useStore(chatStore, (state) => state.loading)
   if (error === null) return null
+  const text = turnFailureText(failure ?? { message: error })
   return (
-    <div className="chat-error" role="alert">
-      <p><strong>The turn failed:</strong> {error}</p>
+    <div className="chat-error" role="alert" data-busy={text.busy ? "" : undefined}>
+      <p><strong>{text.title}</strong> {text.detail}</p>
       <div className="chat-error-actions">
         <button type="button" disabled={loading} onClick={() => void session.retry()}>Retry</button>
         <button type="button" className="secondary" onClick={() => chatStore.getState().setError(null)}>Dismiss</button>
