@@ -68,8 +68,8 @@ export interface ScaleRow {
   readonly elapsedMs: number
   readonly deltas: number
   /**
-   * Connections turned away by a full accept queue during the burst (the machine's count; the provider
-   * fake's and the relay's queues are as deep as the kernel allows, so mostly the server's).
+   * Connections turned away by a full accept queue during the burst (the machine's count; every
+   * listener here asks for a queue as deep as the kernel allows).
    */
   readonly listenOverflows: number
   readonly warmupComplete: number
@@ -255,8 +255,8 @@ export const scaleCase = async (spec: ScaleSpec, log: (line: string) => void = c
   log(
     `\nscale: N streamed persisted turns at once (N = ${spec.ns.join(", ")}), each a chat of its own; the provider fake answers ` +
       `${DELTAS} deltas ${GAP_MS} ms apart (~${fmt((DELTAS * GAP_MS) / 1000)} s a turn); ${targets.map((t) => TARGET_NAMES[t]).join(", ")}; ` +
-      `each a fresh process per N, warmed by ${WARMUP_TURNS} turns first; the relay's and the fake's accept queues ` +
-      `${somaxconn()} deep (net.core.somaxconn), the server's its own`
+      `each a fresh process per N, warmed by ${WARMUP_TURNS} turns first; every accept queue ` +
+      `${somaxconn()} deep (net.core.somaxconn)`
   )
   const failures: Array<string> = []
   const notes: Array<string> = []
