@@ -154,7 +154,7 @@ describe("OpenAPI document", () => {
           ["/api/ui/chat", "post"],
           ["/internal/planner/decision", "post"]
         ] as const) {
-          assert.include(errors(path, method)["503"], "overloaded", path)
+          assert.include(errors(path, method)["503"] as ReadonlyArray<string>, "overloaded", path)
           assert.property(op(path, method).responses["503"].headers, "Retry-After", path)
         }
         // While the server starts, /readyz answers 503 not_ready with Retry-After too.
