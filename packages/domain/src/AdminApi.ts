@@ -5,7 +5,9 @@
  * ADMIN_TOKEN answers 401 to everyone. No answer ever holds a provider key.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import { Schema } from "effect"
 import { ChatId } from "./Chat.ts"
+import { ChatList, ChatListQuery, UserId } from "./Users.ts"
 import { RequestErrors } from "./ChatApi.ts"
 import {
   anyRouteErrors,
@@ -169,13 +171,23 @@ export class AdminApi extends HttpApiGroup.make("admin")
       "A task's persisted planner decisions",
       "In order of attempt and step index; `attempt` narrows to one attempt. Screenshots are never stored."
     )),
+    HttpApiEndpoint.get("listChats", "/admin/chats", {
+      query: { user: UserId, ...ChatListQuery },
+      success: ChatList,
+      error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
+    }).annotateMerge(doc(
+      "A user's chats",
+      "The chats of `user` as that user's `GET /api/chats` lists them: most recently updated first, `limit` (default " +
+        "50, at most 200) per page, `before` a page's `nextBefore`."
+    )),
     HttpApiEndpoint.delete("deleteChat", "/admin/chats/:chatId", {
       params: { chatId: ChatId },
+      query: { user: Schema.optionalKey(UserId) },
       success: HttpApiSchema.NoContent,
       error: [...anyRouteErrors, InvalidRequest, NotFound, ChatNotFound, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Delete a chat",
-      "Its transcript, its jobs and its markers (the turn in flight, the steers waiting to be delivered) are " +
+      "The chat of `user` (default: the user `default`). Its transcript, its jobs and its markers (the turn in flight, the steers waiting to be delivered) are " +
         "deleted at once. A job running for it is abandoned: its runner, on any replica, finds it gone and writes " +
         "nothing, and no steer is ever delivered. A turn in flight stores nothing (its client still gets the " +
         "answer, with no job dispatched). The chat id may be used again: it starts a new, empty chat."

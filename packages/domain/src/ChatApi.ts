@@ -27,19 +27,26 @@ import {
 } from "./Errors.ts"
 import { Text } from "./Json.ts"
 import { UiChatRequest, UiTranscript } from "./UiMessages.ts"
+import { ChatList, ChatListQuery, CurrentUser } from "./Users.ts"
 
 /** How `/api/*` is authenticated, as the OpenAPI document says it. */
-export const chatAuthRule = "`Authorization: Bearer $CHAT_TOKEN` on every `/api/*` operation, required only when the " +
-  "server is started with `CHAT_TOKEN` set; without it (loopback only) anonymous calls are served. A missing or " +
-  "wrong token answers 401 `unauthenticated` with `WWW-Authenticate: Bearer`."
+export const chatAuthRule = "`Authorization: Bearer <token>` on every `/api/*` operation: a user's JWT when the server " +
+  "is started with `AUTH_JWKS_URL` or `AUTH_JWT_SECRET` (the user is its `sub`), or `CHAT_TOKEN` (a trusted backend, " +
+  "acting for the user named in `X-Switchboard-User`). Without either (loopback only) anonymous calls are served, " +
+  "as `X-Switchboard-User` or the user `default`. A missing or wrong token answers 401 `unauthenticated` with " +
+  "`WWW-Authenticate: Bearer`. Everything of a chat is its user's: another user's chat is indistinguishable from none."
 
 const bearer: HttpApiSecurity.Http = HttpApiSecurity.annotate(HttpApiSecurity.bearer, OpenApi.Description, chatAuthRule)
 
 /** `Authorization: Bearer $CHAT_TOKEN` on `/api/*`, enforced only when the server has a CHAT_TOKEN. */
-export class ChatAuth extends HttpApiMiddleware.Service<ChatAuth>()("switchboard/domain/ChatAuth", {
-  security: { bearer },
-  error: Unauthenticated
-}) {}
+/**
+ * Who the request acts for (`CurrentUser`): a JWT's `sub`, or `X-Switchboard-User` from a backend holding
+ * `CHAT_TOKEN` (absent then: 400), or `default`. A refused token: 401.
+ */
+export class ChatAuth extends HttpApiMiddleware.Service<ChatAuth, { provides: CurrentUser; requires: never }>()(
+  "switchboard/domain/ChatAuth",
+  { security: { bearer }, error: [Unauthenticated, InvalidRequest] }
+) {}
 
 /** Request decoding failures (body, path, query) become 400 `{ error, code: "invalid_request" }` naming the path. */
 export class RequestErrors extends HttpApiMiddleware.Service<RequestErrors>()("switchboard/domain/RequestErrors", {
@@ -117,6 +124,25 @@ export class ChatApi extends HttpApiGroup.make("chat")
         "the agent's context schema (400 naming the path). With `Accept: text/event-stream` the turn is streamed " +
         "(the AI SDK's UI message stream, protocol v1) once the provider starts answering; errors before that are " +
         "the JSON answers above. A streamed turn outlives its connection."
+    })),
+    HttpApiEndpoint.get("list", "/api/chats", {
+      query: ChatListQuery,
+      success: ChatList,
+      error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "The caller's chats",
+      description: "The chats of the request's user, most recently updated first, `limit` (default 50, at most 200) " +
+        "per page; pass `nextBefore` as `before` for the next page. `title` is the chat's first user message, at " +
+        "most 80 characters."
+    })),
+    HttpApiEndpoint.delete("remove", "/api/chats/:chatId", {
+      params: { chatId: ChatId },
+      success: HttpApiSchema.NoContent,
+      error: [...anyRouteErrors, InvalidRequest, ChatNotFound, NotFound, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Delete one of the caller's chats",
+      description: "Its transcript, its jobs and its running turn's markers go with it, as with the operator's " +
+        "`DELETE /admin/chats/{chatId}`. 404 `chat_not_found` when the caller has no such chat."
     })),
     HttpApiEndpoint.get("follow", "/api/chats/:chatId/stream", {
       params: { chatId: ChatId },

@@ -268,12 +268,19 @@ const tasks = Command.make("tasks").pipe(
 // ---------------------------------------------------------------------------
 // chats
 
+const chatUser = Flag.String("user").pipe(
+  Flag.withDescription("The user whose chat it is (default: the user default)"),
+  Flag.withMetavar("USER"),
+  Flag.optional
+)
+
 const chatsDelete = Command.make("delete", {
-  chatId: Argument.String("chatId").pipe(Argument.withDescription("The chat to delete"))
-}, ({ chatId }) =>
+  chatId: Argument.String("chatId").pipe(Argument.withDescription("The chat to delete")),
+  user: chatUser
+}, ({ chatId, user }) =>
   withAdmin((client) =>
     Effect.gen(function*() {
-      yield* client.admin.deleteChat({ params: { chatId } })
+      yield* client.admin.deleteChat({ params: { chatId }, query: Option.isSome(user) ? { user: user.value } : {} })
       yield* Console.log(`deleted: ${chatId}`)
     })
   )).pipe(
@@ -282,9 +289,20 @@ const chatsDelete = Command.make("delete", {
     )
   )
 
+const chatsList = Command.make("list", {
+  user: Flag.String("user").pipe(Flag.withDescription("The user whose chats to list"), Flag.withMetavar("USER"))
+}, ({ user }) =>
+  withAdmin((client) =>
+    Effect.gen(function*() {
+      const { chats } = yield* client.admin.listChats({ query: { user } })
+      if (chats.length === 0) return yield* Console.log(`no chats for ${user}`)
+      for (const chat of chats) yield* Console.log(`${chat.chatId}  ${chat.agent}  ${chat.updatedAt}  ${chat.title}`)
+    })
+  )).pipe(Command.withDescription("A user's chats, most recently updated first (the latest 50)."))
+
 const chats = Command.make("chats").pipe(
-  Command.withDescription("Delete persisted chats."),
-  Command.withSubcommands([chatsDelete])
+  Command.withDescription("List a user's chats; delete a chat."),
+  Command.withSubcommands([chatsList, chatsDelete])
 )
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  * carry the key's fingerprint only, and a host token exists only in the
  * answers of `createHost` and `rotateHostToken`.
  */
-import { Api, ChatNotFound, HostRevoked } from "@switchboard/domain"
+import { Api, ChatNotFound, DEFAULT_USER, HostRevoked } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ChatRepo } from "../chat/ChatRepo.ts"
@@ -16,6 +16,7 @@ import { ProfilesRepo } from "../planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "../planner/ProviderProfiles.ts"
 import { HostBudgets } from "../usage/HostBudgets.ts"
 import { UsageReports } from "../usage/UsageReports.ts"
+import { chatKey } from "../chat/ChatKey.ts"
 
 export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(handlers) {
   const hosts = yield* HostsRepo
@@ -76,10 +77,12 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
       tasks.cancel(params.taskId).pipe(
         Effect.tap((task) => Effect.logInfo(`task ${task.taskId} cancelled (attempt ${task.attempt})`))
       ),
-    deleteChat: Effect.fn(function*({ params }) {
-      const deleted = yield* chats.remove(params.chatId)
+    listChats: ({ query }) => chats.list(query.user, query.limit ?? 50, query.before),
+    deleteChat: Effect.fn(function*({ params, query }) {
+      const key = chatKey(query.user ?? DEFAULT_USER, params.chatId)
+      const deleted = yield* chats.remove(key)
       if (!deleted) return yield* new ChatNotFound({ error: `No chat with id "${params.chatId}"`, chatId: params.chatId })
-      yield* Effect.logInfo(`chat ${params.chatId} deleted, with its transcript, jobs and markers`)
+      yield* Effect.logInfo(`chat ${key} deleted, with its transcript, jobs and markers`)
     }),
     createProfile: ({ payload }) => Effect.map(profiles.create(payload), (profileId) => ({ profileId })),
     listProfiles: () => Effect.map(profilesRepo.list, (list) => ({ profiles: list })),

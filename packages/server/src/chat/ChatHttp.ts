@@ -13,6 +13,7 @@ import {
   UI_STREAM_HEADERS,
   wantsEventStream
 } from "@switchboard/domain"
+import { ChatNotFound, CurrentUser } from "@switchboard/domain"
 import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
 import { Clock, Config, Effect, Exit, Schema, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
@@ -22,7 +23,10 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Transcriber } from "@switchboard/providers/ProviderAdapter"
 import { toWireError } from "@switchboard/providers/ProviderWireError"
 import { ChatRepo } from "./ChatRepo.ts"
-import { ChatTurns } from "./ChatTurns.ts"
+import { chatKey } from "./ChatKey.ts"
+import type { ChatKey } from "./ChatKey.ts"
+import { ChatTurns, ownedBy } from "./ChatTurns.ts"
+import type { OwnedChatRequest } from "./ChatTurns.ts"
 import { eventsReadable, stopTurn } from "./LiveTurn.ts"
 import type { LiveTurn } from "./LiveTurn.ts"
 import { isServerMessageId } from "./MessageIds.ts"
@@ -58,6 +62,9 @@ const oversizedMessage = (payload: ChatRequest, contentLength: string | undefine
   })
 }
 
+/** A page of `GET /api/chats` when the caller names no `limit`. */
+const DEFAULT_PAGE = 50
+
 const streamOptions = { headers: UI_STREAM_HEADERS, contentType: UI_STREAM_HEADERS["content-type"]! }
 
 /** A streamed body's response (docs/streaming.md): pulled by the socket, so a slow reader holds nothing. */
@@ -72,9 +79,9 @@ export const eventStreamResponse = (events: Stream.Stream<string> | Readable): H
  * transcript has answered, whatever its id), so a long chat is not refused for its length and no
  * result is stored twice.
  */
-const fromUiRequest = (repo: ChatRepo["Service"], payload: UiChatRequest) =>
+const fromUiRequest = (repo: ChatRepo["Service"], userId: string, payload: UiChatRequest) =>
   Effect.gen(function*() {
-    const stored = yield* repo.transcript(payload.id).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
+    const stored = yield* repo.transcript(chatKey(userId, payload.id)).pipe(Effect.orElseSucceed((): ReadonlyArray<ChatMessage> => []))
     const ids = new Set(stored.map((m) => m.id))
     const answered = new Set(stored.flatMap((m) => m.toolResult === undefined ? [] : [m.toolResult.toolCallId]))
     const messages = fromUiMessages(payload.messages, yield* Clock.currentTimeMillis).filter((m) =>
@@ -113,7 +120,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   }
 
   /** The streamed turn: its 200 once the provider answers, the JSON error of a failure before that. */
-  const streamed = (payload: ChatRequest, run: (live: LiveTurn) => ReturnType<typeof turns.run>, announce?: string) =>
+  const streamed = (payload: OwnedChatRequest, run: (live: LiveTurn) => ReturnType<typeof turns.run>, announce?: string) =>
     streams.start(payload.chatId, run, announce).pipe(
       Effect.catchTag("ProviderError", toWireError),
       Effect.map((live) => {
@@ -131,7 +138,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
    * once when none is left. The turn outlives its request, so once it runs the place is the turn's
    * to give back when it ends; a turn that never ran (refused, failed to start) gives it back here.
    */
-  const admittedStream = (request: HttpServerRequest.HttpServerRequest, payload: ChatRequest, announce?: string) =>
+  const admittedStream = (request: HttpServerRequest.HttpServerRequest, payload: OwnedChatRequest, announce?: string) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(admission.enterTurn, (place) => {
         let ran = false
@@ -145,32 +152,50 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
       })
     )
 
-  const follow = (chatId: string) =>
+  /** The caller's chat of that id (`ChatKey.ts`): whoever asks, only their own. */
+  const own = (chatId: string) => Effect.map(CurrentUser, ({ userId }) => chatKey(userId, chatId))
+
+  const follow = (chatId: ChatKey) =>
     streams.follow(chatId).pipe(
       Effect.map((events) => events === undefined ? HttpServerResponse.empty({ status: 204 }) as never : eventStreamResponse(events) as never)
     )
 
   return handlers.handleAll({
-    chat: ({ payload, request }) => {
+    chat: Effect.fn(function*({ payload, request }) {
       const refused = admitted(payload, request.headers["content-length"])
-      if (refused !== undefined) return Effect.fail(refused)
-      if (wantsEventStream(request.headers.accept)) return admittedStream(request, payload)
+      if (refused !== undefined) return yield* refused
+      const owned = ownedBy((yield* CurrentUser).userId, payload)
+      if (wantsEventStream(request.headers.accept)) return yield* admittedStream(request, owned)
       // Without a chat there is nothing to follow or stop: the plain call, as ever.
-      const turn = payload.chatId === undefined ? turns.run(payload) : streams.run(payload.chatId, false, (live) => turns.run(payload, live))
-      return admission.turn(limits.chatTurn(request, turn.pipe(Effect.catchTag("ProviderError", toWireError))))
-    },
-    follow: ({ params }) => follow(params.chatId),
-    stop: ({ params }) => streams.stop(params.chatId).pipe(Effect.map((stopped) => ({ stopped }))),
+      const turn = owned.chatId === undefined ? turns.run(owned) : streams.run(owned.chatId, false, (live) => turns.run(owned, live))
+      return yield* admission.turn(limits.chatTurn(request, turn.pipe(Effect.catchTag("ProviderError", toWireError))))
+    }),
+    list: Effect.fn(function*({ query }) {
+      const { userId } = yield* CurrentUser
+      return yield* repo.list(userId, query.limit ?? DEFAULT_PAGE, query.before)
+    }),
+    remove: Effect.fn(function*({ params }) {
+      const key = yield* own(params.chatId)
+      if (!(yield* repo.remove(key))) {
+        return yield* new ChatNotFound({ error: `No chat with id "${params.chatId}"`, chatId: params.chatId })
+      }
+      yield* Effect.logInfo("chat deleted by its user, with its transcript, jobs and markers").pipe(Effect.annotateLogs({ chatId: key }))
+      return HttpServerResponse.empty({ status: 204 }) as never
+    }),
+    follow: ({ params }) => Effect.flatMap(own(params.chatId), follow),
+    stop: ({ params }) => own(params.chatId).pipe(Effect.flatMap(streams.stop), Effect.map((stopped) => ({ stopped }))),
     uiChat: Effect.fn(function*({ payload, request }) {
-      const chatRequest = yield* fromUiRequest(repo, payload)
+      const { userId } = yield* CurrentUser
+      const chatRequest = yield* fromUiRequest(repo, userId, payload)
       const refused = admitted(chatRequest, request.headers["content-length"])
       if (refused !== undefined) return yield* refused
       const last = payload.messages[payload.messages.length - 1]
-      return yield* admittedStream(request, chatRequest, last?.role === "assistant" ? last.id : undefined)
+      return yield* admittedStream(request, ownedBy(userId, chatRequest), last?.role === "assistant" ? last.id : undefined)
     }),
-    uiFollow: ({ params }) => follow(params.id),
-    uiMessages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages: toUiMessages(messages) }))),
-    messages: ({ params }) => repo.transcript(params.chatId).pipe(Effect.map((messages) => ({ messages }))),
+    uiFollow: ({ params }) => Effect.flatMap(own(params.id), follow),
+    uiMessages: ({ params }) =>
+      own(params.chatId).pipe(Effect.flatMap(repo.transcript), Effect.map((messages) => ({ messages: toUiMessages(messages) }))),
+    messages: ({ params }) => own(params.chatId).pipe(Effect.flatMap(repo.transcript), Effect.map((messages) => ({ messages }))),
     transcribe: Effect.fn(function*({ payload }) {
       const upload = yield* readUpload(payload)
       const text = yield* transcriber.transcribe(upload).pipe(Effect.catchTag("ProviderError", toWireError))

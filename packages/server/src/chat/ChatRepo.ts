@@ -8,14 +8,17 @@
  * provider is called. Only this module writes it: the server tools' writes
  * (ServerTools.ts) ride in its statements as fragments.
  */
-import { ChatMessage, ChatNotFound } from "@switchboard/domain"
+import { ChatMessage, ChatNotFound, chatTitle } from "@switchboard/domain"
+import type { ChatSummary } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import { traced } from "@switchboard/providers/Spans"
 import type { Statement } from "effect/sql"
 import type { ToolWrites, WrittenRow } from "./ServerTools.ts"
-import { insertMessages, liveChat, takeMarker } from "./TranscriptSql.ts"
+import type { ChatKey } from "./ChatKey.ts"
+import { chatIdOf, chatKey } from "./ChatKey.ts"
+import { insertMessages, liveChat, takeMarker, touchChat } from "./TranscriptSql.ts"
 
 /** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
@@ -44,6 +47,16 @@ export const inBatches = (messages: ReadonlyArray<ChatMessage>): Array<string> =
   return batches
 }
 
+/** Enough of a first message to make its title from (whitespace runs shrink). */
+const TITLE_SOURCE_CHARS = 400
+
+/** A list page's cursor: the last chat's activity (epoch ms) and id, opaque to clients. */
+const writeCursor = (ms: number, chatId: string) => Buffer.from(`${ms}:${chatId}`, "utf8").toString("base64url")
+const readCursor = (cursor: string): { readonly ms: number; readonly chatId: string } | undefined => {
+  const [ms, chatId] = Buffer.from(cursor, "base64url").toString("utf8").split(/:(.*)/su)
+  return ms !== undefined && /^\d{1,15}$/.test(ms) && chatId !== undefined && chatId !== "" ? { ms: Number(ms), chatId } : undefined
+}
+
 /** What a turn's opening statement found (`beginAgentTurn`). */
 export type OpenedTurn =
   | { readonly _tag: "Taken"; readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string }
@@ -59,7 +72,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * taken: the first batch in the same statement (a write-ahead turn's first
    * round trip), any further ones ({@link inBatches}) right after.
    */
-  beginTurn(chatId: string, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  beginTurn(chatId: ChatKey, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
   /**
    * `beginTurn`, and the transcript, read by the same statement: `undefined` when another live
    * turn holds the chat. A turn's opening round trip. `generation`: the life of the chat the turn
@@ -73,7 +86,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * stored after its snapshot.
    */
   beginTurnReading(
-    chatId: string,
+    chatId: ChatKey,
     turnId: string,
     ttl: Duration.Input,
     messages?: ReadonlyArray<ChatMessage>
@@ -85,7 +98,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * (almost all) costs nothing more.
    */
   beginAgentTurn(
-    chatId: string,
+    chatId: ChatKey,
     turnId: string,
     ttl: Duration.Input,
     messages: ReadonlyArray<ChatMessage>,
@@ -102,7 +115,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * longer exists, nothing taken or stored.
    */
   beginTurnUnchanged(
-    chatId: string,
+    chatId: ChatKey,
     turnId: string,
     ttl: Duration.Input,
     known: number,
@@ -115,9 +128,9 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * one round trip). False when the chat was deleted (nothing stored). With `generation`, only that
    * life of the chat counts as existing (see `liveChat`); likewise for `append` and `holdChat`.
    */
-  endTurn(chatId: string, turnId: string, messages?: ReadonlyArray<ChatMessage>, generation?: string): Effect.Effect<boolean>
+  endTurn(chatId: ChatKey, turnId: string, messages?: ReadonlyArray<ChatMessage>, generation?: string): Effect.Effect<boolean>
   /** Extends this turn's marker by `ttl` from now (a turn of several provider calls); false if it lost it. */
-  renewTurn(chatId: string, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
+  renewTurn(chatId: ChatKey, turnId: string, ttl: Duration.Input): Effect.Effect<boolean>
   /**
    * A turn's round that executed server tool calls, in one statement: `batch` (the assistant
    * message and the calls' results, one `inBatches` batch) appended, the tools' `writes`, the
@@ -125,7 +138,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * the marker (nothing is written then); else the row for `writes.after`.
    */
   toolRound(
-    chatId: string,
+    chatId: ChatKey,
     turnId: string,
     ttl: Duration.Input,
     batch: string,
@@ -140,7 +153,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * newer chat of the same id written into). `row`: for `writes.after`.
    */
   turnEnded(
-    chatId: string,
+    chatId: ChatKey,
     turnId: string,
     writes: ToolWrites,
     batch?: string,
@@ -158,22 +171,27 @@ export class ChatRepo extends Context.Service<ChatRepo, {
    * short leaves a prefix stored, which a re-sent history completes in order. False when the chat
    * does not exist (deleted by the operator): nothing is stored, the chat is not created.
    */
-  append(chatId: string, messages: ReadonlyArray<ChatMessage>, generation?: string): Effect.Effect<boolean>
+  append(chatId: ChatKey, messages: ReadonlyArray<ChatMessage>, generation?: string): Effect.Effect<boolean>
   /**
    * In a transaction: locks the chat's row against deletion until it ends; false when the chat
    * does not exist (any more).
    */
-  holdChat(chatId: string, generation?: string): Effect.Effect<boolean>
-  transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
+  holdChat(chatId: ChatKey, generation?: string): Effect.Effect<boolean>
+  transcript(chatId: ChatKey): Effect.Effect<ReadonlyArray<ChatMessage>, ChatNotFound>
   /** The agent the chat keeps; `undefined` when there is no such chat. */
-  agentOf(chatId: string): Effect.Effect<string | undefined>
+  agentOf(chatId: ChatKey): Effect.Effect<string | undefined>
   /** Which of `ids` the chat's transcript holds (none for a chat that does not exist). */
-  storedIds(chatId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
+  storedIds(chatId: ChatKey, ids: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>>
   /**
    * Deletes the chat: its transcript, its marker and its jobs go with it (foreign keys, ON DELETE
    * CASCADE). False when there was none.
    */
-  remove(chatId: string): Effect.Effect<boolean>
+  remove(chatId: ChatKey): Effect.Effect<boolean>
+  /**
+   * The user's chats, most recently active first: at most `limit`, older than the `before` cursor
+   * (a page's `nextBefore`). An unreadable cursor is the first page's.
+   */
+  list(userId: string, limit: number, before?: string): Effect.Effect<{ readonly chats: ReadonlyArray<ChatSummary>; readonly nextBefore?: string }>
 }>()("switchboard/server/chat/ChatRepo") {
   static readonly layer = Layer.effect(ChatRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -183,7 +201,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       Result: Schema.Struct({ message: ChatMessage }),
       execute: (chatId) => sql`SELECT message FROM chat_messages WHERE chat_id = ${chatId} ORDER BY seq`
     })
-    const chatExists = (chatId: string) =>
+    const chatExists = (chatId: ChatKey) =>
       sql<{ n: number }>`SELECT count(*)::int AS n FROM chats WHERE id = ${chatId}`.pipe(
         Effect.map((rows) => (rows[0]?.n ?? 0) > 0)
       )
@@ -195,7 +213,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
     // statement's `INSERT INTO chats … ON CONFLICT` wait for that transaction — and the marker
     // upsert, which by then held the marker row the transaction was about to release, deadlocked
     // with it.
-    const appendBatch = (chatId: string, batch: string, generation: string | undefined) =>
+    const appendBatch = (chatId: ChatKey, batch: string, generation: string | undefined) =>
       sql<{ live: boolean }>`
         WITH live AS (${liveChat(sql, chatId, generation)}),
         appended AS (
@@ -210,7 +228,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       fragments.length === 0 ? sql`` : sql`, ${sql.csv(fragments)}`
 
     const openOnce = Effect.fnUntraced(function*(
-      chatId: string,
+      chatId: ChatKey,
       turnId: string,
       ttl: Duration.Input,
       messages: ReadonlyArray<ChatMessage>,
@@ -245,7 +263,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         ),
         appended AS (
           ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker)`)}
-        )
+        ),
+        touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
         SELECT m.message, (SELECT held FROM seen) AS held, EXISTS (SELECT 1 FROM marker) AS taken,
           (SELECT agent FROM chats WHERE id = ${chatId}) AS agent,
           coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
@@ -271,7 +290,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
 
     /** A turn's opening; once more when a concurrent first turn created the chat unseen (see `openOnce`). */
     const openTurn = (
-      chatId: string,
+      chatId: ChatKey,
       turnId: string,
       ttl: Duration.Input,
       messages: ReadonlyArray<ChatMessage>,
@@ -309,7 +328,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           ),
           appended AS (
             ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}`)}
-          )
+          ),
+          touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
           SELECT (SELECT n FROM stored) AS n, EXISTS (SELECT 1 FROM live) AS live, EXISTS (SELECT 1 FROM marker) AS taken`)
         const row = rows[0]!
         if (!row.live) return "gone" as const
@@ -325,8 +345,12 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         // unless a live one exists. Foreign keys are checked at the end of the statement.
         if (first === undefined) {
           const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
-            WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING)
-            ${takeMarker(sql, chatId, turnId, ttlMs)}`)
+            WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+            marker AS (
+              ${takeMarker(sql, chatId, turnId, ttlMs)}
+            ),
+            touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+            SELECT turn_id FROM marker`)
           return rows.length === 1
         }
         // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
@@ -337,7 +361,8 @@ export class ChatRepo extends Context.Service<ChatRepo, {
           ),
           appended AS (
             ${insertMessages(sql, chatId, first, sql`EXISTS (SELECT 1 FROM marker)`)}
-          )
+          ),
+          touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
           SELECT turn_id FROM marker`)
         if (rows.length !== 1) return false
         for (const batch of rest) yield* appendBatch(chatId, batch, undefined)
@@ -425,6 +450,30 @@ export class ChatRepo extends Context.Service<ChatRepo, {
         const rows = yield* retryDeadlock(sql`DELETE FROM chats WHERE id = ${chatId} RETURNING id`)
         return rows.length > 0
       }, Effect.orDie, traced("ChatRepo.remove")),
+      list: Effect.fnUntraced(function*(userId, limit, before) {
+        const cursor = before === undefined ? undefined : readCursor(before)
+        const rows = yield* sql<{ chat_id: string; agent: string; created_at: Date | string; updated_ms: string | number; first_user: string | null }>`
+          SELECT a.chat_id, c.agent, c.created_at, (extract(epoch FROM a.updated_at) * 1000)::bigint AS updated_ms,
+            (SELECT left(m.message->>'content', ${TITLE_SOURCE_CHARS}) FROM chat_messages m
+              WHERE m.chat_id = a.chat_id AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS first_user
+          FROM chat_activity a JOIN chats c ON c.id = a.chat_id
+          WHERE a.user_id = ${userId}${cursor === undefined ? sql`` : sql`
+            AND (a.updated_at, a.chat_id) < (timestamptz 'epoch' + ${cursor.ms} * interval '1 millisecond', ${chatKey(userId, cursor.chatId)})`}
+          ORDER BY a.updated_at DESC, a.chat_id DESC
+          LIMIT ${limit + 1}`
+        const page = rows.slice(0, limit)
+        const last = page[page.length - 1]
+        const chats = page.map((row): ChatSummary => ({
+          chatId: chatIdOf(row.chat_id as ChatKey),
+          agent: row.agent,
+          title: chatTitle(row.first_user ?? undefined),
+          createdAt: new Date(row.created_at).toISOString(),
+          updatedAt: new Date(Number(row.updated_ms)).toISOString()
+        }))
+        return rows.length > limit && last !== undefined
+          ? { chats, nextBefore: writeCursor(Number(last.updated_ms), chatIdOf(last.chat_id as ChatKey)) }
+          : { chats }
+      }, Effect.orDie, traced("ChatRepo.list")),
       agentOf: (chatId) =>
         sql<{ agent: string }>`SELECT agent FROM chats WHERE id = ${chatId}`.pipe(
           Effect.map((rows) => rows[0]?.agent),
@@ -441,7 +490,7 @@ export class ChatRepo extends Context.Service<ChatRepo, {
       transcript: Effect.fnUntraced(function*(chatId) {
         const rows = yield* findMessages(chatId).pipe(Effect.orDie)
         if (rows.length === 0 && !(yield* chatExists(chatId).pipe(Effect.orDie))) {
-          return yield* new ChatNotFound({ error: `No chat with id "${chatId}"`, chatId })
+          return yield* new ChatNotFound({ error: `No chat with id "${chatIdOf(chatId)}"`, chatId: chatIdOf(chatId) })
         }
         return rows.map((r) => r.message)
       }, traced("ChatRepo.transcript"))

@@ -24,6 +24,8 @@ import { Context, Effect, Layer } from "effect"
 import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
 import { checkContext } from "../agents/AgentCheck.ts"
 import { Agents } from "../agents/Agents.ts"
+import type { ChatKey } from "./ChatKey.ts"
+import { chatIdOf, chatKey } from "./ChatKey.ts"
 import { ChatRepo } from "./ChatRepo.ts"
 import type { LiveTurn } from "./LiveTurn.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
@@ -35,13 +37,22 @@ import { TurnComposer } from "./TurnComposer.ts"
  */
 const maxOpenings = 3
 
+/** A turn's request as the server runs it: its chat, when it has one, as the caller's (`ChatKey`). */
+export type OwnedChatRequest = Omit<ChatRequest, "chatId"> & { readonly chatId?: ChatKey }
+
+/** The request's chat taken as `userId`'s: the only way a client's `chatId` becomes a chat. */
+export const ownedBy = (userId: string, request: ChatRequest): OwnedChatRequest => {
+  const { chatId, ...rest } = request
+  return chatId === undefined ? rest : { ...rest, chatId: chatKey(userId, chatId) }
+}
+
 export class ChatTurns extends Context.Service<ChatTurns, {
   /**
    * A chat the operator deleted while its turn ran still answers the turn (200, the provider's
    * answer): nothing of it is stored, no job dispatched, and the chat stays deleted.
    */
   run(
-    request: ChatRequest,
+    request: OwnedChatRequest,
     /** The turn's stream (`TurnStreams`): followed, stopped, and the streamed answer's chunks. */
     live?: LiveTurn
   ): Effect.Effect<ChatResponse, TurnInFlight | ProviderError | AgentNotFound | AgentMismatch | InvalidRequest>
@@ -59,8 +70,8 @@ export class ChatTurns extends Context.Service<ChatTurns, {
       })
 
     const persisted = (
-      request: ChatRequest,
-      chatId: string,
+      request: OwnedChatRequest,
+      chatId: ChatKey,
       first: { agent: AgentDefinition; context: ChatRequest["context"] },
       live: LiveTurn | undefined
     ) =>
@@ -82,7 +93,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
             case "OtherAgent":
               if (request.agent !== undefined || opening >= maxOpenings) {
                 return yield* new AgentMismatch({
-                  error: `Chat "${chatId}" is the agent "${outcome.agent}"'s` +
+                  error: `Chat "${chatIdOf(chatId)}" is the agent "${outcome.agent}"'s` +
                     (request.agent === undefined ? "" : `, not "${request.agent}"`) +
                     ": a chat keeps the agent of its first turn",
                   agent: outcome.agent
@@ -103,7 +114,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
      * A turn naming no agent assumes the default; when the default refuses it (no such agent, or
      * the context is not its), the chat's own agent, if another, is the one to ask.
      */
-    const assumed = (request: ChatRequest) => {
+    const assumed = (request: OwnedChatRequest) => {
       const first = resolve(request.agent ?? agents.defaultName, request.context)
       const { chatId } = request
       if (request.agent !== undefined || chatId === undefined) return first
@@ -119,7 +130,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
      * (a client sending its history back): a new one would pass for a result the server never had,
      * and its id would stop the real one's delivery. Looked up only when some message claims so.
      */
-    const forgedResult = (request: ChatRequest) =>
+    const forgedResult = (request: OwnedChatRequest) =>
       Effect.gen(function*() {
         const claims = request.messages.flatMap((message, index) => claimsSubagentResult(message) ? [{ message, index }] : [])
         if (claims.length === 0 || request.chatId === undefined) return

@@ -17,12 +17,13 @@ import type { UiChunk } from "@switchboard/domain"
 import { isTerminalChunk, SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Duration, Effect } from "effect"
 import { Readable } from "node:stream"
+import type { ChatKey } from "./ChatKey.ts"
 
 /** A stream with no chunk for this long sends an SSE comment, so proxies keep it open. */
 export const KEEP_ALIVE = Duration.seconds(15)
 
 export interface LiveTurn {
-  readonly chatId: string | undefined
+  readonly chatId: ChatKey | undefined
   /** The marker's turn id, once the turn was accepted. */
   turnId: string | undefined
   /** The id under which the turn's first assistant message is stored. */
@@ -54,7 +55,7 @@ export interface LiveTurn {
 }
 
 export const makeLiveTurn = (
-  chatId: string | undefined,
+  chatId: ChatKey | undefined,
   messageId: string,
   providerStreams: boolean,
   announcedId: string = messageId

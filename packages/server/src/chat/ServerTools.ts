@@ -14,6 +14,7 @@
 import type { ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import type { Statement } from "effect/sql"
+import type { ChatKey } from "./ChatKey.ts"
 
 /** What one of chat's statements returns, as the tools' `after` reads it. */
 export type WrittenRow = Readonly<Record<string, unknown>>
@@ -67,11 +68,11 @@ export interface ServerToolsShape {
   readonly owns: (name: string) => boolean
   /** Executes one round's calls to these tools. Never fails: a bad call is answered by a tool error the model reads. */
   execute(
-    turn: { readonly chatId: string; readonly context: JsonObject | undefined },
+    turn: { readonly chatId: ChatKey; readonly context: JsonObject | undefined },
     calls: ReadonlyArray<ToolCall>
   ): Effect.Effect<ExecutedCalls>
   /** What the end of every turn of `chatId` writes (the statement that releases its marker); `settles`: see `Settlement`. */
-  turnEnded(chatId: string, settles: Settlement | undefined): ToolWrites
+  turnEnded(chatId: ChatKey, settles: Settlement | undefined): ToolWrites
 }
 
 /** The default: no server tools (a server without jobs). */

@@ -7,6 +7,8 @@
  * through `turnInFlight`, and never write it.
  */
 import type { SqlClient, Statement } from "effect/sql"
+import type { ChatKey } from "./ChatKey.ts"
+import { userOf } from "./ChatKey.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -22,6 +24,15 @@ export const takeMarker = (sql: Sql, chatId: string, turnId: string, ttlMs: numb
       SET turn_id = EXCLUDED.turn_id, started_at = now(), expires_at = EXCLUDED.expires_at
       WHERE chat_turns.expires_at < now()
     RETURNING turn_id`
+
+/**
+ * The chat's activity (what its user's list is ordered by) set to now, when `when` (the marker taken:
+ * only the turn holding the chat writes it, so two turns never wait on each other's row).
+ */
+export const touchChat = (sql: Sql, chatId: ChatKey, when: Statement.Fragment) =>
+  sql`INSERT INTO chat_activity (chat_id, user_id)
+    SELECT ${chatId}, ${userOf(chatId)} WHERE ${when}
+    ON CONFLICT (chat_id) DO UPDATE SET updated_at = EXCLUDED.updated_at`
 
 /**
  * Whether a live turn holds the chat whose id is `chatId` (a column of the caller's statement, such

@@ -51,6 +51,8 @@ import type { LiveTurn } from "./LiveTurn.ts"
 import { close, markStarted, publish } from "./LiveTurn.ts"
 import { newMessageId } from "./MessageIds.ts"
 import { errorText } from "./TurnErrors.ts"
+import type { ChatKey } from "./ChatKey.ts"
+import { chatIdOf } from "./ChatKey.ts"
 
 /** A client call a stop cut while its input arrived: what its `tool-input-error` says. */
 const CALL_CUT_BY_STOP = "The turn was stopped before this call was complete: it is not stored and not to run"
@@ -62,7 +64,7 @@ export const maxServerToolRounds = 8
 export type TurnGuard = "proceed" | "defer" | "skip"
 
 export interface TurnInput {
-  readonly chatId: string
+  readonly chatId: ChatKey
   /** The request's messages; those already stored (same id) are not stored again. */
   readonly messages: ReadonlyArray<ChatMessage>
   /** Checked against the agent's context schema by the caller (`checkContext`). */
@@ -122,7 +124,7 @@ const addUsage = (total: ProviderUsage | undefined, more: ProviderUsage | undefi
  * `error` the JSON answer would have carried. A turn interrupted (its replica stopping) ends its
  * stream with an error too: its readers learn it ended rather than wait.
  */
-const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatResponse, unknown>, chatId: string | undefined, end: TurnEnd) => {
+const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatResponse, unknown>, chatId: ChatKey | undefined, end: TurnEnd) => {
   if (Exit.isSuccess(exit)) {
     const outcome = exit.value
     // Another agent's chat: nothing ran yet, and the caller runs the turn again as that agent's, on
@@ -134,7 +136,7 @@ const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatResponse, unk
       type: "finish",
       ...(end.stopped ? { finishReason: "other" as const } : {}),
       messageMetadata: {
-        ...(chatId === undefined ? {} : { chatId }),
+        ...(chatId === undefined ? {} : { chatId: chatIdOf(chatId) }),
         ...(end.usage === undefined ? {} : { usage: { inputTokens: end.usage.inputTokens, outputTokens: end.usage.outputTokens } }),
         ...(end.stopped ? { stopped: true } : {})
       }
@@ -359,9 +361,9 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     const markerTtl = Duration.millis(providerTimeout + Math.max(0, grace))
 
     /** The turn outlived its chat (deleted by the operator): nothing of it was stored. */
-    const chatGone = (chatId: string) =>
-      new ChatNotFound({ error: `Chat "${chatId}" was deleted while this turn ran: nothing of the turn was stored`, chatId })
-    const goneWith = (chatId: string, response: ChatResponse) =>
+    const chatGone = (chatId: ChatKey) =>
+      new ChatNotFound({ error: `Chat "${chatIdOf(chatId)}" was deleted while this turn ran: nothing of the turn was stored`, chatId: chatIdOf(chatId) })
+    const goneWith = (chatId: ChatKey, response: ChatResponse) =>
       Effect.logInfo(`chat ${chatId} was deleted during its turn: the answer is not stored`).pipe(
         Effect.as({ _tag: "ChatGone", response } as const)
       )
@@ -592,7 +594,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
         )),
         (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError> => {
           if (accepted === undefined) {
-            return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatId}" is already in flight`, chatId }))
+            return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatIdOf(chatId)}" is already in flight`, chatId: chatIdOf(chatId) }))
           }
           if ("otherAgent" in accepted) return Effect.succeed({ _tag: "OtherAgent", agent: accepted.otherAgent })
           switch (accepted.decision) {

@@ -17,6 +17,7 @@
 import type { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { SqlSchema } from "effect/sql"
+import type { ChatKey } from "./ChatKey.ts"
 
 export const turnsChannel = "switchboard_turns"
 
@@ -53,7 +54,7 @@ export const makeTurnLog = (sql: SqlClient.SqlClient) => {
   })
   return {
     /** The turn holding the chat's marker, if one does. */
-    markerOf: (chatId: string) =>
+    markerOf: (chatId: ChatKey) =>
       markerRow(chatId).pipe(
         Effect.map((row) => row._tag === "Some" ? row.value.turn_id : undefined),
         Effect.orDie

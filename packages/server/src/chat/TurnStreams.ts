@@ -27,6 +27,7 @@ import { close, eventsReadable, followerEvent, KEEP_ALIVE, makeLiveTurn, stopTur
 import { newMessageId } from "./MessageIds.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
+import type { ChatKey } from "./ChatKey.ts"
 
 /** How long a stop waits for the stopped turn to store its answer and free the chat. */
 const STOP_WAIT = Duration.seconds(10)
@@ -54,22 +55,22 @@ export class TurnStreams extends Context.Service<TurnStreams, {
    * Runs `turn` with a live stream, in the caller's fiber: followers and stops find it once the
    * turn holds its chat's marker. Interrupting the caller interrupts the turn.
    */
-  run<A, E>(chatId: string | undefined, providerStreams: boolean, turn: (live: LiveTurn) => Effect.Effect<A, E>): Effect.Effect<A, E>
+  run<A, E>(chatId: ChatKey | undefined, providerStreams: boolean, turn: (live: LiveTurn) => Effect.Effect<A, E>): Effect.Effect<A, E>
   /**
    * Starts `turn` on this replica, detached from the caller: it runs to its end whoever reads it.
    * Answers once the provider produced its first output (the stream to read), or fails with the
    * turn's error when it failed before (a 409, a 502 the caller answers as JSON).
    */
   start<A, E>(
-    chatId: string | undefined,
+    chatId: ChatKey | undefined,
     turn: (live: LiveTurn) => Effect.Effect<A, E>,
     /** The message a continuation extends, announced by `start` instead of the stored id. */
     announce?: string
   ): Effect.Effect<LiveTurn, E>
   /** The SSE body of the chat's running turn from its first chunk, live to its end; none when no turn runs. */
-  follow(chatId: string): Effect.Effect<Stream.Stream<string> | Readable | undefined>
+  follow(chatId: ChatKey): Effect.Effect<Stream.Stream<string> | Readable | undefined>
   /** Stops the chat's running turn, on whichever replica, and waits (bounded) for the chat to be free. */
-  stop(chatId: string): Effect.Effect<boolean>
+  stop(chatId: ChatKey): Effect.Effect<boolean>
 }>()("switchboard/server/chat/TurnStreams") {
   static readonly layer = Layer.effect(TurnStreams, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -91,14 +92,14 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     /** The flush loop's wake-up while it has nothing to write (set while it waits). */
     let wakeFlush: (() => void) | undefined
 
-    const runningOf = (chatId: string): Running | undefined => {
+    const runningOf = (chatId: ChatKey): Running | undefined => {
       for (const running of byChat.get(chatId) ?? []) {
         if (running.live.turnId !== undefined) return running
       }
       return undefined
     }
 
-    const register = (chatId: string | undefined, providerStreams: boolean, announce?: string) =>
+    const register = (chatId: ChatKey | undefined, providerStreams: boolean, announce?: string) =>
       Effect.gen(function*() {
         const live = yield* makeLiveTurn(chatId, newMessageId(), providerStreams, announce)
         const running: Running = { live, done: yield* Deferred.make<void>() }
@@ -129,7 +130,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       })
 
     const withLive = <A, E>(
-      chatId: string | undefined,
+      chatId: ChatKey | undefined,
       providerStreams: boolean,
       turn: (live: LiveTurn) => Effect.Effect<A, E>,
       announce?: string
@@ -299,7 +300,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
      * A turn that no longer holds its chat's marker and wrote no end (its replica died) ends its
      * stream with an error: the transcript holds what was stored.
      */
-    const followLog = (chatId: string, turnId: string): Stream.Stream<string> => {
+    const followLog = (chatId: ChatKey, turnId: string): Stream.Stream<string> => {
       interface Position {
         readonly after: number
         readonly quietMs: number
@@ -337,7 +338,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
 
     return TurnStreams.of({
       run: withLive,
-      start: <A, E>(chatId: string | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>, announce?: string) =>
+      start: <A, E>(chatId: ChatKey | undefined, turn: (live: LiveTurn) => Effect.Effect<A, E>, announce?: string) =>
         Effect.gen(function*() {
           // Completed by whichever comes first: the provider's first output (the stream to read), or
           // the turn's end — its failure before any output is the caller's JSON error.

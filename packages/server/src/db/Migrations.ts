@@ -17,6 +17,7 @@ import agents from "./migrations/0008_agents.ts"
 import turnChunks from "./migrations/0009_turn_chunks.ts"
 import usage from "./migrations/0010_usage.ts"
 import rateLimits from "./migrations/0011_rate_limits.ts"
+import chatUsers from "./migrations/0012_chat_users.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -29,7 +30,8 @@ export const migrations = {
   "0008_agents": agents,
   "0009_turn_chunks": turnChunks,
   "0010_usage": usage,
-  "0011_rate_limits": rateLimits
+  "0011_rate_limits": rateLimits,
+  "0012_chat_users": chatUsers
 }
 
 export const migrationCount = Object.keys(migrations).length

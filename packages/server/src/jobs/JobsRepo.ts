@@ -29,10 +29,12 @@ import type { ToolWrites } from "../chat/ServerTools.ts"
 import { turnInFlight } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
 import { isRegisteredKind, kindNames } from "./JobKinds.ts"
+import type { ChatKey } from "../chat/ChatKey.ts"
+import { chatIdOf, storedChatKey } from "../chat/ChatKey.ts"
 
 export interface NewJob {
   readonly id: string
-  readonly chatId: string
+  readonly chatId: ChatKey
   readonly kind: JobKind
   readonly toolCallId: string
   readonly input: JobInput
@@ -43,7 +45,7 @@ export interface NewJob {
 /** A job as a runner or a wake holds it. */
 export interface ClaimedJob {
   readonly id: string
-  readonly chatId: string
+  readonly chatId: ChatKey
   readonly kind: JobKind
   readonly toolCallId: string
   readonly input: unknown
@@ -118,7 +120,7 @@ type RecordRow = Pick<
 const toRecord = (row: RecordRow): JobRecord => ({
   id: row.id,
   kind: row.kind,
-  chatId: row.chat_id,
+  chatId: chatIdOf(storedChatKey(row.chat_id)),
   toolCallId: row.tool_call_id,
   status: row.status,
   activity: row.activity,
@@ -137,7 +139,7 @@ type WakeRow<Extra extends object = Record<never, never>> =
 
 const toClaimed = (row: JobRow): ClaimedJob => ({
   id: row.id,
-  chatId: row.chat_id,
+  chatId: storedChatKey(row.chat_id),
   kind: row.kind,
   toolCallId: row.tool_call_id,
   input: row.input,
@@ -171,9 +173,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * `wakesDueColumn` says so). With `settle`, a wake turn's job is settled by that statement too
    * (see `settle`).
    */
-  turnEnd(chatId: string, settle: Settle | undefined): JobsFragments
+  turnEnd(chatId: ChatKey, settle: Settle | undefined): JobsFragments
   /** A chat's jobs, oldest first; `results: false` reads none of their results. */
-  list(chatId: string, options?: { readonly results: boolean }): Effect.Effect<ReadonlyArray<JobRecord>>
+  list(chatId: ChatKey, options?: { readonly results: boolean }): Effect.Effect<ReadonlyArray<JobRecord>>
   /** Claims up to `limit` jobs to run: unleased, or leased by a holder whose lease expired. */
   claimRun(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
   /** Extends a lease; false when it is no longer `owner`'s (expired and taken over). */

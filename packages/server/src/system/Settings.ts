@@ -20,6 +20,7 @@ import { providerNames } from "@switchboard/providers/ProviderConfig"
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES } from "@switchboard/providers/ResponseLimit"
 import { parseKey } from "../planner/CredentialKeys.ts"
 import { parseRetention } from "../planner/DecisionRetention.ts"
+import { MIN_SECRET_BYTES } from "../users/JwtAuth.ts"
 import { invalidSetting } from "./InvalidSetting.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
@@ -122,6 +123,22 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "HOST", expected: "a host name or IP address to listen on", accepts: notBlank },
   { name: "PORT", expected: "a port number from 1 to 65535", accepts: wholeNumber(1, 65535) },
   { name: "CHAT_TOKEN", secret: true, blankIsUnset: true },
+  // Users (docs/users.md)
+  {
+    name: "AUTH_JWKS_URL",
+    expected: "an http(s) URL of the product's JSON Web Key Set (not with AUTH_JWT_SECRET)",
+    accepts: (value, env) => httpUrl(value) && (env.AUTH_JWT_SECRET ?? "").trim() === "",
+    blankIsUnset: true
+  },
+  {
+    name: "AUTH_JWT_SECRET",
+    expected: `an HS256 secret of at least ${MIN_SECRET_BYTES} bytes`,
+    accepts: (value) => Buffer.byteLength(value, "utf8") >= MIN_SECRET_BYTES,
+    blankIsUnset: true,
+    secret: true
+  },
+  { name: "AUTH_ISSUER", blankIsUnset: true },
+  { name: "AUTH_AUDIENCE", blankIsUnset: true },
   { name: "CHAT_MAX_MESSAGES", expected: POSITIVE, accepts: wholeNumber(1) },
   { name: "CHAT_RPM", expected: PER_MINUTE, accepts: wholeNumber(1) },
   { name: "MAX_CONCURRENT_TURNS", expected: `${POSITIVE} (default 5000)`, accepts: wholeNumber(1) },

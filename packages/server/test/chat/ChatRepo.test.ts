@@ -4,12 +4,13 @@ import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1 })
 
 /** A chat as a turn leaves it (appends go only to an existing chat). */
 const created = (chatId: string) =>
-  ChatRepo.use((repo) => repo.beginTurn(chatId, "opening", "1 minute").pipe(Effect.andThen(repo.endTurn(chatId, "opening"))))
+  ChatRepo.use((repo) => repo.beginTurn(storedChatKey(chatId), "opening", "1 minute").pipe(Effect.andThen(repo.endTurn(storedChatKey(chatId), "opening"))))
 
 describe(`ChatRepo on ${backend} PostgreSQL`, () => {
   layer(ChatRepo.layer.pipe(Layer.provide(TestDatabase)))("transcripts", (it) => {
@@ -17,9 +18,9 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         yield* created("c-order")
-        yield* repo.append("c-order", [user("a", "one"), user("b", "two")])
-        yield* repo.append("c-order", [user("a", "one, edited"), user("b", "two"), user("c", "three")])
-        const messages = yield* repo.transcript("c-order")
+        yield* repo.append(storedChatKey("c-order"), [user("a", "one"), user("b", "two")])
+        yield* repo.append(storedChatKey("c-order"), [user("a", "one, edited"), user("b", "two"), user("c", "three")])
+        const messages = yield* repo.transcript(storedChatKey("c-order"))
         assert.deepStrictEqual(messages.map((m) => [m.id, m.content]), [["a", "one"], ["b", "two"], ["c", "three"]])
       }))
 
@@ -37,21 +38,21 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
           metadata: { source: "test", nested: { ok: true } }
         }
         yield* created("c-shape")
-        yield* repo.append("c-shape", [assistant, tool])
-        assert.deepStrictEqual(yield* repo.transcript("c-shape"), [assistant, tool])
+        yield* repo.append(storedChatKey("c-shape"), [assistant, tool])
+        assert.deepStrictEqual(yield* repo.transcript(storedChatKey("c-shape")), [assistant, tool])
       }))
 
     it.effect("an append or a turn's end never creates a chat (a deleted one stays deleted)", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isFalse(yield* repo.append("c-absent", [user("a", "one")]))
+        assert.isFalse(yield* repo.append(storedChatKey("c-absent"), [user("a", "one")]))
         yield* created("c-deleted")
-        assert.isTrue(yield* repo.remove("c-deleted"))
-        assert.isFalse(yield* repo.remove("c-deleted"))
-        assert.isFalse(yield* repo.append("c-deleted", [user("a", "one")]))
-        assert.isFalse(yield* repo.endTurn("c-deleted", "opening", [user("b", "two")]))
+        assert.isTrue(yield* repo.remove(storedChatKey("c-deleted")))
+        assert.isFalse(yield* repo.remove(storedChatKey("c-deleted")))
+        assert.isFalse(yield* repo.append(storedChatKey("c-deleted"), [user("a", "one")]))
+        assert.isFalse(yield* repo.endTurn(storedChatKey("c-deleted"), "opening", [user("b", "two")]))
         for (const chatId of ["c-absent", "c-deleted"]) {
-          const error = yield* repo.transcript(chatId).pipe(Effect.flip)
+          const error = yield* repo.transcript(storedChatKey(chatId)).pipe(Effect.flip)
           assert.strictEqual(error.code, "chat_not_found", chatId)
         }
       }))
@@ -59,7 +60,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     it.effect("an unknown chat is ChatNotFound", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        const error = yield* repo.transcript("never-seen").pipe(Effect.flip)
+        const error = yield* repo.transcript(storedChatKey("never-seen")).pipe(Effect.flip)
         assert.strictEqual(error.code, "chat_not_found")
         assert.strictEqual(error.chatId, "never-seen")
       }))
@@ -70,36 +71,36 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     it.effect("one turn at a time per chat; released by its holder only", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isTrue(yield* repo.beginTurn("c-lock", "t1", "1 minute"))
-        assert.isFalse(yield* repo.beginTurn("c-lock", "t2", "1 minute"))
-        assert.isTrue(yield* repo.beginTurn("c-other", "t3", "1 minute"), "other chats are not blocked")
-        yield* repo.endTurn("c-lock", "t2") // not the holder: no effect
-        assert.isFalse(yield* repo.beginTurn("c-lock", "t4", "1 minute"))
-        yield* repo.endTurn("c-lock", "t1")
-        assert.isTrue(yield* repo.beginTurn("c-lock", "t5", "1 minute"))
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-lock"), "t1", "1 minute"))
+        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-lock"), "t2", "1 minute"))
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-other"), "t3", "1 minute"), "other chats are not blocked")
+        yield* repo.endTurn(storedChatKey("c-lock"), "t2") // not the holder: no effect
+        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-lock"), "t4", "1 minute"))
+        yield* repo.endTurn(storedChatKey("c-lock"), "t1")
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-lock"), "t5", "1 minute"))
       }))
 
     it.effect("a turn in two statements: messages go in with the marker (only if it is taken) and out with its release", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isTrue(yield* repo.beginTurn("c-two", "t1", "1 minute", [user("u1", "hello")]))
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-two"), "t1", "1 minute", [user("u1", "hello")]))
         // Refused: another turn holds the marker, so its messages are not stored.
-        assert.isFalse(yield* repo.beginTurn("c-two", "t2", "1 minute", [user("u2", "refused")]))
+        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-two"), "t2", "1 minute", [user("u2", "refused")]))
         const answer: ChatMessage = { id: "a1", role: "assistant", content: "hi", timestamp: 2 }
-        yield* repo.endTurn("c-two", "t1", [answer])
-        assert.deepStrictEqual((yield* repo.transcript("c-two")).map((m) => m.id), ["u1", "a1"])
+        yield* repo.endTurn(storedChatKey("c-two"), "t1", [answer])
+        assert.deepStrictEqual((yield* repo.transcript(storedChatKey("c-two"))).map((m) => m.id), ["u1", "a1"])
         // Released: the next turn gets the marker.
-        assert.isTrue(yield* repo.beginTurn("c-two", "t3", "1 minute", [user("u1", "hello"), user("u3", "again")]))
-        assert.deepStrictEqual((yield* repo.transcript("c-two")).map((m) => m.id), ["u1", "a1", "u3"])
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-two"), "t3", "1 minute", [user("u1", "hello"), user("u3", "again")]))
+        assert.deepStrictEqual((yield* repo.transcript(storedChatKey("c-two"))).map((m) => m.id), ["u1", "a1", "u3"])
       }))
 
     it.effect("an expired marker (a crashed replica's) can be taken over", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isTrue(yield* repo.beginTurn("c-expiry", "dead", "50 millis"))
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-expiry"), "dead", "50 millis"))
         yield* Effect.sleep("120 millis")
-        assert.isTrue(yield* repo.beginTurn("c-expiry", "alive", "1 minute"))
-        assert.isFalse(yield* repo.beginTurn("c-expiry", "late", "1 minute"))
+        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-expiry"), "alive", "1 minute"))
+        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-expiry"), "late", "1 minute"))
       }))
 
     it.effect("concurrent attempts: exactly one wins", () =>
@@ -107,7 +108,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
         const repo = yield* ChatRepo
         const fibers = yield* Effect.forEach(
           Array.from({ length: 8 }, (_, i) => `t${i}`),
-          (turn) => Effect.forkChild(repo.beginTurn("c-race", turn, "1 minute"))
+          (turn) => Effect.forkChild(repo.beginTurn(storedChatKey("c-race"), turn, "1 minute"))
         )
         const won = yield* Effect.forEach(fibers, Fiber.join)
         assert.strictEqual(won.filter(Boolean).length, 1)
@@ -125,11 +126,11 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         const sql = yield* SqlClient.SqlClient
-        assert.isTrue(yield* repo.beginTurn(chatId, "t1", "1 minute", [user("q1", "hi")]))
+        assert.isTrue(yield* repo.beginTurn(storedChatKey(chatId), "t1", "1 minute", [user("q1", "hi")]))
         const ended = yield* Deferred.make<void>()
         const commit = yield* Deferred.make<void>()
         const last = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
-          yield* repo.endTurn(chatId, "t1", [{ id: "a1", role: "assistant", content: "hello", timestamp: 2 }])
+          yield* repo.endTurn(storedChatKey(chatId), "t1", [{ id: "a1", role: "assistant", content: "hello", timestamp: 2 }])
           yield* Deferred.succeed(ended, undefined)
           yield* Deferred.await(commit)
         })))
@@ -144,7 +145,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     it.effect.skipIf(backend !== "postgres")("reads the answer stored by the release it waited for (PostgreSQL only)", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        const stored = yield* openingAsLastEnds("c-race", repo.beginTurnReading("c-race", "t2", "1 minute", [user("q2", "again")]))
+        const stored = yield* openingAsLastEnds("c-race", repo.beginTurnReading(storedChatKey("c-race"), "t2", "1 minute", [user("q2", "again")]))
         assert.isDefined(stored, "the marker is free once the last turn committed")
         assert.includeMembers(stored!.transcript.map((m) => m.id), ["q1", "a1"], "the provider's conversation has the last answer")
       }))
@@ -153,9 +154,9 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         // Looked at one message (q1); the count in the statement's snapshot is still 1.
-        const unchanged = yield* openingAsLastEnds("c-race2", repo.beginTurnUnchanged("c-race2", "t2", "1 minute", 1, [user("s1", "steer")]))
+        const unchanged = yield* openingAsLastEnds("c-race2", repo.beginTurnUnchanged(storedChatKey("c-race2"), "t2", "1 minute", 1, [user("s1", "steer")]))
         assert.isFalse(unchanged, "taken, but the look is not trusted: nothing appended")
-        assert.deepStrictEqual((yield* repo.transcript("c-race2")).map((m) => m.id), ["q1", "a1"])
+        assert.deepStrictEqual((yield* repo.transcript(storedChatKey("c-race2"))).map((m) => m.id), ["q1", "a1"])
       }))
   })
 })

@@ -8,6 +8,7 @@ import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Duration, Effect, Fiber } from "effect"
 import type { Readable } from "node:stream"
 import { eventsReadable, makeLiveTurn, publish } from "../../src/chat/LiveTurn.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 /** Everything a reader's body carries, split back into its events as written. */
 const readAll = (readable: Readable) =>
@@ -22,7 +23,7 @@ const readAll = (readable: Readable) =>
 describe("LiveTurn", () => {
   it.live("a reader that comes late reads from the first event; every reader ends at the terminal chunk and [DONE]", () =>
     Effect.gen(function*() {
-      const live = yield* makeLiveTurn("c1", "m1", true)
+      const live = yield* makeLiveTurn(storedChatKey("c1"), "m1", true)
       publish(live, { type: "start", messageId: "m1" })
       const early = yield* readAll(eventsReadable(live)).pipe(Effect.forkChild)
       publish(live, { type: "text-delta", id: "t", delta: "a" })
@@ -46,7 +47,7 @@ describe("LiveTurn", () => {
   it.live("a continuation announces the message it extends to its requester, its own message to a follower", () =>
     Effect.gen(function*() {
       // The turn's answer is stored as m2; its stream extends m1, which the requester holds.
-      const live = yield* makeLiveTurn("c1", "m2", true, "m1")
+      const live = yield* makeLiveTurn(storedChatKey("c1"), "m2", true, "m1")
       publish(live, { type: "start", messageId: "m1" })
       publish(live, { type: "text-delta", id: "t", delta: "a" })
       publish(live, { type: "finish" })
@@ -54,7 +55,7 @@ describe("LiveTurn", () => {
       assert.strictEqual(requester[0], sseEvent({ type: "start", messageId: "m1" }))
       assert.deepStrictEqual(follower, [sseEvent({ type: "start", messageId: "m2" }), ...requester.slice(1)])
       // Not a continuation: both the same.
-      const plain = yield* makeLiveTurn("c1", "m3", true)
+      const plain = yield* makeLiveTurn(storedChatKey("c1"), "m3", true)
       publish(plain, { type: "start", messageId: "m3" })
       publish(plain, { type: "finish" })
       assert.deepStrictEqual(yield* readAll(eventsReadable(plain, true)), yield* readAll(eventsReadable(plain)))
@@ -62,7 +63,7 @@ describe("LiveTurn", () => {
 
   it.live("a quiet stream sends keep-alive comments and still ends", () =>
     Effect.gen(function*() {
-      const live = yield* makeLiveTurn("c1", "m1", true)
+      const live = yield* makeLiveTurn(storedChatKey("c1"), "m1", true)
       publish(live, { type: "start", messageId: "m1" })
       const reader = yield* readAll(eventsReadable(live, false, Duration.millis(30))).pipe(Effect.forkChild)
       yield* Effect.sleep("140 millis")

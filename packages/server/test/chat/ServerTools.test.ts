@@ -17,6 +17,7 @@ import type { WrittenRow } from "../../src/chat/ServerTools.ts"
 import { TurnComposer } from "../../src/chat/TurnComposer.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 const RollDice: ToolSchema = {
   name: "roll_dice",
@@ -99,7 +100,7 @@ describe(`the server tools port on ${backend} PostgreSQL`, () => {
         const dice = makeDice()
         const { chats, composer, sql } = yield* buildComposer(fake, dice.layerTest)
 
-        const outcome = yield* composer.persisted({ chatId: "dice-1", messages: [user("u1", "roll a die")], context: undefined })
+        const outcome = yield* composer.persisted({ chatId: storedChatKey("dice-1"), messages: [user("u1", "roll a die")], context: undefined })
         assert.strictEqual(outcome._tag, "Answered")
         if (outcome._tag !== "Answered") return
         assert.strictEqual(outcome.response.content, "you rolled 4")
@@ -113,7 +114,7 @@ describe(`the server tools port on ${backend} PostgreSQL`, () => {
         assert.deepStrictEqual(dice.executed, [[{ id: "call_dice", name: "roll_dice", args: { sides: 6 } }]])
         assert.deepStrictEqual(fake.calls[1]!.messages.at(-1)?.toolResult, { toolCallId: "call_dice", name: "roll_dice", result: { value: 4 } })
 
-        const transcript = yield* chats.transcript("dice-1")
+        const transcript = yield* chats.transcript(storedChatKey("dice-1"))
         assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "assistant", "tool", "assistant"])
         assert.deepStrictEqual(transcript[1]!.toolCalls?.map((c) => c.name), ["roll_dice"])
         assert.strictEqual(transcript[2]!.id, "result_call_dice")
@@ -139,7 +140,7 @@ describe(`the server tools port on ${backend} PostgreSQL`, () => {
         fake.answerWith((params) => Effect.succeed(player(params)))
         const { chats, composer } = yield* buildComposer(fake, Layer.empty)
 
-        const outcome = yield* composer.persisted({ chatId: "dice-2", messages: [user("u1", "roll a die")], context: undefined })
+        const outcome = yield* composer.persisted({ chatId: storedChatKey("dice-2"), messages: [user("u1", "roll a die")], context: undefined })
         assert.strictEqual(outcome._tag, "Answered")
         if (outcome._tag !== "Answered") return
         assert.strictEqual(fake.calls.length, 1)
@@ -147,7 +148,7 @@ describe(`the server tools port on ${backend} PostgreSQL`, () => {
         assert.notInclude(fake.calls[0]!.systemPrompt, "roll_dice")
         assert.deepStrictEqual(outcome.response.toolCalls?.map((c) => c.name), ["roll_dice"])
         assert.isUndefined(outcome.response.jobs)
-        assert.deepStrictEqual((yield* chats.transcript("dice-2")).map((m) => m.role), ["user", "assistant"])
+        assert.deepStrictEqual((yield* chats.transcript(storedChatKey("dice-2"))).map((m) => m.role), ["user", "assistant"])
       }).pipe(Effect.scoped))
   })
 })

@@ -13,6 +13,7 @@ import { makeTurnLog } from "../../src/chat/TurnLog.ts"
 import { TurnStreams } from "../../src/chat/TurnStreams.ts"
 import { eventually } from "../support/JobsHelpers.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 describe("turn log", () => {
   layer(TestDatabase)("sweep", (it) => {
@@ -48,7 +49,7 @@ describe.skipIf(backend === "embedded")("turn log writes (PostgreSQL)", () => {
         )
         const refusing = yield* Deferred.make<void>()
         const end = yield* Deferred.make<void>()
-        const turn = yield* streams.run("lt-chat", true, (live) =>
+        const turn = yield* streams.run(storedChatKey("lt-chat"), true, (live) =>
           Effect.gen(function*() {
             live.turnId = "lt-1"
             publish(live, { type: "start", messageId: "m1" })

@@ -17,6 +17,7 @@ import * as JobTools from "../../src/jobs/JobTools.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { teacher, user } from "../support/JobsHelpers.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 const fake = makeFakeProvider()
 
@@ -48,14 +49,14 @@ describe(`a dispatching turn's statements on ${backend} PostgreSQL`, () => {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
         const composer = yield* TurnComposer
         const { result, seen } = yield* statementsOf(
-          composer.persisted({ chatId: "statements-1", messages: [user("u1", "research graph layouts")], context: undefined })
+          composer.persisted({ chatId: storedChatKey("statements-1"), messages: [user("u1", "research graph layouts")], context: undefined })
         )
         assert.strictEqual(result._tag, "Answered")
         assert.strictEqual(result._tag === "Answered" ? result.response.jobs?.length : 0, 1)
         assert.strictEqual(seen.length, 3, seen.join("\n"))
         // The dispatching round: the marker renewed, the acks appended and the job recorded together.
         assert.match(seen[1]!, /^WITH marker AS \( UPDATE chat_turns/)
-        const jobs = yield* (yield* JobsRepo).list("statements-1")
+        const jobs = yield* (yield* JobsRepo).list(storedChatKey("statements-1"))
         assert.deepStrictEqual(jobs.map((j) => j.kind), ["research"])
       }))
   })

@@ -16,6 +16,7 @@ import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
 import * as JobTools from "../../src/jobs/JobTools.ts"
 import { SETTINGS } from "../../src/system/Settings.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 /** A valid call of each kind, built from its tool's required parameters. */
 const callOf = (kind: JobKind, n: number): ToolCall => ({
@@ -61,13 +62,13 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
         assert.isFalse(tools.owns("transcribe_video"))
         assert.isFalse(tools.owns("bogus"))
 
-        const executed = yield* tools.execute({ chatId: "kinds-1", context: undefined }, kindNames.map(callOf))
+        const executed = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined }, kindNames.map(callOf))
         assert.deepStrictEqual(executed.dispatched.map((j) => j.kind), [...kindNames])
         assert.deepStrictEqual(executed.results.map((m) => m.toolResult?.name), [...kindNames])
         for (const result of executed.results) assert.include(result.toolResult?.result as object, { status: "dispatched" })
 
         // Each kind's own input schema decides: a call without its required arguments is a tool error.
-        const bad = yield* tools.execute({ chatId: "kinds-1", context: undefined }, [{ id: "call_x", name: "demo", args: { title: "t" } }])
+        const bad = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined }, [{ id: "call_x", name: "demo", args: { title: "t" } }])
         assert.deepStrictEqual(bad.dispatched, [])
         assert.match(String(bad.results[0]?.toolResult?.error), /^invalid arguments for demo: /)
       }))
@@ -77,7 +78,7 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
         const sql = yield* SqlClient.SqlClient
         const repo = yield* JobsRepo
         assert.throws(
-          () => repo.jobsCreated([{ id: "job_b0", chatId: "kinds-2", kind: "bogus" as JobKind, toolCallId: "c0", input: { brief: "b" }, context: undefined }]),
+          () => repo.jobsCreated([{ id: "job_b0", chatId: storedChatKey("kinds-2"), kind: "bogus" as JobKind, toolCallId: "c0", input: { brief: "b" }, context: undefined }]),
           /no job kind "bogus" is registered/
         )
 
@@ -89,7 +90,7 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
             ('job_r1', 'kinds-2', 'research', 'c2', '{"question":"q"}'::jsonb, 'researching: "q"')`
         const claimed = yield* repo.claimRun("runner-test", 10, 60_000)
         assert.deepStrictEqual(claimed.map((j) => j.id), ["job_r1"])
-        assert.deepStrictEqual((yield* repo.list("kinds-2")).map((j) => j.id), ["job_r1"])
+        assert.deepStrictEqual((yield* repo.list(storedChatKey("kinds-2"))).map((j) => j.id), ["job_r1"])
 
         yield* sql`UPDATE jobs SET phase = 'wake', finished_at = now(), wake_after = now() WHERE id = 'job_b1'`
         assert.deepStrictEqual(yield* repo.claimWake("wake-test", 10, 60_000), [])

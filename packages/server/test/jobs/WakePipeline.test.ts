@@ -18,6 +18,7 @@ import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { chat, eventually, jobsOf, settled, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
 import { layerTestServer } from "../support/TestServer.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 const fake = makeFakeProvider()
 const subagents = makeFakeSubagents()
@@ -240,7 +241,7 @@ describe("the wake pipeline", () => {
         assert.strictEqual(fake.calls.length, calls, "no provider call for an answered steer")
         // And storing the same steer again is a no-op: its id is unique in the chat.
         const repo = yield* ChatRepo
-        yield* repo.append("redeliver", [buildSubagentSteer({ id: jobId, kind: "research", toolCallId: "x" }, researchResult("again"))])
+        yield* repo.append(storedChatKey("redeliver"), [buildSubagentSteer({ id: jobId, kind: "research", toolCallId: "x" }, researchResult("again"))])
         assert.strictEqual(steersIn(yield* transcriptOf("redeliver")).length, 1)
       }).pipe(Effect.provide(ChatRepo.layer)))
 
@@ -304,7 +305,7 @@ describe("the wake pipeline", () => {
         const [job] = yield* sql<{ tool_call_id: string }>`SELECT tool_call_id FROM jobs WHERE id = ${jobId}`
         const result = researchResult("recovered brief")
         const repo = yield* ChatRepo
-        yield* repo.append("killed-wake", [buildSubagentSteer({ id: jobId, kind: "research", toolCallId: job!.tool_call_id }, result, 5)])
+        yield* repo.append(storedChatKey("killed-wake"), [buildSubagentSteer({ id: jobId, kind: "research", toolCallId: job!.tool_call_id }, result, 5)])
         yield* sql`INSERT INTO chat_turns (chat_id, turn_id, expires_at) VALUES ('killed-wake', 'dead-wake', now() + interval '400 milliseconds')
           ON CONFLICT (chat_id) DO UPDATE SET turn_id = EXCLUDED.turn_id, expires_at = EXCLUDED.expires_at`
         yield* sql`UPDATE jobs SET phase = 'wake', result = ${JSON.stringify(result)}::jsonb, finished_at = now(),

@@ -24,6 +24,7 @@ import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { eventually, teacher, user } from "../support/JobsHelpers.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
+import { storedChatKey } from "../../src/chat/ChatKey.ts"
 
 /**
  * The chat and job services on a test database, the wake pipeline and job runner given `wakeComposer`
@@ -95,7 +96,7 @@ describe("the wake pipeline under a race", () => {
 
       const { composer, chats, jobs } = yield* buildPipeline(fake, subagents, RacingComposer)
 
-      const first = yield* composer.persisted({ chatId: "race", messages: [user("u1", "research graphs")], context: undefined })
+      const first = yield* composer.persisted({ chatId: storedChatKey("race"), messages: [user("u1", "research graphs")], context: undefined })
       assert.strictEqual(first._tag, "Answered")
       const jobId = first._tag === "Answered" ? first.response.jobs![0]!.id : ""
 
@@ -103,17 +104,17 @@ describe("the wake pipeline under a race", () => {
       const refused = wakeAttempts[0]!
       assert.isTrue(Exit.isFailure(refused), "the wake's first attempt was refused")
       assert.include(JSON.stringify(refused), "turn_in_flight")
-      const during = yield* chats.transcript("race")
+      const during = yield* chats.transcript(storedChatKey("race"))
       assert.isFalse(during.some((m) => m.id === steerMessageId(jobId)), "no steer while the client's turn holds the chat")
 
       yield* Deferred.succeed(releaseClient, undefined)
       yield* Fiber.join(clientTurn!)
-      const [job] = yield* eventually(jobs.list("race"), (list) => list[0]?.status === "done", "the job settled")
+      const [job] = yield* eventually(jobs.list(storedChatKey("race")), (list) => list[0]?.status === "done", "the job settled")
       assert.strictEqual(job!.status, "done")
       // The job settles inside the wake turn's last transaction, just before the turn returns.
       yield* eventually(Effect.sync(() => wakeAttempts.filter(Exit.isSuccess).length), (n) => n >= 1, "the wake turn's return")
       assert.strictEqual(wakeAttempts.filter(Exit.isSuccess).length, 1, "one successful wake turn")
-      const after: ReadonlyArray<ChatMessage> = yield* chats.transcript("race")
+      const after: ReadonlyArray<ChatMessage> = yield* chats.transcript(storedChatKey("race"))
       assert.deepStrictEqual(
         after.map((m) => m.role === "user" && subagentResultOf(m) ? "steer" : `${m.role}:${m.content}`),
         ["user:research graphs", "assistant:", "tool:" + after[2]!.content, "assistant:dispatched", "user:racing in", "assistant:you said: racing in", "steer", `assistant:${after.at(-1)!.content}`]
@@ -157,21 +158,21 @@ describe("the wake pipeline under a race", () => {
       })).pipe(Layer.provide(TurnComposer.layerNoDeps))
       const { composer, chats, jobs } = yield* buildPipeline(fake, subagents, DeletingComposer)
 
-      const first = yield* composer.persisted({ chatId, messages: [user("u1", "research graphs")], context: undefined })
+      const first = yield* composer.persisted({ chatId: storedChatKey(chatId), messages: [user("u1", "research graphs")], context: undefined })
       assert.strictEqual(first._tag, "Answered")
       yield* eventually(Effect.sync(() => wakeAttempts.length), (n) => n >= 1, "the wake's attempt")
       const attempt = wakeAttempts[0]!
       assert.isTrue(Exit.isFailure(attempt), "the wake's turn did not go on")
       assert.include(JSON.stringify(attempt), "chat_not_found", "the chat's absence, not a database defect")
       assert.isFalse(fake.calls.some((p) => p.messages.some((m) => subagentResultOf(m) !== undefined)), "no steer was delivered")
-      const transcript = yield* Effect.option(chats.transcript(chatId))
+      const transcript = yield* Effect.option(chats.transcript(storedChatKey(chatId)))
       if (recreate) {
         const messages = Option.getOrThrow(transcript)
         assert.deepStrictEqual(messages.map((m) => `${m.role}:${m.content}`), ["user:new life", "assistant:you said: new life"])
       } else {
         assert.isTrue(Option.isNone(transcript), "the deleted chat was not brought back")
       }
-      assert.deepStrictEqual(yield* jobs.list(chatId), [])
+      assert.deepStrictEqual(yield* jobs.list(storedChatKey(chatId)), [])
       assert.strictEqual(wakeAttempts.length, 1, "the wake ended there: not retried")
     }).pipe(Effect.scoped)
 

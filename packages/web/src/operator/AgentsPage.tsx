@@ -64,7 +64,7 @@ const DeleteChat = () => {
         onClose={() => setChatId(undefined)}
         onConfirm={async () => {
           if (chatId === undefined) return
-          await api.run(api.client.admin.deleteChat({ params: { chatId } }))
+          await api.run(api.client.admin.deleteChat({ params: { chatId }, query: {} }))
           setDone(chatId)
           if (input.current !== null) input.current.value = ""
         }}
