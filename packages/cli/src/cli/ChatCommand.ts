@@ -18,7 +18,7 @@ import { Config, Console, Effect, Fiber, FileSystem, Layer, Option, Schedule, Sc
 import { Argument, Command, Flag } from "effect/cli"
 import { ChatTransport } from "@switchboard/client/chat/ChatTransport"
 import { makeOrchestrator } from "@switchboard/client/chat/Orchestrator"
-import { ApiClient } from "@switchboard/client/api/ApiClient"
+import { ApiClient } from "@switchboard/client"
 import { MediaTranscriber } from "@switchboard/client/api/MediaTranscriber"
 import { makeAgentStore } from "@switchboard/client/stores/AgentStore"
 import { makeChatStore } from "@switchboard/client/stores/ChatStore"

@@ -17,9 +17,8 @@
  */
 import type { JsonObject } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
-import { ApiClient } from "@switchboard/client/api/ApiClient"
-import { describeApiFailure, isOverloaded } from "@switchboard/client/api/ApiFailure"
-import type { ApiFailure } from "@switchboard/client/api/ApiFailure"
+import { ApiClient, describeApiFailure, isOverloaded } from "@switchboard/client"
+import type { ApiFailure } from "@switchboard/client"
 import { Planner, PlannerError } from "./Planner.ts"
 import type { DecisionRequest } from "./Planner.ts"
 

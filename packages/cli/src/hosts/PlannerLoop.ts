@@ -23,7 +23,7 @@
  */
 import type { ToolDefinition } from "@switchboard/domain"
 import { Cause, Duration, Effect, Option, Ref } from "effect"
-import { describeUnknown } from "@switchboard/client/api/ApiFailure"
+import { describeUnknown } from "@switchboard/client"
 import type { ToolRegistry } from "@switchboard/client/tools/ToolRegistry"
 import { validateToolCall } from "@switchboard/client/tools/ValidateToolCall"
 import { isTaskLost } from "./ControlPlane.ts"

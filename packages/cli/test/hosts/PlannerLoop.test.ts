@@ -16,7 +16,7 @@ import { runPlannerLoop } from "../../src/hosts/PlannerLoop.ts"
 import type { LoopOptions, TaskResult } from "../../src/hosts/PlannerLoop.ts"
 import { tempDir } from "@switchboard/client/testing/Fakes"
 import { startFakeServer } from "@switchboard/client/testing/FakeServer"
-import { ApiClient } from "@switchboard/client/api/ApiClient"
+import { ApiClient } from "@switchboard/client"
 import * as CloudProxyPlanner from "../../src/hosts/CloudProxyPlanner.ts"
 
 type Step = Decision | PlannerError
