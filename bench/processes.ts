@@ -143,7 +143,7 @@ export const tail = (file: string, lines: number) => {
 }
 
 /** Variables the benchmark sets itself: never inherited from the caller's shell (a DATABASE_URL would leave PGlite). */
-const OWN_VARIABLES = /^(LLM_.*|DATABASE_URL|CHAT_TOKEN|HOST|PORT|DATA_DIR|LOG_FORMAT|LOG_LEVEL|TRACING|BENCH_.*)$/
+const OWN_VARIABLES = /^(LLM_.*|DATABASE_URL|CHAT_TOKEN|AUTH_.*|HOST|PORT|DATA_DIR|LOG_FORMAT|LOG_LEVEL|TRACING|BENCH_.*)$/
 
 /** The caller's environment without the variables the benchmark decides. */
 export const cleanEnv = (): NodeJS.ProcessEnv => {

@@ -14,7 +14,9 @@
  *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
  *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop;
  *   - the scale case's own (`scale.ts`): a provider fake at a model's pace, the SSE relay and a fresh
- *     server per N, loaded by `burst.ts` (N turns at once, a connection each).
+ *     server per N, loaded by `burst.ts` (N turns at once, a connection each);
+ *   - the users case's (`users.ts`): the product backend of `examples/product-backend.ts` in this
+ *     process (its JWKS and its users' tokens) and a server of its own taking both JWTs and `CHAT_TOKEN`.
  *
  * Every case measures its floor in the same run, `--runs` times, interleaved
  * (floor, case, floor, case, …) after one warm-up of each; the ratio of each
@@ -28,7 +30,7 @@
  *   --runs=3                interleaved runs of each case and its floor
  *   --concurrency=32        connections = requests in flight
  *   --conversations=500     orchestrator case: conversations per measured run
- *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs,console,scale   run only these cases (memory comes with chatid;
+ *   --only=chat,chatid,stream,planner,retention,orchestrator,jobs,console,scale,users   run only these cases (memory comes with chatid;
  *                          stream's memory figure compares with chatid's when both run)
  *   --decisions=1000000     retention case: decisions in the table (10 % prunable); --quick: 100,000
  *   --cpu-prof=DIR          write a V8 CPU profile of each server process (and the orchestrator child) to DIR
@@ -37,7 +39,7 @@
  *   --think-ms=250          jobs case: a chat's mean pause between its turns (0: back-to-back, see bench/jobs.ts)
  *   --scale-n=500,1000,2000 scale case: the turns started at once, one burst per N and target; --quick: 250
  *
- *   npm run bench                      # ~7 min (the scale case ~2 of them)
+ *   npm run bench                      # ~9 min (the scale case ~2 of them, the users case ~2)
  *   npm run bench -- --quick           # ~1 min
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # adds the PostgreSQL rows
  */
@@ -55,6 +57,7 @@ import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
 import { SCALE_NS, scaleCase } from "./scale.ts"
 import type { ScaleResult } from "./scale.ts"
+import { startUsersAuth } from "./users.ts"
 import { completionDeltaReader, deltaReader } from "./sse.ts"
 import { build, buildWeb, firstLoadOf } from "../scripts/build.ts"
 import { consoleLoads } from "./console.ts"
@@ -107,7 +110,7 @@ const { values: flags } = parseArgs({
 if (flags.help === true) {
   console.log(
     "usage: npm run bench -- [--quick] [--duration=s] [--warmup=s] [--runs=n] [--concurrency=n] [--conversations=n] " +
-      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs,console,scale] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
+      "[--only=chat,chatid,stream,planner,retention,orchestrator,jobs,console,scale,users] [--decisions=n] [--cpu-prof=DIR] [--server-env=NAME=VALUE] " +
         "[--backends=embedded,postgres] [--think-ms=n] [--scale-n=500,1000,2000]"
   )
   process.exit(0)
@@ -136,7 +139,7 @@ const namesOption = <N extends string>(raw: string, option: string, what: string
   return known.filter((name) => names.includes(name))
 }
 
-const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console", "scale"] as const
+const CASES = ["chat", "chatid", "stream", "planner", "retention", "orchestrator", "jobs", "console", "scale", "users"] as const
 const only: ReadonlyArray<string> = flags.only === undefined ? [...CASES] : namesOption(flags.only, "only", "case", CASES)
 
 const options = {
@@ -966,6 +969,119 @@ const jobsRunCase = async (upstream: { readonly port: number }, backend: "embedd
   }
 }
 
+/**
+ * A user's JWT against the product's own backend token (docs/performance.md, "JWT per turn"): one
+ * server with both `AUTH_JWKS_URL` (the ES256 JWKS of `examples/product-backend.ts`, served by this
+ * process) and `CHAT_TOKEN`; the same turn sent by the same 32 users (one a connection), as
+ * `Authorization: Bearer <the user's JWT>` or as `Bearer $CHAT_TOKEN` + `X-Switchboard-User`. One
+ * server for both, so that the process, its database and its JIT are the same and the only
+ * difference is how a request's user is known; its CHAT_TOKEN path is a CHAT_TOKEN-only server's
+ * (the token is compared first; the JWT verifier never runs).
+ *
+ * The difference sought (tens of µs) is a few % of a persisted turn's CPU, less than this machine's
+ * drift over a minute: so the two alternate in short phases, in ABBA order (JWT, token, token,
+ * JWT, …: what one phase leaves to the next, its garbage say, falls on both alike), `USERS_PAIRS`
+ * pairs after a warm-up of each, and the figure is the median of the pairs' differences. The
+ * persisted turn (a new chatId each, the target's) comes first, then the same turn without a
+ * chatId (nothing stored: a smaller turn, so the same difference stands out of less noise).
+ */
+const USERS_PAIRS = { quick: 6, full: 12 }
+
+const usersCase = async (upstream: { readonly child: ChildProcess; readonly port: number }, backend: "embedded" | "postgres") => {
+  const pairs = options.quick ? USERS_PAIRS.quick : USERS_PAIRS.full
+  const phaseMs = Math.max(1_000, options.durationMs / 5)
+  console.log(
+    `\nusers (${backend}): a turn with a user's JWT (ES256, local JWKS) vs the same turn with CHAT_TOKEN + X-Switchboard-User, ` +
+      `one server; ${pairs} pairs of ${fmt(phaseMs / 1000, 1)} s phases, ABBA`
+  )
+  const auth = await startUsersAuth(options.concurrency)
+  let server: ServerProcess | undefined
+  const loads: Array<LoadGenerator> = []
+  try {
+    server = await startServer({
+      name: `users server (${backend})`,
+      upstreamPort: upstream.port,
+      databaseUrl: backend === "postgres" ? scratchUrl : undefined,
+      cpuProfDir: options.cpuProfDir,
+      env: { ...auth.env, ...options.serverEnv }
+    })
+    const target = server
+    const origin = `http://127.0.0.1:${target.port}`
+    const verifyUs = await auth.verifyCpuUs()
+    const cpu = (p: Phase) => p.cpuUsPerRequest ?? Number.NaN
+
+    const measure = async (label: string, body: () => string) => {
+      const token = await loadFor(`${label} with CHAT_TOKEN`, { origin, path: "/api/agent/chat", body, headers: auth.chatTokenHeaders }, checkChatAnswer)
+      loads.push(token)
+      const jwt = await loadFor(`${label} with a JWT`, { origin, path: "/api/agent/chat", body, headers: auth.jwtHeaders }, checkChatAnswer)
+      loads.push(jwt)
+      await phase(token, target.child, upstream.child, options.warmupMs)
+      await phase(jwt, target.child, upstream.child, options.warmupMs)
+      const tokens: Array<Phase> = []
+      const jwts: Array<Phase> = []
+      for (let i = 0; i < pairs; i++) {
+        const order = i % 2 === 0 ? [jwt, token] : [token, jwt]
+        for (const load of order) {
+          const p = await phase(load, target.child, upstream.child, phaseMs)
+          ;(load === jwt ? jwts : tokens).push(p)
+        }
+        console.log(
+          `    ${label}, pair ${i + 1}/${pairs}: CHAT_TOKEN ${fmt(cpu(tokens[i]!))} µs CPU/turn (${fmt(tokens[i]!.result.rps)} req/s), ` +
+            `JWT ${fmt(cpu(jwts[i]!))} µs (${fmt(jwts[i]!.result.rps)} req/s): ${fmt(cpu(jwts[i]!) - cpu(tokens[i]!))} µs`
+        )
+      }
+      return { tokens, jwts }
+    }
+
+    const summary = (label: string, entry: CaseRecord) =>
+      console.log(
+        `  ${label} (${backend}): CHAT_TOKEN ${fmt(entry.floor)} µs CPU/turn, JWT ${fmt(entry.figure)} µs CPU/turn, ` +
+          `difference ${entry.vs >= 0 ? "+" : ""}${fmt(entry.vs)} µs (median of ${pairs} pairs; target <= +50 µs: ` +
+          `${entry.holds === true ? "holds" : "does NOT hold"}); jose's jwtVerify alone ${fmt(verifyUs)} µs`
+      )
+    const notes = (tokens: ReadonlyArray<Phase>, jwts: ReadonlyArray<Phase>) => [
+      `pairs (JWT − CHAT_TOKEN, µs): ${jwts.map((p, i) => fmt(cpu(p) - cpu(tokens[i]!))).join(", ")}`,
+      `jose's jwtVerify of one such token alone, in the bench process (local key set, no HTTP): ${fmt(verifyUs)} µs of CPU`,
+      ...phaseNotes("CHAT_TOKEN", tokens),
+      ...phaseNotes("JWT", jwts)
+    ]
+
+    const stored = await measure("persisted turn", newChatBody)
+    const persisted = record({
+      id: `users.jwt-cpu.${backend}`, name: "persisted turn (new chatId) with a user's JWT (ES256, JWKS): server CPU per turn", backend, unit: "µs",
+      floorName: "the same turn with CHAT_TOKEN + X-Switchboard-User, same server", compare: "added",
+      runs: pairsOf(stored.jwts.map(cpu), stored.tokens.map(cpu), "added"),
+      target: "<= floor + 50 µs", holds: (vs) => vs <= 50, notes: notes(stored.tokens, stored.jwts)
+    })
+    record({
+      id: `users.jwt-throughput.${backend}`, name: "persisted turn with a user's JWT: throughput", backend, unit: "req/s",
+      floorName: "the same turn with CHAT_TOKEN, same server", compare: "ratio",
+      runs: pairsOf(stored.jwts.map((p) => p.result.rps), stored.tokens.map((p) => p.result.rps), "ratio"),
+      target: "(no target)", holds: () => undefined, notes: []
+    })
+    summary("persisted turn", persisted)
+
+    // Nothing stored: the same on either database, so measured with the first one only.
+    if (backend !== backends[0]) return
+    const bare = await measure("turn without chatId", () => CHAT_BODY)
+    const unstored = record({
+      id: `users.jwt-cpu-nochat.${backend}`, name: "turn without chatId with a user's JWT (ES256, JWKS): server CPU per turn", backend, unit: "µs",
+      floorName: "the same turn with CHAT_TOKEN + X-Switchboard-User, same server", compare: "added",
+      runs: pairsOf(bare.jwts.map(cpu), bare.tokens.map(cpu), "added"),
+      target: "<= floor + 50 µs", holds: (vs) => vs <= 50, notes: notes(bare.tokens, bare.jwts)
+    })
+    summary("turn without chatId", unstored)
+  } finally {
+    if (server !== undefined) {
+      const errors = errorLines(server.logFile)
+      if (errors.length > 0) machineNotes.push(`users server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
+    }
+    await Promise.all(loads.map((load) => load.close()))
+    if (server !== undefined) await stop(server.child)
+    await auth.close()
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The table
 
@@ -990,7 +1106,7 @@ const table = () => {
 
 const main = async () => {
   const began = new Date()
-  const wantsServer = ["chat", "chatid", "stream", "planner", "retention", "jobs", "console"].some((name) => options.cases.includes(name))
+  const wantsServer = ["chat", "chatid", "stream", "planner", "retention", "jobs", "console", "users"].some((name) => options.cases.includes(name))
   const machine = {
     nproc: availableParallelism(),
     cpu: cpus()[0]?.model ?? "unknown",
@@ -1054,6 +1170,7 @@ const main = async () => {
         if (options.cases.includes("planner")) await attempt(`planner (${backend})`, () => plannerCase(upstream, server, backend))
         if (options.cases.includes("retention")) await attempt(`retention (${backend})`, () => retentionCase(server, backend))
         if (options.cases.includes("jobs")) await attempt(`jobs (${backend})`, () => jobsRunCase(upstream, backend))
+        if (options.cases.includes("users")) await attempt(`users (${backend})`, () => usersCase(upstream, backend))
         const errors = errorLines(server.logFile)
         if (errors.length > 0) machineNotes.push(`server (${backend}) logged ${errors.length} errors, first: ${errors[0]!.slice(0, 300)}`)
       } finally {

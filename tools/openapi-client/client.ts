@@ -60,6 +60,8 @@ export const describeChatError = (error: ChatError): string => {
       return `too many turns: retry in ${error.retryAfter} s`
     case "overloaded":
       return `the server is busy: retry in ${error.retryAfter} s`
+    case "budget_exceeded":
+      return `daily tokens used up (${error.used} of ${error.limit}): retry in ${error.retryAfter} s`
     default: {
       const unhandled: never = error
       return unhandled

@@ -3,7 +3,9 @@
  * with argument validation, per-tool recovery and the cap of 8, its answers
  * streamed in), the streamed turn's reader and fold, the chat,
  * agent and jobs stores over a storage port, the tool registry, the typed API
- * client and its errors, job watching, and the promise `run()` for programs
+ * client and its errors, its credentials (a fixed token, or `getToken` asked
+ * before every request; `user` for a backend holding CHAT_TOKEN), job
+ * watching, and the promise `run()` for programs
  * that do not write Effect. No Node built-in: it runs in a browser as it does
  * in the terminal (`@switchboard/cli`) or a Node program.
  */

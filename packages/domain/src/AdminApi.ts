@@ -209,7 +209,8 @@ export class AdminApi extends HttpApiGroup.make("admin")
       "Every provider call that answered (chat turn, wake turn, sub-agent step, planner decision), counted per " +
         "hour against its kind, chat, job, host, task, provider profile and model, and kept as long as planner " +
         "decisions (PLANNER_DECISION_RETENTION). Grouped by `groupBy` (default `kind`) over [`from`, `to`) " +
-        "(default: the last 24 hours; `from` rounded down to its hour), narrowed by `hostId`, `taskId`, `chatId`. " +
+        "(default: the last 24 hours; `from` rounded down to its hour), narrowed by `hostId`, `taskId`, `userId`, `chatId` " +
+        "(`userId`'s chat of that id; without `userId`, the user `default`'s). " +
         "A replica adds its calls to the totals within about a second."
     )),
     HttpApiEndpoint.get("hostBudget", "/admin/hosts/:hostId/budget", {

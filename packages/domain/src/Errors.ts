@@ -498,19 +498,19 @@ export class AgentBuiltIn extends Schema.Error<AgentBuiltIn>("AgentBuiltIn")({
 }
 
 /**
- * A host's planner tokens over the last 24 hours reached its budget (docs/usage.md): refused before
- * any provider call, with `Retry-After` (the seconds until the window's oldest hour leaves it).
+ * A host's planner tokens (docs/usage.md), or a user's tokens (`USER_DAILY_TOKENS`, docs/users.md), over
+ * the last 24 hours reached the budget: refused before any provider call, with `Retry-After` (the seconds until the window's oldest hour leaves it).
  */
 export class BudgetExceeded extends Schema.Error<BudgetExceeded>("BudgetExceeded")({
   error: Schema.String,
   code: Schema.tag("budget_exceeded"),
-  /** The host's budget of tokens per 24 hours. */
+  /** The budget of tokens per 24 hours: the host's (a planner decision), the user's (a chat turn, `USER_DAILY_TOKENS`). */
   limit: Schema.Number,
   /** Its tokens in the window. */
   used: Schema.Number,
   /** Seconds until the window's oldest counted hour leaves it (the `Retry-After` header too). */
   retryAfter: Schema.Number
-}, { httpApiStatus: statusOfCode.budget_exceeded, description: "The host's planner tokens over the last 24 hours reached its budget; retry after `retryAfter` seconds" }) {
+}, { httpApiStatus: statusOfCode.budget_exceeded, description: "The tokens over the last 24 hours reached the budget — the host's planner tokens (a decision), the user's (a chat turn, `USER_DAILY_TOKENS`); retry after `retryAfter` seconds" }) {
   get _tag() {
     return "BudgetExceeded" as const
   }

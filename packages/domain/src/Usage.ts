@@ -9,12 +9,13 @@
 import { Schema } from "effect"
 import { ChatId } from "./Chat.ts"
 import { HostId, TaskId, Timestamp } from "./Planner.ts"
+import { UserId } from "./Users.ts"
 
 /** What a provider call served: a chat turn, a wake turn (a steer's answer), a sub-agent step, a planner decision. */
 export const UsageKind = Schema.Literals(["chat", "wake", "job", "planner"])
 export type UsageKind = typeof UsageKind.Type
 
-export const UsageGroupBy = Schema.Literals(["host", "task", "chat", "model", "kind"])
+export const UsageGroupBy = Schema.Literals(["host", "task", "chat", "model", "kind", "user"])
 export type UsageGroupBy = typeof UsageGroupBy.Type
 
 /** An ISO-8601 time a `Date` can read (`2026-12-03T10:00:00Z`, `2026-12-03`), from 1970 on. */
@@ -35,7 +36,9 @@ export const UsageQuery = {
   groupBy: Schema.optionalKey(UsageGroupBy),
   hostId: Schema.optionalKey(HostId),
   taskId: Schema.optionalKey(TaskId),
-  chatId: Schema.optionalKey(ChatId)
+  chatId: Schema.optionalKey(ChatId),
+  /** Only this user's calls (their turns, wake turns and jobs); with `chatId`, that user's chat of that id. */
+  userId: Schema.optionalKey(UserId)
 }
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))

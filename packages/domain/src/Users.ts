@@ -21,8 +21,12 @@ export const DEFAULT_USER: UserId = "default"
 /** The header a trusted backend (holding `CHAT_TOKEN`) names the user with. */
 export const USER_HEADER = "x-switchboard-user"
 
-/** The user a `/api/*` request acts for (`ChatAuth`). */
-export class CurrentUser extends Context.Service<CurrentUser, { readonly userId: UserId }>()(
+/**
+ * The user a `/api/*` request acts for (`ChatAuth`). `vouched`: someone the server trusts said who it
+ * is — a verified JWT, or a backend holding `CHAT_TOKEN` naming the user — so per-user limits may key
+ * on it; a bare `X-Switchboard-User` without either is a name anyone can change with each request.
+ */
+export class CurrentUser extends Context.Service<CurrentUser, { readonly userId: UserId; readonly vouched: boolean }>()(
   "switchboard/domain/CurrentUser"
 ) {}
 

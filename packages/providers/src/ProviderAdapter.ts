@@ -13,7 +13,8 @@ import type { ProviderChatParams, ProviderChatResponse, ProviderFailureReason } 
  * naming what is missing); every other reason is the provider's (502 "LLM
  * provider error", with the cause logged server-side, secrets redacted).
  */
-export type ProviderErrorReason = "NotConfigured" | "Network" | "Timeout" | "Status" | "InvalidResponse" | "TooLarge"
+/** `BudgetExceeded`: not the provider's failure — the call was not made, its user's tokens being used up (`USER_DAILY_TOKENS`). */
+export type ProviderErrorReason = "NotConfigured" | "Network" | "Timeout" | "Status" | "InvalidResponse" | "TooLarge" | "BudgetExceeded"
 
 export class ProviderError extends Data.TaggedError("ProviderError")<{
   readonly reason: ProviderErrorReason
@@ -55,6 +56,8 @@ export const publicReason = (error: ProviderError): ProviderFailureReason => {
       return "invalid_response"
     case "TooLarge":
       return "too_large"
+    case "BudgetExceeded":
+      return "budget_exceeded"
   }
 }
 

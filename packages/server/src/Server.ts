@@ -61,6 +61,7 @@ import { UsageLedger } from "./usage/UsageLedger.ts"
 import { UsageReports } from "./usage/UsageReports.ts"
 import { UsageRepo } from "./usage/UsageRepo.ts"
 import { observedProvider, observedServerTools } from "./telemetry/GenAi.ts"
+import { budgetedProvider, UserBudgets } from "./usage/UserBudgets.ts"
 import * as MetricsHttp from "./telemetry/MetricsHttp.ts"
 import * as RequestMetrics from "./telemetry/RequestMetrics.ts"
 import * as Tracing from "./telemetry/Tracing.ts"
@@ -89,7 +90,7 @@ export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderPr
  * and hosts' budgets read from them. Every provider call is counted where it is measured
  * (`telemetry/GenAi.ts`, `providerCall`).
  */
-export const UsageServices = HostBudgets.layer.pipe(
+export const UsageServices = Layer.mergeAll(HostBudgets.layer, UserBudgets.layer).pipe(
   Layer.provideMerge(UsageLedger.layer),
   Layer.provideMerge(UsageRepo.layer)
 )
@@ -113,11 +114,11 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(observedServerTools(JobTools.layerNoDeps)),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
-    Layer.provideMerge(observedProvider(provider))
+    Layer.provideMerge(budgetedProvider(observedProvider(provider)))
   )
   // Sub-agent steps call the provider through an adapter of their own (its own connection pool):
   // however many jobs run, they hold none of the sockets a user's turn reaches its provider by.
-  const jobsProvider = Layer.fresh(observedProvider(provider))
+  const jobsProvider = Layer.fresh(budgetedProvider(observedProvider(provider)))
   const background = JobsBackground.pipe(Layer.provide(Layer.provide(subagents, jobsProvider)), Layer.provide(jobsConfig))
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
     Layer.provideMerge(TurnStreams.layer),

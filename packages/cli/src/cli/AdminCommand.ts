@@ -434,7 +434,7 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
 
 const usage = Command.make("usage", {
   groupBy: Flag.Literals("group-by", UsageGroupBy.literals).pipe(
-    Flag.withDescription("Totals per host, task, chat, model or kind (default kind)"),
+    Flag.withDescription("Totals per host, task, chat, user, model or kind (default kind)"),
     Flag.optional
   ),
   from: Flag.String("from").pipe(Flag.withDescription("From this time, ISO-8601 (default: 24 hours before --to)"), Flag.optional),
@@ -442,8 +442,9 @@ const usage = Command.make("usage", {
   hostId: hostIdFlag("Only this host's calls"),
   taskId: Flag.String("task-id").pipe(Flag.withDescription("Only this task's calls"), Flag.optional),
   chatId: Flag.String("chat-id").pipe(Flag.withDescription("Only this chat's calls (its turns, jobs and wakes)"), Flag.optional),
+  user: Flag.String("user").pipe(Flag.withDescription("Only this user's calls (their turns, wakes and jobs)"), Flag.optional),
   json: jsonFlag
-}, ({ chatId, from, groupBy, hostId, json, taskId, to }) =>
+}, ({ chatId, from, groupBy, hostId, json, taskId, to, user }) =>
   withAdmin((client) =>
     Effect.gen(function*() {
       const optional = <K extends string>(key: K, value: Option.Option<string>) =>
@@ -455,7 +456,8 @@ const usage = Command.make("usage", {
           ...optional("to", to),
           ...optional("hostId", hostId),
           ...optional("taskId", taskId),
-          ...optional("chatId", chatId)
+          ...optional("chatId", chatId),
+          ...optional("userId", user)
         }
       })
       if (json) return yield* printJson(report)

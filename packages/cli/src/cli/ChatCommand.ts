@@ -14,7 +14,7 @@
  * in 3 s`, not retried) or the input is bad.
  */
 import { AgentContext } from "@switchboard/domain"
-import { Config, Console, Effect, Fiber, FileSystem, Layer, Option, Schedule, Schema, Semaphore, Stdio, Stream } from "effect"
+import { Console, Effect, Fiber, FileSystem, Layer, Option, Schedule, Schema, Semaphore, Stdio, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ChatTransport } from "@switchboard/client/chat/ChatTransport"
 import { makeOrchestrator } from "@switchboard/client/chat/Orchestrator"
@@ -26,6 +26,7 @@ import { fileStorage, stateDirectory } from "../stores/FileStorage.ts"
 import { makeDefaultRegistry } from "@switchboard/client/tools/DefaultRegistry"
 import { readAssetFromDisk } from "../tools/FileAssets.ts"
 import { CliFailure, failWith } from "./CliFailure.ts"
+import { apiOptions, failureLine, tokenFlag, userFlag } from "./CredentialFlags.ts"
 import { jobPollMs, makeJobWatch } from "@switchboard/client/jobs/JobWatch"
 import { printJobEvent } from "./JobLines.ts"
 import { serverFlag } from "./ServerFlag.ts"
@@ -35,6 +36,7 @@ import { firstCtrlCStops } from "./CtrlC.ts"
 import * as path from "node:path"
 
 export { defaultServer } from "./ServerFlag.ts"
+export { tokenFlag } from "./CredentialFlags.ts"
 
 const decodeContext = Schema.decodeUnknownEffect(AgentContext)
 
@@ -54,14 +56,6 @@ export const loadContextFile = (file: string) =>
     )
   })
 
-/** `--token`, shared by the commands that talk to a server's /api. */
-export const tokenFlag = Flag.Redacted("token").pipe(
-  Flag.withDescription("Bearer token for /api/* (env SWITCHBOARD_TOKEN, then CHAT_TOKEN)"),
-  Flag.withMetavar("TOKEN"),
-  Flag.withFallbackConfig(Config.Redacted("SWITCHBOARD_TOKEN").pipe(Config.orElse(() => Config.Redacted("CHAT_TOKEN")))),
-  Flag.optional
-)
-
 const fail = failWith
 
 export const chatCommand = Command.make("chat", {
@@ -71,6 +65,7 @@ export const chatCommand = Command.make("chat", {
   ),
   server: serverFlag,
   token: tokenFlag,
+  user: userFlag,
   context: Flag.String("context").pipe(
     Flag.withDescription("AgentContext JSON file (project, scene, media assets); remembered for later runs"),
     Flag.withMetavar("FILE"),
@@ -101,7 +96,7 @@ export const chatCommand = Command.make("chat", {
     Flag.withMetavar("DIR"),
     Flag.optional
   )
-}, ({ agent, artifacts, context, message, newChat, noStream, noWait, server, token }) =>
+}, ({ agent, artifacts, context, message, newChat, noStream, noWait, server, token, user }) =>
   Effect.gen(function*() {
     const dir = stateDirectory()
     const chatStore = makeChatStore(fileStorage(dir))
@@ -137,7 +132,7 @@ export const chatCommand = Command.make("chat", {
       onDelta: printer.delta
     })
     // Before anything is sent or stored: a refused agent leaves the conversation as it was.
-    yield* orchestrator.checkAgent.pipe(Effect.catch((error) => fail(error.message)))
+    yield* orchestrator.checkAgent.pipe(Effect.catch((error) => fail(failureLine(error, token))))
     yield* reportStatus(agentStore, {
       ...stderrOutput,
       write: (text) => {
@@ -162,6 +157,7 @@ export const chatCommand = Command.make("chat", {
     // A server-side wake turn (a sub-agent's result arriving) holds the chat for one provider call:
     // a 409 then means "in a moment", so the turn is retried rather than failed.
     const busy = (error: { readonly code?: string }) => error.code === "turn_in_flight"
+    const refused = (error: { readonly code?: string }) => error.code === "unauthenticated"
     const retryWhileBusy = <A, R>(effect: Effect.Effect<A, { readonly code?: string; readonly message: string }, R>) =>
       effect.pipe(Effect.retry({ while: busy, schedule: Schedule.spaced("500 millis"), times: 40 }))
     const stopTurn = Effect.sync(printer.endLine).pipe(
@@ -186,7 +182,10 @@ export const chatCommand = Command.make("chat", {
               Effect.sync(() => {
                 printer.endLine()
                 failed++
-              }).pipe(Effect.andThen(Console.error(`switchboard: ${error.message}`)))
+              }).pipe(Effect.andThen(
+                // A refused token refuses every later turn too: said once, and the command ends.
+                refused(error) ? fail(failureLine(error, token)) : Console.error(`switchboard: ${error.message}`)
+              ))
           })
         )
       )
@@ -209,7 +208,7 @@ export const chatCommand = Command.make("chat", {
         Stream.splitLines,
         Stream.filter((line) => line.trim() !== ""),
         Stream.runForEach(turn),
-        Effect.catch((e) => fail(`cannot read stdin: ${e.message}`))
+        Effect.catch((e) => e._tag === "CliFailure" ? Effect.fail(e) : fail(`cannot read stdin: ${e.message}`))
       )
       yield* Fiber.interrupt(follower)
       if (!noWait) yield* watch.untilSettled
@@ -221,10 +220,10 @@ export const chatCommand = Command.make("chat", {
     Effect.scoped,
     Effect.provide(
       Layer.mergeAll(
-        ChatTransport.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
-        MediaTranscriber.layer({ baseUrl: server, token: Option.getOrUndefined(token) }),
+        ChatTransport.layer(apiOptions({ server, token, user })),
+        MediaTranscriber.layer(apiOptions({ server, token, user })),
         // The jobs poll and the transcript re-sync.
-        ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) })
+        ApiClient.layer(apiOptions({ server, token, user }))
       )
     )
   )).pipe(
@@ -235,7 +234,8 @@ export const chatCommand = Command.make("chat", {
         "--agent NAME talks to another agent than the default; it is refused before the first turn when it has " +
         "client tools other than transcribe_video (the only one this CLI implements), naming them. " +
         "History persists in $SWITCHBOARD_HOME (default ~/.switchboard). " +
-        "Exit code 1 when a turn failed."
+        "--token is a user's JWT or the server's CHAT_TOKEN (with --user NAME, the user it acts for); a refused token " +
+        "ends the command. Exit code 1 when a turn failed."
     ),
     Command.withShortDescription("Talk to the agent through a Switchboard server")
   )

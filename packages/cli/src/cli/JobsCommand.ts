@@ -10,9 +10,9 @@ import { ApiClient } from "@switchboard/client/api/ApiClient"
 import { describeApiFailure } from "@switchboard/client/api/ApiFailure"
 import { makeChatStore } from "@switchboard/client/stores/ChatStore"
 import { fileStorage, stateDirectory } from "../stores/FileStorage.ts"
-import { tokenFlag } from "./ChatCommand.ts"
+import { apiOptions, failureLine, tokenFlag, userFlag } from "./CredentialFlags.ts"
 import { serverFlag } from "./ServerFlag.ts"
-import { CliFailure } from "./CliFailure.ts"
+import { failWith } from "./CliFailure.ts"
 
 export const jobsCommand = Command.make("jobs", {
   chat: Flag.String("chat").pipe(
@@ -21,17 +21,16 @@ export const jobsCommand = Command.make("jobs", {
     Flag.optional
   ),
   server: serverFlag,
-  token: tokenFlag
-}, ({ chat, server, token }) =>
+  token: tokenFlag,
+  user: userFlag
+}, ({ chat, server, token, user }) =>
   Effect.gen(function*() {
     const chatId: ChatId = Option.getOrElse(chat, () => makeChatStore(fileStorage(stateDirectory())).getState().chatId)
     const client = yield* ApiClient
     const { jobs } = yield* client.jobs.list({ query: { chatId } }).pipe(
       Effect.catch((error) =>
         describeApiFailure(error).pipe(
-          Effect.flatMap((failure) =>
-            Console.error(`switchboard: ${failure.message}`).pipe(Effect.andThen(Effect.fail(new CliFailure({ message: failure.message }))))
-          )
+          Effect.flatMap((failure) => failWith(failureLine(failure, token)))
         )
       )
     )
@@ -41,7 +40,7 @@ export const jobsCommand = Command.make("jobs", {
       const error = job.error !== undefined ? `  (${job.error})` : ""
       yield* Console.log(`${job.id}  ${job.kind.padEnd(8)}  ${job.status.padEnd(7)}  ${job.createdAt}${activity}${error}`)
     }
-  }).pipe(Effect.provide(ApiClient.layer({ baseUrl: server, token: Option.getOrUndefined(token) })))).pipe(
+  }).pipe(Effect.provide(ApiClient.layer(apiOptions({ server, token, user }))))).pipe(
     Command.withDescription("List the sub-agent jobs of a chat (default: the current conversation), oldest first."),
     Command.withShortDescription("List a chat's sub-agent jobs")
   )

@@ -28,6 +28,7 @@ const cliEnv = (options: CliOptions): NodeJS.ProcessEnv => {
   delete env["SWITCHBOARD_SERVER"]
   delete env["SWITCHBOARD_TOKEN"]
   delete env["CHAT_TOKEN"]
+  delete env["SWITCHBOARD_USER"]
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[name]
     else env[name] = value

@@ -3,9 +3,17 @@
  * transcription upload and job watching: the typed client of the domain's
  * `Api`, and the streamed turn's routes (docs/streaming.md).
  *
- * `ChatAuth` is bearer security that the server enforces only when it has a
- * CHAT_TOKEN, so it is not `requiredForClient`: the token, when the user gives
- * one, is added to every request by mapping the underlying HttpClient.
+ * Who a request acts for (docs/users.md) is its `Credentials`: a bearer token
+ * — a fixed `token` (`CHAT_TOKEN`, or a JWT), or `getToken`, asked on every
+ * request so a product hands out short-lived JWTs and refreshes them — and,
+ * for a backend holding `CHAT_TOKEN`, the `user` it acts for
+ * (`X-Switchboard-User`). `ChatAuth` is bearer security that the server
+ * enforces only when it has `AUTH_*` or a CHAT_TOKEN, so it is not
+ * `requiredForClient`: the headers are added to every request by mapping the
+ * underlying HttpClient. A `getToken` that rejects fails the request, unsent,
+ * with `ApiTokenUnavailable`. `CallerCredentials` replaces the client's own
+ * for the requests of one fiber: one kept client serves callers with
+ * different tokens (`run()`).
  *
  * The streamed turn's routes (`streamChat`, `stopTurn`, `resumeTurn`) are
  * plain `fetch` calls, for two reasons: the answer is read as it arrives, as
@@ -13,21 +21,46 @@
  * `stream` yet (their paths are written here until it does). Their errors are
  * the typed client's (`ApiError`), from the same mapping of status and body.
  */
-import { Api, ChatResponse } from "@switchboard/domain"
+import { Api, ChatResponse, USER_HEADER } from "@switchboard/domain"
 import type { ChatRequest, UiChunk } from "@switchboard/domain"
 import { Context, Effect, Layer, Redacted, Result, Schema, Stream } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientError, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { chunksOfResponse } from "../chat/TurnChunks.ts"
-import { answerError, ApiContractMismatch, ApiUnreachable, rootCause } from "./ApiFailure.ts"
+import { answerError, ApiContractMismatch, ApiTokenUnavailable, ApiUnreachable, describeUnknown, rootCause } from "./ApiFailure.ts"
 import type { ApiError } from "./ApiFailure.ts"
 import { readUiChunks } from "./SseReader.ts"
 
-export interface ApiClientOptions {
+/** Who the requests act for (docs/users.md). */
+export interface Credentials {
+  /** A fixed bearer token: the server's `CHAT_TOKEN`, or a user's JWT. */
+  readonly token?: string | Redacted.Redacted<string> | undefined
+  /**
+   * Called before every request, its result sent as `Authorization: Bearer`: a product's
+   * short-lived JWT, refreshed as it sees fit (cache it there: this client asks each time).
+   * When given, `token` is not used. A rejection fails the request, unsent, with
+   * `ApiTokenUnavailable`; an empty string sends no `Authorization`.
+   */
+  readonly getToken?: (() => Promise<string>) | undefined
+  /**
+   * `X-Switchboard-User`: the user a backend holding `CHAT_TOKEN` acts for (a JWT's `sub`
+   * wins over it).
+   */
+  readonly user?: string | undefined
+}
+
+export interface ApiClientOptions extends Credentials {
   /** e.g. `http://127.0.0.1:8787` */
   readonly baseUrl: string
-  readonly token?: string | Redacted.Redacted<string> | undefined
 }
+
+/**
+ * Credentials for the requests made in a fiber (and the fibers it starts), in place of the
+ * client's own options: `Effect.provideService(CallerCredentials, { getToken })`.
+ */
+export const CallerCredentials = Context.Reference<Credentials | undefined>("switchboard/client/api/CallerCredentials", {
+  defaultValue: () => undefined
+})
 
 /** The streamed turn's routes. */
 export interface TurnStreams {
@@ -58,9 +91,42 @@ export const endpointOf = (group: string, name: string): { readonly path: string
 }
 
 /** `Authorization` for the token, when there is one. */
-export const authHeaders = (token: ApiClientOptions["token"]): Record<string, string> => {
+export const authHeaders = (token: Credentials["token"]): Record<string, string> => {
   const value = token === undefined ? "" : Redacted.isRedacted(token) ? Redacted.value(token) : token
   return value === "" ? {} : { authorization: `Bearer ${value}` }
+}
+
+const userHeaders = (user: string | undefined): Record<string, string> =>
+  user === undefined || user === "" ? {} : { [USER_HEADER]: user }
+
+const askToken = (getToken: () => Promise<string>): Effect.Effect<string, ApiTokenUnavailable> =>
+  Effect.tryPromise({
+    try: () => getToken(),
+    catch: (cause) => new ApiTokenUnavailable({ message: `could not get a token: ${describeUnknown(cause)}`, cause })
+  }).pipe(
+    // A caller without types may resolve anything: never send `Bearer undefined`.
+    Effect.flatMap((token: unknown) =>
+      typeof token === "string"
+        ? Effect.succeed(token)
+        : Effect.fail(new ApiTokenUnavailable({ message: `could not get a token: getToken gave ${token === null ? "null" : typeof token}, not a string`, cause: token }))
+    )
+  )
+
+/** The headers of `credentials`, fixed when they have no `getToken`. */
+const headersOf = (credentials: Credentials): Effect.Effect<Record<string, string>, ApiTokenUnavailable> => {
+  const user = userHeaders(credentials.user)
+  const getToken = credentials.getToken
+  if (getToken === undefined) return Effect.succeed({ ...authHeaders(credentials.token), ...user })
+  return Effect.map(askToken(getToken), (token) => ({ ...authHeaders(token), ...user }))
+}
+
+/**
+ * The credential headers of one request (`Authorization`, `X-Switchboard-User`): the fiber's
+ * `CallerCredentials` when set, else `own`'s; `getToken` is asked now.
+ */
+export const credentialHeaders = (own: Credentials): Effect.Effect<Record<string, string>, ApiTokenUnavailable> => {
+  const fixed = headersOf(own)
+  return Effect.flatMap(Effect.service(CallerCredentials), (caller) => caller === undefined ? fixed : headersOf(caller))
 }
 
 const chatEndpoint = endpointOf("chat", "chat")
@@ -78,7 +144,7 @@ const parseJson = (text: string): unknown => {
 /** The streamed turn's routes against `options.baseUrl`, with the platform's `fetch`. */
 export const makeTurnStreams = (options: ApiClientOptions): TurnStreams => {
   const base = options.baseUrl.replace(/\/+$/, "")
-  const auth = authHeaders(options.token)
+  const credentials = credentialHeaders(options)
   const chatPath = (chatId: string, route: string) => `/api/chats/${encodeURIComponent(chatId)}/${route}`
   const text = (response: Response) => Effect.promise(() => response.text().catch(() => ""))
 
@@ -90,6 +156,7 @@ export const makeTurnStreams = (options: ApiClientOptions): TurnStreams => {
   const open = (method: string, path: string, headers: Record<string, string>, body?: string) =>
     Effect.gen(function*() {
       const url = `${base}${path}`
+      const auth = yield* credentials
       const controller = yield* Effect.acquireRelease(
         Effect.sync(() => new AbortController()),
         (controller) => Effect.sync(() => controller.abort())
@@ -144,10 +211,18 @@ export class ApiClient extends Context.Service<ApiClient, HttpApiClient.ForApi<t
       HttpApiClient.make(Api, {
         baseUrl: options.baseUrl,
         transformClient: (client) => {
-          const token = options.token
-          return token === undefined || token === "" ? client : client.pipe(
-            HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
-          )
+          const credentials = credentialHeaders(options)
+          return client.pipe(HttpClient.mapRequestEffect((request) =>
+            credentials.pipe(
+              Effect.map((headers) => HttpClientRequest.setHeaders(request, headers)),
+              // The typed client fails with an `HttpClientError` only: `toApiError` takes the cause out again.
+              Effect.mapError((cause) =>
+                new HttpClientError.HttpClientError({
+                  reason: new HttpClientError.TransportError({ request, cause, description: cause.message })
+                })
+              )
+            )
+          ))
         }
       }).pipe(Effect.map((client) => ApiClient.of({ ...client, ...makeTurnStreams(options) })))
     )

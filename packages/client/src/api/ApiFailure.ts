@@ -11,7 +11,9 @@
  * is the transport's: nothing answered (`ApiUnreachable`), an answer that is
  * not the contract's (`ApiUnexpectedAnswer`: a proxy's 502 or 504, an HTML
  * page, a code this client does not know), or a request or answer that does
- * not match the API's schemas (`ApiContractMismatch`).
+ * not match the API's schemas (`ApiContractMismatch`). A request the client
+ * could not sign, because the caller's `getToken` rejected, was never sent
+ * (`ApiTokenUnavailable`).
  *
  * A replica at its admission limit answers 503 `overloaded` with `retryAfter`
  * (and `Retry-After`): it is described as busy, not as a failure of the
@@ -26,6 +28,12 @@ import { HttpClientError } from "effect/http"
 
 /** Nothing answered: the connection was refused, the name did not resolve, … */
 export class ApiUnreachable extends Data.TaggedError("ApiUnreachable")<{
+  readonly message: string
+  readonly cause: unknown
+}> {}
+
+/** The caller's `getToken` rejected (or gave no string): the request was not sent. */
+export class ApiTokenUnavailable extends Data.TaggedError("ApiTokenUnavailable")<{
   readonly message: string
   readonly cause: unknown
 }> {}
@@ -51,7 +59,7 @@ export type KnownError = DeclaredError
 const knownErrors = declaredErrors
 
 /** Every way a typed-client call can fail, by tag: each error code's class, and the transport's failures. */
-export type ApiError = KnownError | ApiUnreachable | ApiUnexpectedAnswer | ApiContractMismatch
+export type ApiError = KnownError | ApiUnreachable | ApiUnexpectedAnswer | ApiContractMismatch | ApiTokenUnavailable
 
 /** A failure described for a person: a sentence, the HTTP status when there was an answer, the server's code. */
 export interface ApiFailure {
@@ -146,6 +154,8 @@ export const toApiError = (
 ): Effect.Effect<ApiError> => {
   if (HttpClientError.isHttpClientError(error)) {
     const response = error.response
+    // The typed client carries a `getToken` failure as its transport's cause (`ApiClient`).
+    if (error.reason.cause instanceof ApiTokenUnavailable) return Effect.succeed(error.reason.cause)
     if (response === undefined) {
       // The reason names the method and URL; the root cause says why (ECONNREFUSED…).
       const root = rootCause(error.reason.cause)
@@ -192,6 +202,8 @@ export const describeApiError = (error: ApiError): ApiFailure => {
   switch (error._tag) {
     case "ApiUnreachable":
       return { message: `cannot reach the server: ${error.message}` }
+    case "ApiTokenUnavailable":
+      return { message: error.message }
     case "ApiContractMismatch":
       return { message: `the request or its answer does not match the API: ${error.cause.message}` }
     case "ApiUnexpectedAnswer": {
@@ -222,7 +234,8 @@ export const describeErrorResponse = (status: number, body: unknown, retryAfterH
 
 const isApiError = (error: unknown): error is KnownError | HttpClientError.HttpClientError | Schema.SchemaError | ApiError =>
   HttpClientError.isHttpClientError(error) || Schema.isSchemaError(error) || isDeclared(error) ||
-  error instanceof ApiUnreachable || error instanceof ApiUnexpectedAnswer || error instanceof ApiContractMismatch
+  error instanceof ApiUnreachable || error instanceof ApiUnexpectedAnswer || error instanceof ApiContractMismatch ||
+  error instanceof ApiTokenUnavailable
 
 /** Whatever a typed-client call (or anything else) failed with, described for a person. */
 export const describeApiFailure = (error: unknown): Effect.Effect<ApiFailure> => {

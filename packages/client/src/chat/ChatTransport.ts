@@ -23,7 +23,7 @@ import { ChatResponse } from "@switchboard/domain"
 import type { AgentInfo, AgentName, ChatRequest, UiChunk } from "@switchboard/domain"
 import { Context, Data, Effect, Layer, Result, Schema, Stream } from "effect"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
-import { ApiClient, authHeaders, endpointOf, makeTurnStreams } from "../api/ApiClient.ts"
+import { ApiClient, credentialHeaders, endpointOf, makeTurnStreams } from "../api/ApiClient.ts"
 import type { ApiClientOptions, TurnStreams } from "../api/ApiClient.ts"
 import { describeApiError, describeApiFailure, describeErrorResponse, rootCause } from "../api/ApiFailure.ts"
 import type { ApiError, ApiFailure } from "../api/ApiFailure.ts"
@@ -73,7 +73,7 @@ export class ChatTransport extends Context.Service<ChatTransport, {
     })
   )
 
-  /** Production: HTTP to `baseUrl` with fetch, bearer token when given. */
+  /** Production: HTTP to `baseUrl` with fetch, with the options' credentials (asked per request). */
   static readonly layer = (options: ApiClientOptions): Layer.Layer<ChatTransport> =>
     Layer.effect(
       ChatTransport,
@@ -140,17 +140,14 @@ const makeFetchTransport = (
   typedClient: Effect.Effect<ApiClient["Service"]>
 ): ChatTransport["Service"] => {
   const url = `${options.baseUrl.replace(/\/+$/, "")}${chatEndpoint.path}`
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json",
-    ...authHeaders(options.token)
-  }
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" }
+  const credentials = Effect.mapError(credentialHeaders(options), fromApiError)
   const fail = (failure: ApiFailure, cause?: unknown) =>
     Effect.fail(new ChatTransportError({ ...failure, ...(cause === undefined ? {} : { cause }) }))
 
-  const post = async (request: ChatRequest, signal: AbortSignal): Promise<Answer> => {
+  const post = async (request: ChatRequest, auth: Record<string, string>, signal: AbortSignal): Promise<Answer> => {
     try {
-      const response = await fetch(url, { method: chatEndpoint.method, headers, body: JSON.stringify(request), signal })
+      const response = await fetch(url, { method: chatEndpoint.method, headers: { ...headers, ...auth }, body: JSON.stringify(request), signal })
       return { _tag: "Response", status: response.status, text: await response.text(), retryAfter: response.headers.get("retry-after") }
     } catch (cause) {
       return { _tag: "Unreachable", cause }
@@ -178,7 +175,8 @@ const makeFetchTransport = (
 
   return ChatTransport.of({
     // Interrupting the effect aborts the signal, and with it the request.
-    send: (request) => Effect.flatMap(Effect.promise((signal) => post(request, signal)), answered),
+    send: (request) =>
+      Effect.flatMap(credentials, (auth) => Effect.flatMap(Effect.promise((signal) => post(request, auth, signal)), answered)),
     ...streamedTurns(makeTurnStreams(options)),
     agent: (name) => Effect.flatMap(typedClient, (client) => lookUpAgent(client, name))
   })

@@ -1,5 +1,5 @@
 /**
- * `run(messages, context, { serverUrl, token?, agent? })`: the orchestrator loop for
+ * `run(messages, context, { serverUrl, token? | getToken?, user?, agent? })`: the orchestrator loop for
  * programs that do not write Effect. One user turn — sending, tool calls
  * validated and executed, results sent back, at most `maxIterations` rounds —
  * resolved as a Promise of the messages the turn added (the final assistant
@@ -12,12 +12,16 @@
  * `streaming: false` waits for each answer whole); aborting the signal stops
  * the server's turn as well.
  *
- * The HTTP client of a `(serverUrl, token)` pair is built once and kept for
- * the process (building it compiles the API's schemas): every later `run`
- * against the same server reuses it and its keep-alive connections.
+ * The HTTP client of a `serverUrl` is built once and kept for the process
+ * (building it compiles the API's schemas): every later `run` against the
+ * same server reuses it and its keep-alive connections, whatever its
+ * credentials — they are the call's (`CallerCredentials`), so a JWT per user,
+ * refreshed every few minutes, builds nothing.
  */
 import type { ChatMessage, JsonObject, ToolParameter } from "@switchboard/domain"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
+import { CallerCredentials } from "../api/ApiClient.ts"
+import type { Credentials } from "../api/ApiClient.ts"
 import { MediaTranscriber } from "../api/MediaTranscriber.ts"
 import { makeTransientAgentStore } from "../stores/AgentStore.ts"
 import { makeTransientChatStore } from "../stores/ChatStore.ts"
@@ -39,10 +43,15 @@ export interface RunTool {
   readonly execute: (args: Readonly<Record<string, unknown>>, context: { readonly agentContext: JsonObject | null }) => unknown
 }
 
-export interface RunOptions {
+export interface RunOptions extends Credentials {
   /** The Switchboard server, e.g. `http://127.0.0.1:8787`. */
   readonly serverUrl: string
-  /** Its `CHAT_TOKEN`, when it has one. */
+  /**
+   * A fixed bearer token: a user's JWT, or the server's `CHAT_TOKEN` (then `user` names the user
+   * the turn is for). For JWTs that expire, prefer `getToken`: asked before every request of the
+   * turn, so a long turn outlives its first token. A `getToken` that rejects rejects the run
+   * with a `ChatTransportError` saying so (nothing is sent).
+   */
   readonly token?: string | undefined
   /**
    * The agent to talk to (`agent` in the body); default: the chat's, or the server's default agent.
@@ -74,19 +83,19 @@ type Client = ManagedRuntime.ManagedRuntime<ChatTransport | MediaTranscriber, ne
 
 const clients = new Map<string, Client>()
 
-const clientFor = (serverUrl: string, token: string | undefined): Client => {
-  const key = `${serverUrl}\u0000${token ?? ""}`
-  let client = clients.get(key)
+const clientFor = (serverUrl: string): Client => {
+  let client = clients.get(serverUrl)
   if (client === undefined) {
     client = ManagedRuntime.make(
       Layer.mergeAll(
-        ChatTransport.layer({ baseUrl: serverUrl, token }),
-        MediaTranscriber.layer({ baseUrl: serverUrl, token }),
+        // No credentials of its own: each run's are its `CallerCredentials`.
+        ChatTransport.layer({ baseUrl: serverUrl }),
+        MediaTranscriber.layer({ baseUrl: serverUrl }),
         // No span exporter here: recording the loop's spans would only cost CPU on every step.
         Layer.succeed(References.TracerEnabled, false)
       )
     )
-    clients.set(key, client)
+    clients.set(serverUrl, client)
   }
   return client
 }
@@ -120,8 +129,9 @@ const registryOf = (tools: ReadonlyArray<RunTool>): ToolRegistry => {
  * hits its cap of 8 rounds, that last message says "Reached maximum iteration
  * limit"). Rejects with a `ChatTransportError` (`message`, `status`, `code`;
  * a busy replica's 503 `overloaded` with `retryAfter`, its `message` saying
- * `Switchboard is busy (too many turns at once); retry in 3 s`) when the
- * server or the network fails, with `AgentToolsMissing` when the
+ * `Switchboard is busy (too many turns at once); retry in 3 s`; a refused
+ * token's 401 `unauthenticated`; a `getToken` that rejected, `could not get a
+ * token: …`, nothing sent) when the server, the network or the token fails, with `AgentToolsMissing` when the
  * agent needs a client tool the registry lacks (no request is sent then).
  */
 export const run = async (
@@ -129,7 +139,8 @@ export const run = async (
   context: TurnContext | null | undefined,
   options: RunOptions
 ): Promise<ReadonlyArray<ChatMessage>> => {
-  const client = clientFor(options.serverUrl, options.token)
+  const client = clientFor(options.serverUrl)
+  const credentials: Credentials = { token: options.token, getToken: options.getToken, user: options.user }
   const chatStore = makeTransientChatStore()
   const agentStore = makeTransientAgentStore()
   if (options.chatId !== undefined) chatStore.setState({ chatId: options.chatId })
@@ -152,7 +163,7 @@ export const run = async (
   })
 
   const exit = await client.runPromiseExit(
-    orchestrator.run(undefined, context ?? null),
+    orchestrator.run(undefined, context ?? null).pipe(Effect.provideService(CallerCredentials, credentials)),
     options.signal === undefined ? undefined : { signal: options.signal }
   )
   if (Exit.isSuccess(exit)) return chatStore.getState().messages.slice(before)

@@ -33,6 +33,7 @@ import { isServerMessageId } from "./MessageIds.ts"
 import { TurnStreams } from "./TurnStreams.ts"
 import { firstOversized } from "../db/StoredSize.ts"
 import { Admission } from "../limits/Admission.ts"
+import { UserBudgets } from "../usage/UserBudgets.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
 
@@ -106,6 +107,14 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const streams = yield* TurnStreams
   const limits = yield* RateLimits
   const admission = yield* Admission
+  const budgets = yield* UserBudgets
+
+  /**
+   * A turn past its caller's limits: `CHAT_RPM` (per user when vouched for), then the user's daily
+   * budget — both refused before anything is stored or any provider is called.
+   */
+  const limited = <A, E, R>(request: HttpServerRequest.HttpServerRequest, user: CurrentUser["Service"], turn: Effect.Effect<A, E, R>) =>
+    limits.chatTurn(request, user, Effect.andThen(budgets.check(user.userId), turn))
 
   /** The request's bounds, checked before anything runs: the 400/413 that refuse it whole. */
   const admitted = (payload: ChatRequest, contentLength: string | undefined): TooManyMessages | PayloadTooLarge | undefined => {
@@ -138,7 +147,12 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
    * once when none is left. The turn outlives its request, so once it runs the place is the turn's
    * to give back when it ends; a turn that never ran (refused, failed to start) gives it back here.
    */
-  const admittedStream = (request: HttpServerRequest.HttpServerRequest, payload: OwnedChatRequest, announce?: string) =>
+  const admittedStream = (
+    request: HttpServerRequest.HttpServerRequest,
+    user: CurrentUser["Service"],
+    payload: OwnedChatRequest,
+    announce?: string
+  ) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(admission.enterTurn, (place) => {
         let ran = false
@@ -146,7 +160,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
           ran = true
           return turns.run(payload, live).pipe(Effect.ensuring(place.release))
         }
-        return restore(limits.chatTurn(request, streamed(payload, run, announce))).pipe(
+        return restore(limited(request, user, streamed(payload, run, announce))).pipe(
           Effect.onExit((exit) => Exit.isFailure(exit) && !ran ? place.release : Effect.void)
         )
       })
@@ -164,11 +178,12 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     chat: Effect.fn(function*({ payload, request }) {
       const refused = admitted(payload, request.headers["content-length"])
       if (refused !== undefined) return yield* refused
-      const owned = ownedBy((yield* CurrentUser).userId, payload)
-      if (wantsEventStream(request.headers.accept)) return yield* admittedStream(request, owned)
+      const user = yield* CurrentUser
+      const owned = ownedBy(user.userId, payload)
+      if (wantsEventStream(request.headers.accept)) return yield* admittedStream(request, user, owned)
       // Without a chat there is nothing to follow or stop: the plain call, as ever.
       const turn = owned.chatId === undefined ? turns.run(owned) : streams.run(owned.chatId, false, (live) => turns.run(owned, live))
-      return yield* admission.turn(limits.chatTurn(request, turn.pipe(Effect.catchTag("ProviderError", toWireError))))
+      return yield* admission.turn(limited(request, user, turn.pipe(Effect.catchTag("ProviderError", toWireError))))
     }),
     list: Effect.fn(function*({ query }) {
       const { userId } = yield* CurrentUser
@@ -185,12 +200,12 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     follow: ({ params }) => Effect.flatMap(own(params.chatId), follow),
     stop: ({ params }) => own(params.chatId).pipe(Effect.flatMap(streams.stop), Effect.map((stopped) => ({ stopped }))),
     uiChat: Effect.fn(function*({ payload, request }) {
-      const { userId } = yield* CurrentUser
-      const chatRequest = yield* fromUiRequest(repo, userId, payload)
+      const user = yield* CurrentUser
+      const chatRequest = yield* fromUiRequest(repo, user.userId, payload)
       const refused = admitted(chatRequest, request.headers["content-length"])
       if (refused !== undefined) return yield* refused
       const last = payload.messages[payload.messages.length - 1]
-      return yield* admittedStream(request, ownedBy(userId, chatRequest), last?.role === "assistant" ? last.id : undefined)
+      return yield* admittedStream(request, user, ownedBy(user.userId, chatRequest), last?.role === "assistant" ? last.id : undefined)
     }),
     uiFollow: ({ params }) => Effect.flatMap(own(params.id), follow),
     uiMessages: ({ params }) =>

@@ -37,13 +37,16 @@ import { TurnComposer } from "./TurnComposer.ts"
  */
 const maxOpenings = 3
 
-/** A turn's request as the server runs it: its chat, when it has one, as the caller's (`ChatKey`). */
-export type OwnedChatRequest = Omit<ChatRequest, "chatId"> & { readonly chatId?: ChatKey }
+/**
+ * A turn's request as the server runs it: its user's (whose budget its calls spend, whom its usage
+ * is counted for), its chat, when it has one, as that user's (`ChatKey`).
+ */
+export type OwnedChatRequest = Omit<ChatRequest, "chatId"> & { readonly userId: string; readonly chatId?: ChatKey }
 
 /** The request's chat taken as `userId`'s: the only way a client's `chatId` becomes a chat. */
 export const ownedBy = (userId: string, request: ChatRequest): OwnedChatRequest => {
   const { chatId, ...rest } = request
-  return chatId === undefined ? rest : { ...rest, chatId: chatKey(userId, chatId) }
+  return chatId === undefined ? { ...rest, userId } : { ...rest, userId, chatId: chatKey(userId, chatId) }
 }
 
 export class ChatTurns extends Context.Service<ChatTurns, {
@@ -152,7 +155,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
               ? composer.unpersisted(request.messages, turn.context, turn.agent, live)
               : persisted(request, request.chatId, turn, live)
           ),
-          invokeAgent({ kind: "chat", agent: request.agent ?? agents.defaultName, chatId: request.chatId })
+          invokeAgent({ kind: "chat", agent: request.agent ?? agents.defaultName, userId: request.userId, chatId: request.chatId })
         )
     })
   }))

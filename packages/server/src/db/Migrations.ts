@@ -18,6 +18,7 @@ import turnChunks from "./migrations/0009_turn_chunks.ts"
 import usage from "./migrations/0010_usage.ts"
 import rateLimits from "./migrations/0011_rate_limits.ts"
 import chatUsers from "./migrations/0012_chat_users.ts"
+import usageUsers from "./migrations/0013_usage_users.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -31,7 +32,8 @@ export const migrations = {
   "0009_turn_chunks": turnChunks,
   "0010_usage": usage,
   "0011_rate_limits": rateLimits,
-  "0012_chat_users": chatUsers
+  "0012_chat_users": chatUsers,
+  "0013_usage_users": usageUsers
 }
 
 export const migrationCount = Object.keys(migrations).length

@@ -49,12 +49,14 @@ export const layer = Layer.effect(ChatAuth, Effect.gen(function*() {
         const named = yield* namedUser
         if (named instanceof InvalidRequest) return yield* named
         let userId: string
+        let vouched = true
         if (token !== undefined && given !== "" && tokenMatches(token, given)) {
           // A trusted backend: with users signed in by JWT it must say whose request this is.
           if (verify !== undefined && named === undefined) {
             return yield* new InvalidRequest({ error: `Missing ${USER_HEADER} header: CHAT_TOKEN acts for the user it names` })
           }
           userId = named ?? DEFAULT_USER
+          vouched = named !== undefined
         } else if (verify !== undefined) {
           if (given === "") return yield* refused(what)
           const verified = yield* verify(given)
@@ -67,8 +69,9 @@ export const layer = Layer.effect(ChatAuth, Effect.gen(function*() {
           return yield* refused(what)
         } else {
           userId = named ?? DEFAULT_USER
+          vouched = false
         }
-        return yield* Effect.provideService(httpEffect, CurrentUser, CurrentUser.of({ userId }))
+        return yield* Effect.provideService(httpEffect, CurrentUser, CurrentUser.of({ userId, vouched }))
       })
   })
 }))

@@ -6,7 +6,12 @@
  *   `/operator/…`) answer `index.html` — the client-side router takes it from
  *   there — revalidated on every load (`no-cache`), under the console's strict
  *   Content-Security-Policy: its own scripts, styles and API only, no inline
- *   script, no framing by another site.
+ *   script, no framing by another site. Images: its own, and those of the
+ *   origins `CONSOLE_IMAGE_ORIGINS` lists — which the console is told in a
+ *   `<meta name="switchboard-image-origins">` added to `index.html`, so the
+ *   markdown of an answer shows an image of any other origin as a link and the
+ *   page never asks another origin for anything (docs/users.md, "No leak
+ *   through the page").
  * - `/assets/<name>`: Vite's hashed files, cached for a year (`immutable`: a
  *   new build has new names), compressed once per process (brotli or gzip, as
  *   the docs page is). A name that is not a plain file name (`..`, `/`, an
@@ -27,22 +32,35 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readFile } from "node:fs/promises"
 import { extname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { invalidSetting } from "../system/InvalidSetting.ts"
+import { CONSOLE_IMAGE_ORIGINS_EXPECTED, consoleImageOrigins } from "../system/Settings.ts"
 import { chooseCoding, compress } from "./ApiDocs.ts"
 import type { CompressedBody } from "./ApiDocs.ts"
 
-/** The console's documents: its own origin for everything, no inline script or style, never framed by another site. */
-export const CONSOLE_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "connect-src 'self'",
-  "frame-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'"
-].join("; ")
+/**
+ * The console's documents: its own origin for everything, no inline script or style, never framed
+ * by another site; images also from `imageOrigins` (`CONSOLE_IMAGE_ORIGINS`, already normalized:
+ * nothing in an origin can break out of its directive).
+ */
+export const consoleCsp = (imageOrigins: ReadonlyArray<string> = []): string =>
+  [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    ["img-src 'self' data: blob:", ...imageOrigins].join(" "),
+    "connect-src 'self'",
+    "frame-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'"
+  ].join("; ")
+
+/** The policy without `CONSOLE_IMAGE_ORIGINS`. */
+export const CONSOLE_CSP = consoleCsp()
+
+/** The `<meta>` the console reads its image origins from (packages/web/src/chat/ImagePolicy.ts). */
+export const IMAGE_ORIGINS_META = "switchboard-image-origins"
 
 /** The demo frame: the demo's own inline scripts and styles, no network, no form, sandboxed (an opaque origin). */
 export const SANDBOX_CSP = [
@@ -96,23 +114,41 @@ const notFound = HttpServerResponse.empty({ status: 404 })
 /** A file's bytes, or `undefined` when it cannot be read (missing, a directory). */
 const read = (path: string) => Effect.promise(() => readFile(path).then((bytes) => bytes as Uint8Array | undefined, () => undefined))
 
-const document = (path: string, csp: string) =>
+const document = (path: string, csp: string, edit: (bytes: Uint8Array) => Uint8Array = (bytes) => bytes) =>
   Effect.map(read(path), (bytes) =>
-    bytes === undefined ? undefined : HttpServerResponse.uint8Array(bytes, {
+    bytes === undefined ? undefined : HttpServerResponse.uint8Array(edit(bytes), {
       contentType: "text/html; charset=utf-8",
       headers: { ...COMMON_HEADERS, "cache-control": "no-cache", "content-security-policy": csp }
     }))
 
-/** The console's routes over the build in `dir`. */
-export const routes = (dir: string) =>
+const escapeAttribute = (value: string) =>
+  value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+/**
+ * `index.html` with the image origins' `<meta>` in its head (before `</head>`, else first): none
+ * when there are none, the build's bytes untouched.
+ */
+export const withImageOrigins = (imageOrigins: ReadonlyArray<string>) => {
+  if (imageOrigins.length === 0) return (bytes: Uint8Array) => bytes
+  const meta = `<meta name="${IMAGE_ORIGINS_META}" content="${escapeAttribute(imageOrigins.join(" "))}">`
+  return (bytes: Uint8Array): Uint8Array => {
+    const html = Buffer.from(bytes).toString("utf8")
+    const head = html.search(/<\/head\s*>/i)
+    const doctype = /^\s*<!doctype[^>]*>/i.exec(html)?.[0].length ?? 0
+    const at = head >= 0 ? head : doctype
+    return Buffer.from(`${html.slice(0, at)}${meta}${html.slice(at)}`, "utf8")
+  }
+}
+
+/** The console's routes over the build in `dir`; markdown images also from `imageOrigins` (normalized origins). */
+export const routes = (dir: string, imageOrigins: ReadonlyArray<string> = []) =>
   HttpRouter.use(Effect.fnUntraced(function*(router) {
     // Compressed once per name per process: the names are hashes of the contents.
     const compressed = new Map<string, CompressedBody & { readonly identity: Uint8Array }>()
+    const csp = consoleCsp(imageOrigins)
+    const indexDocument = document(join(dir, "index.html"), csp, withImageOrigins(imageOrigins))
 
-    const index = Effect.map(
-      document(join(dir, "index.html"), CONSOLE_CSP),
-      (response) => response ?? notFound
-    )
+    const index = Effect.map(indexDocument, (response) => response ?? notFound)
 
     const asset = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -133,16 +169,25 @@ export const routes = (dir: string) =>
     })
 
     // Without a build, `/` is the API's documentation, as before the console.
-    yield* router.add("GET", "/", Effect.map(document(join(dir, "index.html"), CONSOLE_CSP), (response) =>
+    yield* router.add("GET", "/", Effect.map(indexDocument, (response) =>
       response ?? HttpServerResponse.redirect("/docs", { status: 302 })))
     for (const path of ["/chats/*", "/operator/*"] as const) yield* router.add("GET", path, index)
     yield* router.add("GET", "/sandbox.html", Effect.map(document(join(dir, "sandbox.html"), SANDBOX_CSP), (response) => response ?? notFound))
     yield* router.add("GET", "/assets/*", asset)
   }))
 
-/** The console over `WEB_DIR`, by default the build's `dist/web`. */
+/**
+ * The console over `WEB_DIR`, by default the build's `dist/web`, with `CONSOLE_IMAGE_ORIGINS`
+ * (checked before the server starts, `Settings.ts`: an invalid value here is a defect).
+ */
 export const layer = Layer.unwrap(Effect.gen(function*() {
   const configured = yield* Config.option(Config.String("WEB_DIR")).pipe(Effect.orElseSucceed(() => Option.none()))
   const dir = Option.getOrElse(Option.filter(Option.map(configured, (s) => s.trim()), (s) => s !== ""), () => DEFAULT_WEB_DIR)
-  return routes(dir)
+  const images = yield* Config.option(Config.String("CONSOLE_IMAGE_ORIGINS")).pipe(Effect.orElseSucceed(() => Option.none()))
+  const value = Option.getOrElse(images, () => "")
+  const imageOrigins = consoleImageOrigins(value)
+  if (imageOrigins === undefined) {
+    return yield* Effect.die(new Error(invalidSetting("CONSOLE_IMAGE_ORIGINS", value, CONSOLE_IMAGE_ORIGINS_EXPECTED)))
+  }
+  return routes(dir, imageOrigins)
 }))

@@ -32,6 +32,7 @@ import type { ClaimedJob } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
+import { userOf } from "../chat/ChatKey.ts"
 
 /** This process's name in leases: readable in the table, unique per start. */
 export const makeOwner = (role: string) => `${role}:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
@@ -86,7 +87,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       input,
       reportActivity: (line) => repo.reportActivity(job.id, owner, line.slice(0, 500))
     }).pipe(
-      invokeAgent({ kind: "job", agent: job.kind, chatId: job.chatId, jobId: job.id }),
+      invokeAgent({ kind: "job", agent: job.kind, userId: userOf(job.chatId), chatId: job.chatId, jobId: job.id }),
       Effect.timeoutOption(config.timeoutMs),
       Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${config.timeoutMs} ms`))),
       Effect.catchCause((cause) =>

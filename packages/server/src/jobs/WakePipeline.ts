@@ -57,6 +57,7 @@ import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 import { storableResult } from "./StorableResult.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
+import { userOf } from "../chat/ChatKey.ts"
 import { recordSteerLag } from "../telemetry/Metrics.ts"
 
 /** Wakes fired at once by this server (each in its own chat). */
@@ -113,7 +114,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
             generation: job.generation,
             settles: { id: job.id, status },
             live
-          }).pipe(invokeAgent({ kind: "wake", agent: job.agent, chatId: job.chatId, jobId: job.id })))
+          }).pipe(invokeAgent({ kind: "wake", agent: job.agent, userId: userOf(job.chatId), chatId: job.chatId, jobId: job.id })))
         return yield* withLease(repo, job.id, owner, config.leaseMs, turn).pipe(
           Effect.map(Option.getOrElse(() => ({ _tag: "LeaseLost" }) as const))
         )

@@ -1,11 +1,13 @@
 /**
  * The shared rate limits (docs/configuration.md, "Rate limits"):
  *
- * - `CHAT_RPM`: chat turns a minute per bearer token — its SHA-256, never the
- *   token itself, names the bucket — or, for a request without one, per
- *   client address: the socket's peer address (no `X-Forwarded-For` is
- *   believed, so behind a proxy every client without a token shares the
- *   proxy's address and its limit);
+ * - `CHAT_RPM`: chat turns a minute per user when the user is vouched for (a
+ *   verified JWT's `sub`, or the user a backend holding `CHAT_TOKEN` names);
+ *   else per bearer token — its SHA-256, never the token itself, names the
+ *   bucket — or, for a request without one, per client address: the
+ *   socket's peer address (no `X-Forwarded-For` is believed, so behind a
+ *   proxy every client without a token shares the proxy's address and its
+ *   limit);
  * - `PLANNER_HOST_RPM`: planner decisions a minute per host.
  *
  * A request over its limit is refused with 429 `rate_limited` and
@@ -15,6 +17,7 @@
  * costs nothing: the request runs as it is, no statement is sent, and no
  * sweep runs.
  */
+import type { CurrentUser } from "@switchboard/domain"
 import { RateLimited } from "@switchboard/domain"
 import { Config, Context, Duration, Effect, Layer, Option, Random, Schema } from "effect"
 import type { HttpServerRequest } from "effect/http"
@@ -49,6 +52,8 @@ export const secondsUntilAccepted = (take: Take, limit: number): number => {
   return Math.max(1, Math.ceil(at - elapsed))
 }
 
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex")
+
 /** The bearer token of an `Authorization` header, if it has one. */
 const bearerOf = (authorization: string | undefined): string | undefined => {
   if (authorization === undefined) return undefined
@@ -57,25 +62,32 @@ const bearerOf = (authorization: string | undefined): string | undefined => {
 }
 
 /**
- * The chat bucket of a request: with `CHAT_TOKEN` set (`tokenChecked`: every request that gets
+ * The chat bucket of a request: its user's when vouched for (`CurrentUser`); a header anyone can
+ * change with each request is not a key. Otherwise, with `CHAT_TOKEN` set (`tokenChecked`: every request that gets
  * here carries it), its bearer token's SHA-256; else the socket's peer address. A token nobody
  * checked is not a key: a client sending a new one with every request would have a new bucket,
  * and no limit, each time.
  */
 export const chatBucket = (
   request: HttpServerRequest.HttpServerRequest,
+  user: CurrentUser["Service"],
   tokenChecked: boolean
 ): { readonly bucket: string; readonly per: string } => {
+  if (user.vouched) return { bucket: `chat:user:${sha256(user.userId)}`, per: "user" }
   const token = tokenChecked ? bearerOf(request.headers["authorization"]) : undefined
   if (token !== undefined) {
-    return { bucket: `chat:token:${createHash("sha256").update(token, "utf8").digest("hex")}`, per: "bearer token" }
+    return { bucket: `chat:token:${sha256(token)}`, per: "bearer token" }
   }
   return { bucket: `chat:address:${Option.getOrElse(request.peerAddress, () => "unknown")}`, per: "client address" }
 }
 
 export class RateLimits extends Context.Service<RateLimits, {
-  /** The chat turn `turn`, unless `request`'s caller is over `CHAT_RPM`; `turn` itself when it is unset. */
-  chatTurn<A, E, R>(request: HttpServerRequest.HttpServerRequest, turn: Effect.Effect<A, E, R>): Effect.Effect<A, E | RateLimited, R>
+  /** The chat turn `turn`, unless `request`'s caller (`user`) is over `CHAT_RPM`; `turn` itself when it is unset. */
+  chatTurn<A, E, R>(
+    request: HttpServerRequest.HttpServerRequest,
+    user: CurrentUser["Service"],
+    turn: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | RateLimited, R>
   /** The planner decision `decide`, unless the host is over `PLANNER_HOST_RPM`; `decide` itself when it is unset. */
   plannerDecision<A, E, R>(hostId: string, decide: Effect.Effect<A, E, R>): Effect.Effect<A, E | RateLimited, R>
 }>()("switchboard/server/limits/RateLimits") {
@@ -83,7 +95,7 @@ export class RateLimits extends Context.Service<RateLimits, {
     const chatRpm = yield* ChatRpmConfig
     const hostRpm = yield* PlannerHostRpmConfig
     if (chatRpm === undefined && hostRpm === undefined) {
-      return RateLimits.of({ chatTurn: (_, turn) => turn, plannerDecision: (_, decide) => decide })
+      return RateLimits.of({ chatTurn: (_, __, turn) => turn, plannerDecision: (_, decide) => decide })
     }
     const repo = yield* RateLimitsRepo
     const tokenChecked = (yield* ChatToken) !== undefined
@@ -103,8 +115,8 @@ export class RateLimits extends Context.Service<RateLimits, {
       })
 
     return RateLimits.of({
-      chatTurn: chatRpm === undefined ? (_, turn) => turn : (request, turn) => {
-        const { bucket, per } = chatBucket(request, tokenChecked)
+      chatTurn: chatRpm === undefined ? (_, __, turn) => turn : (request, user, turn) => {
+        const { bucket, per } = chatBucket(request, user, tokenChecked)
         return Effect.andThen(admit(bucket, chatRpm, `${chatRpm} chat turns a minute per ${per} (CHAT_RPM)`), turn)
       },
       plannerDecision: hostRpm === undefined ? (_, decide) => decide : (hostId, decide) =>

@@ -25,7 +25,7 @@
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Random } from "effect"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
-import { windowStart } from "../usage/HostBudgets.ts"
+import { windowStart } from "../usage/BudgetWindow.ts"
 import { UsageRepo } from "../usage/UsageRepo.ts"
 
 export const DEFAULT_RETENTION = "7 days"

@@ -82,6 +82,9 @@ const toWireError = (error: ProviderError, timeoutMs: number): PlannerProviderEr
       return new PlannerProviderError({ error: "LLM provider error: the provider's answer is too large", reason })
     case "NotConfigured":
       return new PlannerProviderError({ error: "LLM provider error: the provider is not configured", reason })
+    case "BudgetExceeded":
+      // The planner's calls serve hosts, no user: its own budget check comes first (HostBudgets).
+      return new PlannerProviderError({ error: "LLM provider error: the call's token budget is used up", reason })
   }
 }
 

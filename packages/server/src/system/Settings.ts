@@ -72,6 +72,32 @@ const corsOrigins = (value: string) =>
     }
   })
 
+/** What `CONSOLE_IMAGE_ORIGINS` accepts, as the refusal says it. */
+export const CONSOLE_IMAGE_ORIGINS_EXPECTED =
+  "a comma-separated list of http(s) origins such as https://images.example.com: scheme, host and an optional port, no path"
+
+/** An origin as written: `http(s)://host[:port]`, a trailing `/` tolerated; no wildcard, user, path, query or fragment. */
+const IMAGE_ORIGIN = /^https?:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::\d{1,5})?\/?$/i
+
+/**
+ * `CONSOLE_IMAGE_ORIGINS`: the origins the web console may load a markdown image from (its own
+ * origin always), normalized (`https://Images.example.com:443/` → `https://images.example.com`);
+ * `undefined` when an entry is not such an origin. Blank entries are skipped.
+ */
+export const consoleImageOrigins = (value: string): ReadonlyArray<string> | undefined => {
+  const origins: Array<string> = []
+  for (const entry of value.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    if (!IMAGE_ORIGIN.test(entry)) return undefined
+    try {
+      const origin = new URL(entry).origin
+      if (!origins.includes(origin)) origins.push(origin)
+    } catch {
+      return undefined
+    }
+  }
+  return origins
+}
+
 /** OpenTelemetry's `key=value,key=value` (values may be percent-encoded). */
 const resourceAttributes = (value: string) =>
   value.split(",").every((pair) => {
@@ -214,6 +240,13 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   { name: "CHROMIUM_PATH", blankIsUnset: true },
   // The web console: a directory the server reads its build from (docs/console.md); a missing one serves no console.
   { name: "WEB_DIR", blankIsUnset: true },
+  // Where the console may load a markdown image from besides itself (docs/users.md#no-leak-through-the-page).
+  {
+    name: "CONSOLE_IMAGE_ORIGINS",
+    expected: CONSOLE_IMAGE_ORIGINS_EXPECTED,
+    accepts: (value) => consoleImageOrigins(value) !== undefined,
+    blankIsUnset: true
+  },
   { name: "JOB_VISUAL_VISION", expected: "1 or 0 (true/false, yes/no, on/off)", accepts: flag, blankIsUnset: true },
   { name: "TURN_MARKER_GRACE_MS", expected: NON_NEGATIVE, accepts: wholeNumber(0) },
   // Hosts and the planner
@@ -221,6 +254,12 @@ export const SETTINGS: ReadonlyArray<Setting> = [
   {
     name: "PLANNER_HOST_DAILY_TOKENS",
     expected: "a whole number of tokens, 0 or more (a host's default budget per 24 hours; unset: none)",
+    accepts: wholeNumber(0),
+    blankIsUnset: true
+  },
+  {
+    name: "USER_DAILY_TOKENS",
+    expected: "a whole number of tokens, 0 or more (every user's budget per 24 hours; unset: none)",
     accepts: wholeNumber(0),
     blankIsUnset: true
   },

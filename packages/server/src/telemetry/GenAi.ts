@@ -45,6 +45,8 @@ export const CaptureContent = Context.Reference<boolean>("switchboard/server/tel
 export interface AgentScope {
   readonly kind: CallKind
   readonly agent?: string | undefined
+  /** Whose request, wake turn or job it is (a planner decision is no user's). */
+  readonly userId?: string | undefined
   readonly chatId?: string | undefined
   readonly jobId?: string | undefined
   readonly taskId?: string | undefined
@@ -61,6 +63,9 @@ interface CurrentAgent extends AgentScope {
 const Current = Context.Reference<CurrentAgent | undefined>("switchboard/server/telemetry/CurrentAgent", {
   defaultValue: () => undefined
 })
+
+/** What the calls of the current fiber serve, as the enclosing `invokeAgent` said (none outside one). */
+export const currentScope: Effect.Effect<AgentScope | undefined> = Effect.withFiber((fiber) => Effect.succeed(fiber.getRef(Current)))
 
 
 /** Content attributes are cut at this many characters: a span stays a span, not a transcript store. */

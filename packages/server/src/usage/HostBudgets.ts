@@ -12,19 +12,13 @@
  * more.
  */
 import type { HostBudget } from "@switchboard/domain"
-import type { HostNotFound } from "@switchboard/domain"
-import { BudgetExceeded } from "@switchboard/domain"
+import type { BudgetExceeded, HostNotFound } from "@switchboard/domain"
 import { hostNotFound } from "../hosts/HostsRepo.ts"
 import { Clock, Config, Context, Effect, Layer, Option } from "effect"
+import { overBudget, windowStart, withPending } from "./BudgetWindow.ts"
 import { UsageLedger } from "./UsageLedger.ts"
-import { HOUR_MS, hourOf, UsageRepo } from "./UsageRepo.ts"
+import { UsageRepo } from "./UsageRepo.ts"
 import type { HostBudgetRow } from "./UsageRepo.ts"
-
-/** Hours before the current one counted in a budget's window. */
-export const WINDOW_HOURS = 24
-
-/** The first hour a budget's window counts at `now`: the usage retention never deletes it. */
-export const windowStart = (now: number): number => hourOf(now) - WINDOW_HOURS * HOUR_MS
 
 export class HostBudgets extends Context.Service<HostBudgets, {
   /**
@@ -42,20 +36,14 @@ export class HostBudgets extends Context.Service<HostBudgets, {
     const configured = Option.getOrUndefined(yield* Config.String("PLANNER_HOST_DAILY_TOKENS").pipe(Config.option))?.trim()
     const defaultDailyTokens = configured === undefined || configured === "" ? null : Number(configured)
 
-    /** The host's budget row with this replica's unflushed calls added, and the window's first hour. */
+    /** The host's budget row with this replica's unflushed calls added. */
     const read = (hostId: string) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const fromHour = windowStart(now)
         const row = yield* repo.hostBudget(hostId, fromHour)
         if (row === undefined) return undefined
-        const pending = ledger.pending(hostId, fromHour)
-        const oldest = [row.oldestHour, pending.oldestHour].filter((h) => h !== undefined)
-        const merged: HostBudgetRow = {
-          dailyTokens: row.dailyTokens,
-          used: row.used + pending.used,
-          oldestHour: oldest.length === 0 ? undefined : Math.min(...oldest)
-        }
+        const merged: HostBudgetRow = { dailyTokens: row.dailyTokens, ...withPending(row, ledger, (key) => key.hostId === hostId, fromHour) }
         return { now, row: merged }
       })
 
@@ -76,19 +64,10 @@ export class HostBudgets extends Context.Service<HostBudgets, {
         (own ?? defaultDailyTokens) === null ? Effect.void : Effect.flatMap(read(hostId), (found) => {
           // An unknown host never gets here: its token was checked first.
           if (found === undefined) return Effect.void
-          const { now, row } = found
-          const limit = row.dailyTokens ?? defaultDailyTokens
-          if (limit === null || row.used < limit) return Effect.void
-          // The oldest counted hour leaves the window when the hour after the window's length begins.
-          const freedAt = (row.oldestHour ?? hourOf(now)) + (WINDOW_HOURS + 1) * HOUR_MS
-          const retryAfter = Math.max(1, Math.ceil((freedAt - now) / 1000))
-          return Effect.fail(new BudgetExceeded({
-            error: `Host ${hostId} used ${row.used} of its ${limit} planner tokens over the last 24 hours; ` +
-              `retry in ${retryAfter} seconds, or raise its budget (PUT /admin/hosts/${hostId}/budget)`,
-            limit,
-            used: row.used,
-            retryAfter
-          }))
+          const refused = overBudget(found.row, found.row.dailyTokens ?? defaultDailyTokens, found.now, (used, limit, retryAfter) =>
+            `Host ${hostId} used ${used} of its ${limit} planner tokens over the last 24 hours; ` +
+            `retry in ${retryAfter} seconds, or raise its budget (PUT /admin/hosts/${hostId}/budget)`)
+          return refused === undefined ? Effect.void : Effect.fail(refused)
         }),
       view,
       set: (hostId, dailyTokens) =>

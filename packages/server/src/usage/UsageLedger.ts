@@ -12,12 +12,13 @@
  */
 import type { ProviderUsage, UsageKind } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer, Semaphore } from "effect"
-import type { HostWindow, UsageKey, UsageTotals } from "./UsageRepo.ts"
+import type { UsageKey, UsageTotals, UsageWindow } from "./UsageRepo.ts"
 import { hourOf, UsageRepo } from "./UsageRepo.ts"
 
 /** What a provider call serves; absent fields are not part of it. */
 export interface UsageScope {
   readonly kind: UsageKind
+  readonly userId?: string | undefined
   readonly chatId?: string | undefined
   readonly jobId?: string | undefined
   readonly hostId?: string | undefined
@@ -51,8 +52,8 @@ export class UsageLedger extends Context.Service<UsageLedger, {
   count(scope: UsageScope, model: string, usage: ProviderUsage | undefined): void
   /** Adds what is counted to the database now. */
   readonly flush: Effect.Effect<void>
-  /** A host's planner tokens counted here and not flushed yet, since `fromHour`. */
-  pending(hostId: string, fromHour: number): HostWindow
+  /** The tokens of the rows `select` takes counted here and not flushed yet, since `fromHour` (a host's, a user's). */
+  pending(select: (key: UsageKey) => boolean, fromHour: number): UsageWindow
 }>()("switchboard/server/usage/UsageLedger") {
   static readonly make = (flushEvery: Duration.Input) => Layer.effect(UsageLedger, Effect.gen(function*() {
     const repo = yield* UsageRepo
@@ -62,7 +63,7 @@ export class UsageLedger extends Context.Service<UsageLedger, {
     let dropped = 0
 
     const add = (key: UsageKey, totals: UsageTotals, into: Map<string, readonly [UsageKey, UsageTotals]>) => {
-      const id = `${key.hour}\u0000${key.kind}\u0000${key.chatId}\u0000${key.jobId}\u0000${key.hostId}\u0000${key.taskId}\u0000${key.profileId}\u0000${key.model}`
+      const id = `${key.hour}\u0000${key.kind}\u0000${key.userId}\u0000${key.chatId}\u0000${key.jobId}\u0000${key.hostId}\u0000${key.taskId}\u0000${key.profileId}\u0000${key.model}`
       const entry = into.get(id)
       if (entry !== undefined) {
         const sum = entry[1]
@@ -123,6 +124,7 @@ export class UsageLedger extends Context.Service<UsageLedger, {
         add({
           hour: hourOf(Date.now()),
           kind: scope.kind,
+          userId: scope.userId ?? "",
           chatId: scope.chatId ?? "",
           jobId: scope.jobId ?? "",
           hostId: scope.hostId ?? "",
@@ -138,13 +140,13 @@ export class UsageLedger extends Context.Service<UsageLedger, {
       flush: flushOnce,
       // Counted here and not in the database yet: waiting, and being flushed (a flush that lands
       // while a budget is read may count a moment twice; never not at all).
-      pending: (hostId, fromHour) => {
+      pending: (select, fromHour) => {
         let used = 0
         let oldestHour: number | undefined
         for (const entries of [counted.values(), flushing]) {
           for (const [key, totals] of entries) {
             const n = totals.inputTokens + totals.outputTokens
-            if (key.hostId !== hostId || key.hour < fromHour || n === 0) continue
+            if (key.hour < fromHour || n === 0 || !select(key)) continue
             used += n
             oldestHour = oldestHour === undefined ? key.hour : Math.min(oldestHour, key.hour)
           }

@@ -15,6 +15,7 @@ import { SqlClient } from "effect/sql"
 export interface UsageKey {
   readonly hour: number
   readonly kind: UsageKind
+  readonly userId: string
   readonly chatId: string
   readonly jobId: string
   readonly hostId: string
@@ -37,17 +38,18 @@ export interface UsageFilter {
   readonly hostId: string | undefined
   readonly taskId: string | undefined
   readonly chatId: string | undefined
+  readonly userId: string | undefined
   readonly limit: number
 }
 
-/** A host's planner tokens since `fromHour`, with the oldest hour that has any (when one has). */
-export interface HostWindow {
+/** Tokens (input and output) since `fromHour`, with the oldest hour that has any (when one has). */
+export interface UsageWindow {
   readonly used: number
   readonly oldestHour: number | undefined
 }
 
 /** A host's own budget and its window; `undefined` for a host that does not exist. */
-export interface HostBudgetRow extends HostWindow {
+export interface HostBudgetRow extends UsageWindow {
   readonly dailyTokens: number | null
 }
 
@@ -61,6 +63,8 @@ export class UsageRepo extends Context.Service<UsageRepo, {
   /** Totals grouped by `filter.groupBy`, most tokens first, at most `limit`; calls without the grouped field left out. */
   report(filter: UsageFilter): Effect.Effect<ReadonlyArray<UsageRow>>
   hostBudget(hostId: string, fromHour: number): Effect.Effect<HostBudgetRow | undefined>
+  /** A user's tokens since `fromHour`: their turns', wake turns' and jobs' (`USER_DAILY_TOKENS`). */
+  userWindow(userId: string, fromHour: number): Effect.Effect<UsageWindow>
   /** Sets a host's own budget (null: none); false when there is no such host. */
   setHostBudget(hostId: string, dailyTokens: number | null): Effect.Effect<boolean>
   /** Deletes at most `limit` rows of hours before `beforeMs`; answers how many. */
@@ -75,6 +79,7 @@ export class UsageRepo extends Context.Service<UsageRepo, {
           sql.insert(Arr.map(entries, ([key, totals]): Record<string, unknown> => ({
             hour: new Date(key.hour).toISOString(),
             kind: key.kind,
+            user_id: key.userId,
             chat_id: key.chatId,
             job_id: key.jobId,
             host_id: key.hostId,
@@ -87,7 +92,7 @@ export class UsageRepo extends Context.Service<UsageRepo, {
             cached_input_tokens: totals.cachedInputTokens
           })))
         }
-          ON CONFLICT (hour, kind, chat_id, job_id, host_id, task_id, profile_id, model) DO UPDATE SET
+          ON CONFLICT (hour, kind, user_id, chat_id, job_id, host_id, task_id, profile_id, model) DO UPDATE SET
             calls = usage_hourly.calls + excluded.calls,
             input_tokens = usage_hourly.input_tokens + excluded.input_tokens,
             output_tokens = usage_hourly.output_tokens + excluded.output_tokens,
@@ -101,7 +106,7 @@ export class UsageRepo extends Context.Service<UsageRepo, {
             FROM (
               SELECT CASE ${f.groupBy}::text
                        WHEN 'host' THEN host_id WHEN 'task' THEN task_id WHEN 'chat' THEN chat_id
-                       WHEN 'model' THEN model ELSE kind END AS key,
+                       WHEN 'model' THEN model WHEN 'user' THEN user_id ELSE kind END AS key,
                      calls, input_tokens, output_tokens, cached_input_tokens
               FROM usage_hourly
               WHERE hour >= ${new Date(f.fromHour).toISOString()}::timestamptz
@@ -109,6 +114,7 @@ export class UsageRepo extends Context.Service<UsageRepo, {
                 AND (${f.hostId ?? null}::text IS NULL OR host_id = ${f.hostId ?? null})
                 AND (${f.taskId ?? null}::text IS NULL OR task_id = ${f.taskId ?? null})
                 AND (${f.chatId ?? null}::text IS NULL OR chat_id = ${f.chatId ?? null})
+                AND (${f.userId ?? null}::text IS NULL OR user_id = ${f.userId ?? null})
             ) AS counted
             WHERE key <> ''
             GROUP BY key
@@ -142,6 +148,20 @@ export class UsageRepo extends Context.Service<UsageRepo, {
               used: Number(row.used ?? 0),
               oldestHour: row.oldest === null ? undefined : new Date(row.oldest).getTime()
             }
+        ).pipe(Effect.orDie),
+
+      // One statement, by the user's index: every call of a user with a budget reads it first.
+      userWindow: (userId, fromHour) =>
+        Effect.map(
+          sql<{ used: number | null; oldest: Date | string | null }>`
+            SELECT sum(input_tokens + output_tokens)::float8 AS used, min(hour) AS oldest
+            FROM usage_hourly
+            WHERE user_id = ${userId} AND user_id <> '' AND hour >= ${new Date(fromHour).toISOString()}::timestamptz
+              AND input_tokens + output_tokens > 0`,
+          ([row]) => ({
+            used: Number(row?.used ?? 0),
+            oldestHour: row?.oldest === null || row?.oldest === undefined ? undefined : new Date(row.oldest).getTime()
+          })
         ).pipe(Effect.orDie),
 
       setHostBudget: (hostId, dailyTokens) =>

@@ -4,7 +4,8 @@
  * answer (other replicas' within about a second).
  */
 import type { UsageGroupBy, UsageReport } from "@switchboard/domain"
-import { InvalidRequest } from "@switchboard/domain"
+import { DEFAULT_USER, InvalidRequest } from "@switchboard/domain"
+import { chatKey } from "../chat/ChatKey.ts"
 import { Clock, Context, Effect, Layer } from "effect"
 import { UsageLedger } from "./UsageLedger.ts"
 import { hourOf, UsageRepo } from "./UsageRepo.ts"
@@ -21,6 +22,7 @@ export interface UsageRequest {
   readonly hostId?: string | undefined
   readonly taskId?: string | undefined
   readonly chatId?: string | undefined
+  readonly userId?: string | undefined
 }
 
 export class UsageReports extends Context.Service<UsageReports, {
@@ -46,7 +48,9 @@ export class UsageReports extends Context.Service<UsageReports, {
           groupBy,
           hostId: request.hostId,
           taskId: request.taskId,
-          chatId: request.chatId,
+          // A chat is its user's (the user `default`'s without `userId`), as the admin chat routes name it.
+          chatId: request.chatId === undefined ? undefined : chatKey(request.userId ?? DEFAULT_USER, request.chatId),
+          userId: request.userId,
           limit: MAX_USAGE_ROWS + 1
         })
         return {

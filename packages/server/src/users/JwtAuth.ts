@@ -7,6 +7,10 @@
  * The JWKS is cached by `jose` and fetched again for a `kid` it lacks (a product rotating its keys
  * needs no restart here). A failed fetch (endpoint down, 5xx, garbage) is never the caller's 5xx:
  * the keys fetched last keep verifying, and a token no cached key signed is a 401.
+ *
+ * A token verified once is remembered (`VerifiedTokens`) until its `exp` or for as long as the
+ * JWKS is cached, whichever comes first: a signature check costs ~100 µs of CPU and a browser
+ * sends the same token with every turn. Refusals are never remembered.
  */
 import { Config, Effect, Option, Redacted } from "effect"
 import type { JWTVerifyGetKey, JWTVerifyOptions } from "jose"
@@ -76,7 +80,46 @@ export interface JwksTuning {
 
 export const defaultJwksTuning: JwksTuning = { cacheMaxAgeMs: 10 * 60_000, cooldownMs: 5_000 }
 
-export const makeVerifier = (settings: AuthSettings, tuning: JwksTuning = defaultJwksTuning): (token: string) => Effect.Effect<Verified> => {
+/** How many verified tokens are remembered at once; past it the least recently used is dropped. */
+export const VERIFIED_TOKENS_MAX = 10_000
+
+/**
+ * Tokens already verified, with their user and the moment they stop counting. A `Map` keeps
+ * insertion order, so moving a hit to the end and dropping the first key is a least-recently-used
+ * cache bounded by `max`.
+ */
+export class VerifiedTokens {
+  private readonly entries = new Map<string, { readonly userId: string; readonly until: number }>()
+  private readonly max: number
+  constructor(max: number = VERIFIED_TOKENS_MAX) {
+    this.max = max
+  }
+
+  get size(): number {
+    return this.entries.size
+  }
+
+  lookup(token: string, now: number): string | undefined {
+    const entry = this.entries.get(token)
+    if (entry === undefined) return undefined
+    this.entries.delete(token)
+    if (entry.until <= now) return undefined
+    this.entries.set(token, entry)
+    return entry.userId
+  }
+
+  remember(token: string, userId: string, until: number): void {
+    this.entries.delete(token)
+    this.entries.set(token, { userId, until })
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!)
+  }
+}
+
+export const makeVerifier = (
+  settings: AuthSettings,
+  tuning: JwksTuning = defaultJwksTuning,
+  now: () => number = Date.now
+): (token: string) => Effect.Effect<Verified> => {
   const options: JWTVerifyOptions = {
     algorithms: settings.jwksUrl !== undefined ? JWKS_ALGORITHMS : SECRET_ALGORITHMS,
     clockTolerance: CLOCK_SKEW_SECONDS,
@@ -90,9 +133,13 @@ export const makeVerifier = (settings: AuthSettings, tuning: JwksTuning = defaul
       cooldownDuration: tuning.cooldownMs
     })
   const secret = settings.secret === undefined ? undefined : new TextEncoder().encode(Redacted.value(settings.secret))
+  const verified = new VerifiedTokens()
 
-  const verifyWith = (key: JWTVerifyGetKey | Uint8Array, token: string) =>
-    key instanceof Uint8Array ? jwtVerify(token, key, options) : jwtVerify(token, key, options)
+  // `exp` and `nbf` against the same clock the cache reads.
+  const verifyWith = (key: JWTVerifyGetKey | Uint8Array, token: string) => {
+    const at = { ...options, currentDate: new Date(now()) }
+    return key instanceof Uint8Array ? jwtVerify(token, key, at) : jwtVerify(token, key, at)
+  }
 
   const attempt = async (token: string): Promise<Verified> => {
     let payload
@@ -113,10 +160,20 @@ export const makeVerifier = (settings: AuthSettings, tuning: JwksTuning = defaul
     if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_SUB_CHARS || sub.includes("\u0000")) {
       return refused(`"sub" must be 1 to ${MAX_SUB_CHARS} characters`)
     }
+    // Not past `exp` (without the skew jose allows), nor past the keys' own freshness: a key the
+    // product withdrew stops verifying its tokens here no later than jose would stop trusting it.
+    const until = Math.min(payload.exp! * 1000, now() + tuning.cacheMaxAgeMs)
+    verified.remember(token, sub, until)
     return { _tag: "User", userId: sub }
   }
 
-  return (token) => Effect.promise(() => attempt(token).catch((error) => refused(reasonOf(error))))
+  return (token) =>
+    Effect.suspend(() => {
+      const known = verified.lookup(token, now())
+      return known !== undefined
+        ? Effect.succeed<Verified>({ _tag: "User", userId: known })
+        : Effect.promise(() => attempt(token).catch((error) => refused(reasonOf(error))))
+    })
 }
 
 const reasonOf = (error: unknown): string =>

@@ -98,7 +98,8 @@ describe("OpenAPI document", () => {
           "409": ["turn_in_flight", "agent_mismatch"],
           "413": ["payload_too_large"],
           "415": ["unsupported_media_type"],
-          "429": ["rate_limited"],
+          // budget_exceeded: the user's USER_DAILY_TOKENS used up.
+          "429": ["rate_limited", "budget_exceeded"],
           "500": ["internal_error"],
           "502": ["provider_error", "provider_not_configured"],
           // overloaded: past MAX_CONCURRENT_TURNS, refused at once.
@@ -139,10 +140,10 @@ describe("OpenAPI document", () => {
           assert.deepStrictEqual(op(path, method).security, [{ bearer: [] }, {}])
         }
         // A rate-limited turn or decision says when to come back in Retry-After (CHAT_RPM, PLANNER_HOST_RPM),
-        // as does a decision of a host out of its budget of tokens (budget_exceeded).
+        // as does a turn of a user or a decision of a host out of its budget of tokens (budget_exceeded).
         for (const [path, method, codes] of [
-          ["/api/agent/chat", "post", ["rate_limited"]],
-          ["/api/ui/chat", "post", ["rate_limited"]],
+          ["/api/agent/chat", "post", ["rate_limited", "budget_exceeded"]],
+          ["/api/ui/chat", "post", ["rate_limited", "budget_exceeded"]],
           ["/internal/planner/decision", "post", ["rate_limited", "budget_exceeded"]]
         ] as const) {
           assert.deepStrictEqual(errors(path, method)["429"], [...codes], path)

@@ -6,6 +6,8 @@
  * gives full control (activity lines, delays, never finishing).
  */
 import type { SubagentResult } from "@switchboard/domain"
+import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
 import { Deferred, Effect, Layer } from "effect"
 import type { SubagentJob } from "../../src/jobs/Subagents.ts"
 import { Subagents } from "../../src/jobs/Subagents.ts"
@@ -59,3 +61,25 @@ export const makeFakeSubagents = () => {
       })
   }
 }
+
+/**
+ * A research sub-agent that asks the provider once, with its own model (`research-model`), and
+ * reports what it said; a provider failure is a defect unless `onFailure` makes it a brief.
+ */
+export const oneCallResearcher = (onFailure?: (error: ProviderError) => Effect.Effect<string>) =>
+  Layer.effect(Subagents, Effect.gen(function*() {
+    const provider = yield* ProviderAdapter
+    return Subagents.of({
+      run: (job) =>
+        provider.chat({
+          messages: [{ id: "q", role: "user", content: `research ${JSON.stringify(job.input)}`, timestamp: 1 }],
+          systemPrompt: "You research.",
+          toolSchemas: [],
+          model: "research-model"
+        }).pipe(
+          Effect.map((answer) => answer.content),
+          onFailure === undefined ? Effect.orDie : Effect.catchTag("ProviderError", onFailure),
+          Effect.map(researchResult)
+        )
+    })
+  }))

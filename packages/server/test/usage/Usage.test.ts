@@ -6,12 +6,10 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { ProviderChatResponse } from "@switchboard/domain"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
-import { Subagents } from "../../src/jobs/Subagents.ts"
-import { researchResult } from "../support/FakeSubagents.ts"
+import { oneCallResearcher } from "../support/FakeSubagents.ts"
 import { chat, eventually, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
 import { readEventStream, streamInit } from "../support/EventStream.ts"
 import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
@@ -25,19 +23,8 @@ const withUsage = (response: ProviderChatResponse): ProviderChatResponse => ({
   usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 2 }
 })
 
-/** A research sub-agent that asks the provider once, with its own model, and reports what it said. */
-const researcher = Layer.effect(Subagents, Effect.gen(function*() {
-  const provider = yield* ProviderAdapter
-  return Subagents.of({
-    run: (job) =>
-      provider.chat({
-        messages: [user("q", `research ${JSON.stringify(job.input)}`)],
-        systemPrompt: "You research.",
-        toolSchemas: [],
-        model: "research-model"
-      }).pipe(Effect.map((answer) => researchResult(answer.content)), Effect.orDie)
-  })
-}))
+/** A research sub-agent asking the provider once (its own model). */
+const researcher = oneCallResearcher()
 
 const usage = (query: string) =>
   Effect.map(request(`/admin/usage?${query}`, { headers: admin }), (res) => {

@@ -42,13 +42,13 @@ describe("usage ledger", () => {
       ledger.count(planner, "gpt-planner", { inputTokens: 20, outputTokens: 5 })
       ledger.count({ kind: "chat", chatId: "c1" }, "chat-model", undefined)
       const from = hourOf(Date.now()) - 24 * 3_600_000
-      assert.deepStrictEqual(ledger.pending("host_1", from), { used: 60, oldestHour: hourOf(Date.now()) })
-      assert.deepStrictEqual(ledger.pending("host_2", from), { used: 0, oldestHour: undefined })
+      assert.deepStrictEqual(ledger.pending((key) => key.hostId === "host_1", from), { used: 60, oldestHour: hourOf(Date.now()) })
+      assert.deepStrictEqual(ledger.pending((key) => key.hostId === "host_2", from), { used: 0, oldestHour: undefined })
 
       repo.state.failing = true
       yield* ledger.flush
       assert.strictEqual(repo.written.length, 0)
-      assert.strictEqual(ledger.pending("host_1", from).used, 60, "kept for the next flush")
+      assert.strictEqual(ledger.pending((key) => key.hostId === "host_1", from).used, 60, "kept for the next flush")
 
       repo.state.failing = false
       yield* ledger.flush
@@ -58,7 +58,7 @@ describe("usage ledger", () => {
       assert.deepInclude(plannerRow[0], { hostId: "host_1", taskId: "task_1", profileId: "prof_1", model: "gpt-planner", chatId: "" })
       const chatRow = repo.written.find(([key]) => key.kind === "chat")!
       assert.deepStrictEqual(chatRow[1], { calls: 1, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 })
-      assert.strictEqual(ledger.pending("host_1", from).used, 0, "in the database now")
+      assert.strictEqual(ledger.pending((key) => key.hostId === "host_1", from).used, 0, "in the database now")
 
       ledger.count(planner, "gpt-planner", { inputTokens: 1, outputTokens: 1 })
       yield* Scope.close(scope, Exit.void)
@@ -91,7 +91,7 @@ describe("usage ledger", () => {
       const second = yield* Effect.forkChild(ledger.flush)
       yield* Effect.yieldNow
       // The first is still writing: the host's tokens are still this replica's to count.
-      assert.strictEqual(ledger.pending("host_1", from).used, 7)
+      assert.strictEqual(ledger.pending((key) => key.hostId === "host_1", from).used, 7)
       assert.strictEqual(batches.length, 1, "the second flush waits")
       yield* Deferred.succeed(release, undefined)
       yield* Fiber.join(first)
@@ -99,7 +99,7 @@ describe("usage ledger", () => {
       assert.strictEqual(most, 1)
       // Sorted by key: the same order on every replica.
       assert.deepStrictEqual(batches, [["c1", "c2", "c3", ""], ["c0"]])
-      assert.strictEqual(ledger.pending("host_1", from).used, 0)
+      assert.strictEqual(ledger.pending((key) => key.hostId === "host_1", from).used, 0)
     }).pipe(Effect.scoped))
 })
 

@@ -9,7 +9,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { DecisionRetention } from "../../src/planner/DecisionRetention.ts"
 import { DecisionsRepo } from "../../src/planner/DecisionsRepo.ts"
-import { windowStart } from "../../src/usage/HostBudgets.ts"
+import { windowStart } from "../../src/usage/BudgetWindow.ts"
 import { HOUR_MS, UsageRepo } from "../../src/usage/UsageRepo.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 

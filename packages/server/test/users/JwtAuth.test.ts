@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import type { AuthSettings, JwksTuning } from "../../src/users/JwtAuth.ts"
-import { makeVerifier } from "../../src/users/JwtAuth.ts"
+import { makeVerifier, VerifiedTokens } from "../../src/users/JwtAuth.ts"
 import type { SigningKey } from "../support/ProductAuth.ts"
 import { audience, issuer, makeKey, signConfused, signToken, signWithSecret, startJwks, unsignedToken } from "../support/ProductAuth.ts"
 
@@ -117,4 +117,44 @@ describe("JWT verification (jose)", () => {
       const never = makeVerifier(settings(jwks.url), tuning)
       assert.strictEqual((yield* never(token))._tag, "Refused")
     }))
+})
+
+describe("verified tokens remembered (VerifiedTokens)", () => {
+  it("least recently used goes first past the bound; an entry ends at its moment", () => {
+    const tokens = new VerifiedTokens(2)
+    tokens.remember("a", "alice", 1_000)
+    tokens.remember("b", "bob", 1_000)
+    assert.strictEqual(tokens.lookup("a", 0), "alice") // a is now the most recent
+    tokens.remember("c", "carol", 1_000)
+    assert.strictEqual(tokens.size, 2)
+    assert.strictEqual(tokens.lookup("b", 0), undefined, "b was the least recently used")
+    assert.strictEqual(tokens.lookup("a", 0), "alice")
+    assert.strictEqual(tokens.lookup("c", 999), "carol")
+    assert.strictEqual(tokens.lookup("c", 1_000), undefined, "ended")
+    assert.strictEqual(tokens.size, 1, "an ended entry is dropped when met")
+  })
+
+  it.live("a token verified once is not verified again until the keys are stale or it expires", () =>
+    Effect.gen(function*() {
+      const key = yield* Effect.promise(() => makeKey("k1"))
+      const jwks = yield* Effect.promise(() => startJwks([key]))
+      yield* Effect.addFinalizer(() => Effect.promise(() => jwks.close()))
+      let clock = Date.now()
+      // Keys stale after 1 ms: every verification that reaches jose fetches the JWKS again.
+      const verify = makeVerifier(settings(jwks.url), { cacheMaxAgeMs: 1, cooldownMs: 1 }, () => clock)
+      const token = yield* Effect.promise(() => signToken(key, { sub: "gina", expiresIn: 120 }))
+      assert.strictEqual(userOf(yield* verify(token)), "gina")
+      const fetched = jwks.fetches()
+      yield* Effect.sleep("5 millis")
+      assert.strictEqual(userOf(yield* verify(token)), "gina")
+      assert.strictEqual(jwks.fetches(), fetched, "remembered: no second verification")
+
+      clock += 2 // past the keys' freshness: verified again (and the JWKS fetched again)
+      yield* Effect.sleep("5 millis")
+      assert.strictEqual(userOf(yield* verify(token)), "gina")
+      assert.isAbove(jwks.fetches(), fetched)
+
+      clock += 200_000 // past exp and the 60 s of skew: refused, remembered or not
+      assert.strictEqual((yield* verify(token))._tag, "Refused")
+    }).pipe(Effect.scoped))
 })

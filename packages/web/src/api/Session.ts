@@ -9,6 +9,13 @@
  * token and asks for it (`askFor`), the sign-in form stores the one the server
  * accepts (`signIn`), and every page's API calls then run again with it (the
  * `useApi` hooks hand out a new client when the token changes).
+ *
+ * The chat realm's token is either the server's shared `CHAT_TOKEN` or a
+ * user's JWT (docs/users.md): the same bearer token to the server, which
+ * verifies it. The console reads a JWT's `sub` to say who is signed in
+ * (`identityOf`) — for display only, never to decide anything. Signing out
+ * (`signOutAll`) forgets every realm's token and, through `onSignOut`, what
+ * this browser kept of the user's chats.
  */
 import { createStore } from "zustand/vanilla"
 
@@ -85,6 +92,72 @@ export const askFor = (realm: Realm) => {
 export const signOut = (realm: Realm) => {
   write(realm, undefined)
   sessionStore.setState((state) => ({ tokens: { ...state.tokens, [realm]: undefined } }))
+}
+
+const signOutListeners = new Set<() => void>()
+
+/** Hears every sign-out (`signOutAll`): what keeps a user's data drops it. */
+export const onSignOut = (listener: () => void): () => void => {
+  signOutListeners.add(listener)
+  return () => void signOutListeners.delete(listener)
+}
+
+/**
+ * Signing out: forgets every realm's token (this tab) and, through `onSignOut`, what this browser
+ * kept of the user's chats; then asks for `realm`'s token (the page in view's).
+ */
+export const signOutAll = (realm: Realm) => {
+  for (const each of REALMS) write(each, undefined)
+  for (const listener of signOutListeners) listener()
+  sessionStore.setState({
+    tokens: { chat: undefined, admin: undefined },
+    asking: { chat: realm === "chat", admin: realm === "admin" }
+  })
+}
+
+/** Who a token says it is: a JWT's subject (and its expiry, epoch ms, when it has one). */
+export interface Identity {
+  readonly user: string
+  readonly expiresAt?: number | undefined
+}
+
+const base64UrlJson = (part: string): unknown => {
+  const base64 = part.replace(/-/g, "+").replace(/_/g, "/")
+  const binary = atob(base64 + "=".repeat((4 - (base64.length % 4)) % 4))
+  return JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))))
+}
+
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
+
+/**
+ * The user a JWT names (its `sub`), read WITHOUT verifying it: for display only (the server
+ * verifies every request's token). `undefined` for any other token (a `CHAT_TOKEN`) or a JWT
+ * without a usable `sub`.
+ */
+export const identityOf = (token: string | undefined): Identity | undefined => {
+  if (token === undefined || !JWT.test(token)) return undefined
+  try {
+    const [header, payload] = token.split(".")
+    const head = base64UrlJson(header!) as { readonly alg?: unknown } | null
+    if (typeof head !== "object" || head === null || typeof head.alg !== "string") return undefined
+    const claims = base64UrlJson(payload!) as { readonly sub?: unknown; readonly exp?: unknown } | null
+    if (typeof claims !== "object" || claims === null || typeof claims.sub !== "string" || claims.sub === "") return undefined
+    return {
+      user: claims.sub,
+      expiresAt: typeof claims.exp === "number" && Number.isFinite(claims.exp) ? claims.exp * 1000 : undefined
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whose data this browser's chat caches hold, from the chat token: `user:<sub>` for a JWT,
+ * `shared` for the shared `CHAT_TOKEN` or none (the server's single user).
+ */
+export const ownerOf = (token: string | undefined): string => {
+  const identity = identityOf(token)
+  return identity === undefined ? "shared" : `user:${identity.user}`
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The console's frame: a skip link, the header with its navigation, and the
- * page of the current path — or, when the server asked for a token
+ * The console's frame: a skip link, the header with its navigation and who
+ * is signed in (`Account.tsx`), and the page of the current path — or, when the server asked for a token
  * (`Session.ts`), the sign-in form in its place. Focus moves to the page's
  * main region on each navigation, so a keyboard or screen-reader user lands
  * on the new page rather than on the link they left.
@@ -12,6 +12,7 @@ import { Link, matchPath, navigate, useLocation } from "./Router.tsx"
 import type { Params } from "./Router.tsx"
 import { NAV, REDIRECTS, ROUTES } from "./Routes.tsx"
 import type { NavItem, RouteDef } from "./Routes.tsx"
+import { Account } from "./Account.tsx"
 import { SignIn } from "./SignIn.tsx"
 
 const find = (pathname: string): { readonly route: RouteDef; readonly params: Params } | undefined => {
@@ -87,6 +88,7 @@ export const Shell = () => {
             </li>
           </ul>
         </nav>
+        <Account realm={found?.route.realm ?? "chat"} />
       </header>
       <main id="main" ref={main} tabIndex={-1}>
         {signInRealm !== undefined

@@ -2,20 +2,47 @@
  * The sign-in form a 401 brings up: the realm's token, tried against the
  * server before it is kept (`probes`), so a wrong one is refused here and
  * asked again. Kept in sessionStorage only (`Session.ts`); the form never
- * submits anywhere (no URL ever carries the token).
+ * submits anywhere (no URL ever carries the token). The chat's field takes
+ * either a user's JWT (the product's sign-in, docs/users.md) or the server's
+ * `CHAT_TOKEN`: both are bearer tokens, the server tells them apart.
  */
 import { describeApiFailure } from "@switchboard/client"
 import { Effect } from "effect"
-import type { FormEvent } from "react"
+import type { FormEvent, ReactNode } from "react"
 import { useId, useRef, useState } from "react"
 import { makeConsoleApi } from "../api/ConsoleApi.ts"
 import { probes } from "../api/Probes.ts"
 import { isUnauthorized, signIn } from "../api/Session.ts"
 import type { Realm } from "../api/Session.ts"
 
-const LABELS: Record<Realm, { readonly title: string; readonly label: string; readonly variable: string }> = {
-  chat: { title: "Sign in to chat", label: "Chat token", variable: "CHAT_TOKEN" },
-  admin: { title: "Sign in as operator", label: "Admin token", variable: "ADMIN_TOKEN" }
+const LABELS: Record<Realm, {
+  readonly title: string
+  readonly label: string
+  /** What the empty field's error asks for. */
+  readonly noun: string
+  readonly intro: ReactNode
+}> = {
+  chat: {
+    title: "Sign in to chat",
+    label: "Sign-in token (JWT) or chat token",
+    noun: "token",
+    intro: (
+      <>
+        The server asks who you are: paste the sign-in token (a JWT) your product gave you, or the server's{" "}
+        <code>CHAT_TOKEN</code>. It stays in this tab only, until the tab is closed.
+      </>
+    )
+  },
+  admin: {
+    title: "Sign in as operator",
+    label: "Admin token",
+    noun: "admin token",
+    intro: (
+      <>
+        The server asks for its <code>ADMIN_TOKEN</code>. It stays in this tab only, until the tab is closed.
+      </>
+    )
+  }
 }
 
 export const SignIn = ({ realm }: { readonly realm: Realm }) => {
@@ -23,13 +50,13 @@ export const SignIn = ({ realm }: { readonly realm: Realm }) => {
   const input = useRef<HTMLInputElement>(null)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
-  const { label, title, variable } = LABELS[realm]
+  const { intro, label, noun, title } = LABELS[realm]
 
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault()
     const token = input.current?.value.trim() ?? ""
     if (token === "") {
-      setError(`Enter the ${label.toLowerCase()}.`)
+      setError(`Enter the ${noun}.`)
       input.current?.focus()
       return
     }
@@ -53,9 +80,7 @@ export const SignIn = ({ realm }: { readonly realm: Realm }) => {
   return (
     <section className="sign-in" aria-labelledby={`${id}-title`}>
       <h1 id={`${id}-title`} tabIndex={-1}>{title}</h1>
-      <p>
-        The server asks for its <code>{variable}</code>. It stays in this tab only, until the tab is closed.
-      </p>
+      <p>{intro}</p>
       <form method="post" onSubmit={(event) => void submit(event)} noValidate>
         <label htmlFor={`${id}-token`}>{label}</label>
         <input

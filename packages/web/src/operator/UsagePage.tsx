@@ -1,10 +1,12 @@
 /**
- * The operator's token usage (`/operator/usage?groupBy=…&window=…`): every
- * provider call that answered — chat and wake turns, sub-agent steps, planner
- * decisions — totalled per kind, host, task, chat or model over the last day
- * or week (`GET /admin/usage`, docs/usage.md). The grouping and the window
- * live in the URL, so a view is a link; a host, task or chat links to its
- * page. Refreshed every 15 s.
+ * The operator's token usage (`/operator/usage?groupBy=…&window=…&userId=…`):
+ * every provider call that answered — chat and wake turns, sub-agent steps,
+ * planner decisions — totalled per kind, host, task, chat, model or user (the
+ * end user a chat, wake turn or job was for, docs/users.md) over the last day
+ * or week (`GET /admin/usage`, docs/usage.md). The grouping, the window and a
+ * user to narrow to live in the URL, so a view is a link; a host, task or
+ * the default user's chat links to its page, a user to that user's chats'
+ * usage. Refreshed every 15 s.
  */
 import type { UsageGroupBy, UsageRow } from "@switchboard/domain"
 import { useId } from "react"
@@ -18,7 +20,8 @@ const GROUPS: ReadonlyArray<readonly [UsageGroupBy, string]> = [
   ["host", "Host"],
   ["task", "Task"],
   ["chat", "Chat"],
-  ["model", "Model"]
+  ["model", "Model"],
+  ["user", "User"]
 ]
 
 const PERIODS = { day: ["Last 24 hours", 86_400_000], week: ["Last 7 days", 7 * 86_400_000] } as const
@@ -36,22 +39,36 @@ const isGroup = (value: string | null): value is UsageGroupBy => GROUPS.some(([g
 const count = (n: number) => n.toLocaleString()
 
 /** The row's key as a link to what it names, where the console has a page for it. */
-const KeyCell = ({ groupBy, row, hostName }: {
+const KeyCell = ({ groupBy, row, hostName, userId }: {
   readonly groupBy: UsageGroupBy
   readonly row: UsageRow
   readonly hostName: ReadonlyMap<string, string>
+  /** The user the view is narrowed to, if any. */
+  readonly userId: string | undefined
 }) => {
   switch (groupBy) {
     case "host":
       return <Link to={`/operator/tasks?hostId=${encodeURIComponent(row.key)}`}>{hostName.get(row.key) ?? row.key}</Link>
     case "task":
       return <Link to={`/operator/tasks/${encodeURIComponent(row.key)}`}><code>{row.key}</code></Link>
-    case "chat":
-      return <Link to={`/chats/${encodeURIComponent(row.key)}`}><code>{row.key}</code></Link>
+    case "chat": {
+      // A chat of a user other than `default` is keyed `<user>/<chatId>` (docs/users.md): the
+      // console's chat page opens its own user's chats only, so no link.
+      const slash = row.key.indexOf("/")
+      if (slash < 0) return <Link to={`/chats/${encodeURIComponent(row.key)}`}><code>{row.key}</code></Link>
+      const user = row.key.slice(0, slash)
+      return user === userId ? <code>{row.key.slice(slash + 1)}</code> : <code>{row.key}</code>
+    }
     case "kind":
       return <>{row.key} <span className="muted">{KIND_LABELS[row.key] ?? ""}</span></>
     case "model":
       return <code>{row.key}</code>
+    case "user":
+      return (
+        <Link to={`/operator/usage?groupBy=chat&userId=${encodeURIComponent(row.key)}`} title={`Usage of ${row.key}'s chats`}>
+          <code>{row.key}</code>
+        </Link>
+      )
   }
 }
 
@@ -61,23 +78,33 @@ export default function UsagePage(_props: PageProps) {
   const id = useId()
   const groupBy: UsageGroupBy = isGroup(search.get("groupBy")) ? (search.get("groupBy") as UsageGroupBy) : "kind"
   const period: Period = search.get("window") === "week" ? "week" : "day"
+  const userId = search.get("userId")?.trim() || undefined
   // The window ends now at every refresh: a page left open shows the last 24 hours, not everything
   // since it was opened.
   const usage = useLiveResult(
     api,
-    (client) => client.admin.usage({ query: { groupBy, from: new Date(Date.now() - PERIODS[period][1]).toISOString() } }),
-    [groupBy, period],
+    (client) =>
+      client.admin.usage({
+        query: {
+          groupBy,
+          from: new Date(Date.now() - PERIODS[period][1]).toISOString(),
+          ...(userId === undefined ? {} : { userId })
+        }
+      }),
+    [groupBy, period, userId],
     15_000
   )
   const hosts = useLiveResult(api, (client) => client.admin.listHosts(), [])
   const hostName = new Map((hosts.value?.hosts ?? []).map((host) => [host.hostId, host.name]))
 
-  const choose = (next: { readonly groupBy?: string; readonly window?: string }) => {
+  const choose = (next: { readonly groupBy?: string; readonly window?: string; readonly userId?: string | null }) => {
     const params = new URLSearchParams()
     const g = next.groupBy ?? groupBy
     const w = next.window ?? period
+    const u = next.userId === undefined ? userId : next.userId ?? undefined
     if (g !== "kind") params.set("groupBy", g)
     if (w !== "day") params.set("window", w)
+    if (u !== undefined) params.set("userId", u)
     const query = params.toString()
     navigate(`/operator/usage${query === "" ? "" : `?${query}`}`, { replace: true })
   }
@@ -112,13 +139,32 @@ export default function UsagePage(_props: PageProps) {
             {Object.entries(PERIODS).map(([key, [label]]) => <option key={key} value={key}>{label}</option>)}
           </select>
         </div>
+        {userId === undefined ? null : (
+          <div className="field">
+            <span className="filter-chip">
+              User <code>{userId}</code>
+            </span>
+            <button type="button" className="secondary" onClick={() => choose({ userId: null })}>
+              All users
+            </button>
+          </div>
+        )}
       </form>
 
       <Pending result={usage} what="usage" />
       {report === undefined ? null : report.rows.length === 0
-        ? <p className="status">No provider calls {groupBy === "kind" || groupBy === "model" ? "" : `with a ${groupBy} `}in this window.</p>
+        ? (
+          <p className="status">
+            No provider calls {groupBy === "kind" || groupBy === "model" ? "" : `with a ${groupBy} `}
+            {userId === undefined ? "" : `of ${userId} `}in this window.
+          </p>
+        )
         : (
-          <TableRegion label={`Per ${groupBy}, most tokens first: ${count(total.calls)} calls, ${count(total.input)} tokens in, ${count(total.output)} out`}>
+          <TableRegion
+            label={`Per ${groupBy}${userId === undefined ? "" : ` of user ${userId}`}, most tokens first: ${count(total.calls)} calls, ${
+              count(total.input)
+            } tokens in, ${count(total.output)} out`}
+          >
             <thead>
               <tr>
                 <th scope="col">{GROUPS.find(([group]) => group === groupBy)?.[1]}</th>
@@ -131,7 +177,7 @@ export default function UsagePage(_props: PageProps) {
             <tbody>
               {report.rows.map((row) => (
                 <tr key={row.key}>
-                  <th scope="row"><KeyCell groupBy={groupBy} row={row} hostName={hostName} /></th>
+                  <th scope="row"><KeyCell groupBy={groupBy} row={row} hostName={hostName} userId={userId} /></th>
                   <td className="number">{count(row.calls)}</td>
                   <td className="number">{count(row.inputTokens)}</td>
                   <td className="number">{count(row.cachedInputTokens)}</td>

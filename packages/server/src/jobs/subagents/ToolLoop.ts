@@ -138,7 +138,11 @@ const runCall = (
  */
 export const providerFailureNote = (error: ProviderError): Effect.Effect<string> =>
   Effect.logWarning("sub-agent provider call failed", { reason: error.reason, status: error.status, cause: error.message }).pipe(
-    Effect.as(`the model provider failed (${publicReason(error)})`)
+    Effect.as(
+      error.reason === "BudgetExceeded"
+        ? "its user's daily token budget is used up (USER_DAILY_TOKENS)"
+        : `the model provider failed (${publicReason(error)})`
+    )
   )
 
 export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOutcome, ProviderError, ProviderAdapter> =>
