@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
 import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
-import { chatStoreName } from "@switchboard/client/stores/ChatStore"
+import { chatStoreName } from "@switchboard/client"
 import { tempDir } from "@switchboard/client/testing/Fakes"
 import { runCli } from "./support/RunCli.ts"
 

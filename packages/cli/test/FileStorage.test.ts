@@ -3,8 +3,7 @@
  * hand-edited file never yields a malformed history.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { agentStoreName, makeAgentStore } from "@switchboard/client/stores/AgentStore"
-import { chatStoreName, makeChatStore } from "@switchboard/client/stores/ChatStore"
+import { agentStoreName, chatStoreName, makeAgentStore, makeChatStore } from "@switchboard/client"
 import { tempDir } from "@switchboard/client/testing/Fakes"
 import { Effect } from "effect"
 import * as fs from "node:fs"

@@ -17,7 +17,7 @@ import { makeFakeSubagents } from "@switchboard/server/testing/FakeSubagents"
 import { eventually } from "@switchboard/server/testing/JobsHelpers"
 import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
 import { describeSteer } from "../src/cli/JobLines.ts"
-import { chatStoreName } from "@switchboard/client/stores/ChatStore"
+import { chatStoreName } from "@switchboard/client"
 import { tempDir } from "@switchboard/client/testing/Fakes"
 import { runCli } from "./support/RunCli.ts"
 

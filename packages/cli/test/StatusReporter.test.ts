@@ -1,8 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { reportStatus } from "../src/cli/StatusReporter.ts"
-import { makeAgentStore } from "@switchboard/client/stores/AgentStore"
-import { memoryStorage } from "@switchboard/client/stores/StateStorage"
+import { makeAgentStore, memoryStorage } from "@switchboard/client"
 
 describe("status reporter", () => {
   it.effect("writes one line per status change while subscribed, and stops after", () =>

@@ -6,7 +6,7 @@
  * is said in one line, naming the token, not the turn.
  */
 import { Config, Option, Redacted } from "effect"
-import type { ApiClientOptions } from "@switchboard/client/api/ApiClient"
+import type { ApiClientOptions } from "@switchboard/client"
 import { Flag } from "effect/cli"
 
 /** `--token`, else `SWITCHBOARD_TOKEN`, else `CHAT_TOKEN`. */

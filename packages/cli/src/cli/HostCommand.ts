@@ -15,7 +15,7 @@
  */
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
-import { ApiClient } from "@switchboard/client/api/ApiClient"
+import { ApiClient } from "@switchboard/client"
 import { ControlPlane } from "../hosts/ControlPlane.ts"
 import * as CloudProxyPlanner from "../hosts/CloudProxyPlanner.ts"
 import { runHostAgent } from "../hosts/HostAgent.ts"

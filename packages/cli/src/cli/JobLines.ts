@@ -4,7 +4,7 @@
  * with its sources; a demo or a figure saved to a file whose path is printed)
  * and the wake turn's answer on stdout.
  */
-import type { JobEvent } from "@switchboard/client/jobs/JobWatch"
+import type { JobEvent } from "@switchboard/client"
 import type { ChatMessage, DemoResult, JobRecord, ResearchResult, VisualResult } from "@switchboard/domain"
 import { isSubagentFailure, subagentArtifactOf, subagentResultOf } from "@switchboard/domain"
 import { Console, Effect } from "effect"

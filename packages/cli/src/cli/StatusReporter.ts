@@ -9,7 +9,7 @@
 import type { ExecutionStatus } from "@switchboard/domain"
 import { Effect } from "effect"
 import type { Scope } from "effect"
-import type { AgentStore } from "@switchboard/client/stores/AgentStore"
+import type { AgentStore } from "@switchboard/client"
 
 export interface StatusOutput {
   readonly isTTY: boolean

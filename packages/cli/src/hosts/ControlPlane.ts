@@ -15,8 +15,7 @@
  */
 import type { ClaimedTask, ResultStatus } from "@switchboard/domain"
 import { Context, Data, Effect, Layer } from "effect"
-import { ApiClient } from "@switchboard/client/api/ApiClient"
-import { describeApiFailure } from "@switchboard/client/api/ApiFailure"
+import { ApiClient, describeApiFailure } from "@switchboard/client"
 
 export class ControlPlaneError extends Data.TaggedError("ControlPlaneError")<{
   readonly message: string

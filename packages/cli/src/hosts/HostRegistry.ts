@@ -5,7 +5,7 @@
  * Adding a tool is adding its module under `tools/` and one line here.
  */
 import { Effect } from "effect"
-import { ToolRegistry } from "@switchboard/client/tools/ToolRegistry"
+import { ToolRegistry } from "@switchboard/client"
 import { failTool } from "./tools/Fail.ts"
 import { finishTool } from "./tools/Finish.ts"
 import { makeReadFileTool } from "./tools/ReadFile.ts"

@@ -15,7 +15,7 @@ import { toolFromSchema } from "@switchboard/domain"
 import type { ToolDefinition, ToolSchema } from "@switchboard/domain"
 import { Data, Effect, Schema } from "effect"
 import { toolInputSchema } from "@switchboard/providers/openai/OpenAiWire"
-import type { ToolRegistry } from "@switchboard/client/tools/ToolRegistry"
+import type { ToolRegistry } from "@switchboard/client"
 
 export class HostToolError extends Data.TaggedError("HostToolError")<{
   readonly message: string

@@ -23,9 +23,8 @@
  */
 import type { ToolDefinition } from "@switchboard/domain"
 import { Cause, Duration, Effect, Option, Ref } from "effect"
-import { describeUnknown } from "@switchboard/client"
-import type { ToolRegistry } from "@switchboard/client/tools/ToolRegistry"
-import { validateToolCall } from "@switchboard/client/tools/ValidateToolCall"
+import { describeUnknown, validateToolCall } from "@switchboard/client"
+import type { ToolRegistry } from "@switchboard/client"
 import { isTaskLost } from "./ControlPlane.ts"
 import { failToolName, finishToolName, plannerTools } from "./HostTool.ts"
 import { Planner } from "./Planner.ts"

@@ -3,8 +3,8 @@
  * local path, relative to the working directory, or a `file://` URL), and
  * everything else (`http(s)://`) as the client's `fetchAsset` reads it.
  */
-import { fetchAsset, fileNameOf, mediaTypeOf, schemeOf, tooLarge, TranscribeVideoError } from "@switchboard/client/tools/TranscribeVideo"
-import type { AssetBytes, ReadAsset } from "@switchboard/client/tools/TranscribeVideo"
+import { fetchAsset, fileNameOf, mediaTypeOf, schemeOf, tooLarge, TranscribeVideoError } from "@switchboard/client"
+import type { AssetBytes, ReadAsset } from "@switchboard/client"
 import type { MediaAsset } from "@switchboard/domain"
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
