@@ -10,7 +10,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { shutdownTeardown, watchShutdownSignals } from "@switchboard/providers/ShutdownExit"
+import { shutdownTeardown, watchShutdownSignals } from "@switchboard/providers"
 import { Effect } from "effect"
 import { run } from "./cli/Cli.ts"
 

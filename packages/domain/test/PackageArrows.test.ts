@@ -55,6 +55,26 @@ describe("package arrows", () => {
     assert.deepStrictEqual(found, [])
   })
 
+  it("the libraries are reached through their face: `@switchboard/<name>` (and its `testing/*` helpers), never a module of theirs", () => {
+    const libraries = ["domain", "providers", "client"]
+    for (const name of libraries) {
+      const exports = JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")).exports as Record<string, string>
+      assert.deepStrictEqual(Object.keys(exports).filter((key) => key !== "." && key !== "./testing/*"), [], `${name}'s exports`)
+    }
+    const found: Array<string> = []
+    for (const name of Object.keys(allowed)) {
+      const root = join(PACKAGES, name)
+      for (const file of [...filesUnder(join(root, "src")), ...filesUnder(join(root, "test"))]) {
+        for (const { specifier } of importsOf(readFileSync(file, "utf8"))) {
+          const deep = /^@switchboard\/([^/]+)\/(.+)$/.exec(specifier)
+          if (deep === null || !libraries.includes(deep[1]!) || deep[2]!.startsWith("testing/")) continue
+          found.push(`${relative(PACKAGES, file)} → ${specifier}`)
+        }
+      }
+    }
+    assert.deepStrictEqual(found, [])
+  })
+
   it("no file reaches into another package by a relative path", () => {
     const found: Array<string> = []
     let files = 0

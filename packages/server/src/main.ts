@@ -39,7 +39,7 @@ if (invalid.length > 0) {
 }
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { runServer } = await import("./Server.ts")
-const { shutdownTeardown, watchShutdownSignals } = await import("@switchboard/providers/ShutdownExit")
+const { shutdownTeardown, watchShutdownSignals } = await import("@switchboard/providers")
 
 // A clean SIGTERM/SIGINT shutdown exits 0, not runMain's 130 (see ShutdownExit.ts).
 NodeRuntime.runMain(runServer, { teardown: shutdownTeardown(watchShutdownSignals()) })

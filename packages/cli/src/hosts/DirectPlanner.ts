@@ -15,10 +15,8 @@
  */
 import type { ChatMessage, ToolSchema } from "@switchboard/domain"
 import { Clock, Effect, Layer } from "effect"
-import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
-import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
-import { layerFor, loadProvider } from "@switchboard/providers/ProviderConfig"
-import { resolveDecision } from "@switchboard/providers/planner/ResolveDecision"
+import { layerFor, loadProvider, ProviderAdapter, resolveDecision } from "@switchboard/providers"
+import type { ProviderError } from "@switchboard/providers"
 import { Planner, PlannerError } from "./Planner.ts"
 import type { DecisionRequest } from "./Planner.ts"
 

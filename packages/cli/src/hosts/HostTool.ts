@@ -14,7 +14,7 @@
 import { toolFromSchema } from "@switchboard/domain"
 import type { ToolDefinition, ToolSchema } from "@switchboard/domain"
 import { Data, Effect, Schema } from "effect"
-import { toolInputSchema } from "@switchboard/providers/openai/OpenAiWire"
+import { toolInputSchema } from "@switchboard/providers"
 import type { ToolRegistry } from "@switchboard/client"
 
 export class HostToolError extends Data.TaggedError("HostToolError")<{

@@ -6,7 +6,7 @@
  */
 import type { AgentDefinition } from "@switchboard/domain"
 import { AgentDefinition as AgentDefinitionSchema } from "@switchboard/domain"
-import { traced } from "@switchboard/providers/Spans"
+import { traced } from "@switchboard/providers"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 

@@ -21,7 +21,7 @@
 import type { AgentDefinition, ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
 import { AgentMismatch, AgentNotFound, ChatNotFound, claimsSubagentResult, InvalidRequest } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
-import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderError } from "@switchboard/providers"
 import { checkContext } from "../agents/AgentCheck.ts"
 import { Agents } from "../agents/Agents.ts"
 import type { ChatKey } from "./ChatKey.ts"

@@ -13,7 +13,7 @@ import { InvalidRequest, TooManyParts, TRANSCRIPTION_MAX_PARTS, TranscriptionLan
 import { Effect, Schema, Stream } from "effect"
 import type { Multipart } from "effect/http"
 import { describeSchemaError } from "../http/RequestErrors.ts"
-import type { TranscriptionInput } from "@switchboard/providers/ProviderAdapter"
+import type { TranscriptionInput } from "@switchboard/providers"
 
 const invalid = (what: string) => new InvalidRequest({ error: `Invalid request body: ${what}` })
 

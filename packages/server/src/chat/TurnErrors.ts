@@ -4,8 +4,7 @@
  * the stream started — never the provider's own words, never a stack.
  */
 import { Cause, Option } from "effect"
-import { ProviderError } from "@switchboard/providers/ProviderAdapter"
-import { NOT_CONFIGURED_PREFIX } from "@switchboard/providers/NotConfigured"
+import { NOT_CONFIGURED_PREFIX, ProviderError } from "@switchboard/providers"
 
 export const errorText = (cause: Cause.Cause<unknown>): string => {
   const error = Cause.findErrorOption(cause)

@@ -24,7 +24,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { newId } from "./HostsRepo.ts"
-import { traced } from "@switchboard/providers/Spans"
+import { traced } from "@switchboard/providers"
 
 export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost | TaskCancelled
 

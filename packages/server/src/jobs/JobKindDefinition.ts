@@ -8,7 +8,7 @@
  */
 import type { JobInputs, JobKind, JobKindSpec, JobResults } from "@switchboard/domain"
 import type { Effect, Scope } from "effect"
-import type { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderAdapter } from "@switchboard/providers"
 import type { SubagentOverrides, SubagentSettings } from "./subagents/SubagentConfig.ts"
 
 /** Runs one job of the kind: `run` never fails, whatever goes wrong ends in the kind's failure shape. */

@@ -14,7 +14,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { traced } from "@switchboard/providers/Spans"
+import { traced } from "@switchboard/providers"
 
 /** What the counters said about one request. */
 export interface Take {

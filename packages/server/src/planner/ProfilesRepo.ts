@@ -11,7 +11,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso } from "../db/SqlTime.ts"
 import type { Sealed } from "./CredentialKeys.ts"
-import { traced } from "@switchboard/providers/Spans"
+import { traced } from "@switchboard/providers"
 
 /** What the planner needs of the active profile (the key still sealed). */
 export interface ProfileRecord {

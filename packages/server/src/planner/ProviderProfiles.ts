@@ -9,7 +9,7 @@ import type { CreateProfileRequest, CredentialUnavailable, RotationReport } from
 import { Context, Effect, Layer, Redacted } from "effect"
 import { newId } from "../hosts/HostsRepo.ts"
 import { CredentialKeys } from "./CredentialKeys.ts"
-import { defaultBaseUrl } from "@switchboard/providers/planner/PlannerProvider"
+import { defaultBaseUrl } from "@switchboard/providers"
 import { ProfilesRepo } from "./ProfilesRepo.ts"
 
 export class ProviderProfiles extends Context.Service<ProviderProfiles, {

@@ -15,9 +15,7 @@
  */
 import { accessSync, constants, statSync } from "node:fs"
 import { resolve } from "node:path"
-import { transportKinds } from "@switchboard/providers/openai/ChatCompletionsTransport"
-import { providerNames } from "@switchboard/providers/ProviderConfig"
-import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES } from "@switchboard/providers/ResponseLimit"
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BYTES, providerNames, transportKinds } from "@switchboard/providers"
 import { parseKey } from "../planner/CredentialKeys.ts"
 import { parseRetention } from "../planner/DecisionRetention.ts"
 import { MIN_SECRET_BYTES } from "../users/JwtAuth.ts"

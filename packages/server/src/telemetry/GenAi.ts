@@ -17,16 +17,15 @@
  * `OTEL_CAPTURE_CONTENT=on` (`CaptureContent`); never a key or a token.
  *
  * With tracing off (no `OTEL_EXPORTER_OTLP_ENDPOINT`, `TRACING` off), a
- * wrapper makes no span at all (see `@switchboard/providers/Spans`): a provider
+ * wrapper makes no span at all (see `traced` in `@switchboard/providers`): a provider
  * call costs a clock read and a few counter increments, a turn one reference
  * provided.
  */
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ProviderUsage, ToolCall } from "@switchboard/domain"
 import { Clock, Context, Effect, Exit, Layer, References } from "effect"
 import type { Tracer } from "effect"
-import { ProviderAdapter, Transcriber } from "@switchboard/providers/ProviderAdapter"
-import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
-import { readProviderEnv } from "@switchboard/providers/ProviderConfig"
+import { ProviderAdapter, readProviderEnv, Transcriber } from "@switchboard/providers"
+import type { ProviderError } from "@switchboard/providers"
 import { ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
 import { UsageLedger } from "../usage/UsageLedger.ts"

@@ -14,7 +14,7 @@
  */
 import type { BudgetExceeded } from "@switchboard/domain"
 import { Clock, Config, Context, Effect, Layer, Option } from "effect"
-import { ProviderAdapter, ProviderError, Transcriber } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter, ProviderError, Transcriber } from "@switchboard/providers"
 import { currentScope } from "../telemetry/GenAi.ts"
 import { overBudget, windowStart, withPending } from "./BudgetWindow.ts"
 import { UsageLedger } from "./UsageLedger.ts"

@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Cause, Effect, Layer, Logger } from "effect"
-import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers"
 import { FakeAnthropicServer, reply as anthropicReply } from "@switchboard/providers/testing/FakeAnthropic"
 import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"

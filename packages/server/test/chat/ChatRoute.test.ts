@@ -6,7 +6,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { clientToolSchemas } from "@switchboard/domain"
 import { Deferred, Effect, Fiber } from "effect"
-import { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { ProviderError } from "@switchboard/providers"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 

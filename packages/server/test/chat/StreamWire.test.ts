@@ -8,7 +8,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, UiChunk } from "@switchboard/domain"
 import { Effect, Fiber, Layer, Logger } from "effect"
-import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers"
 import { FakeAnthropicServer, reply as anthropicReply } from "@switchboard/providers/testing/FakeAnthropic"
 import { FakeOpenAiServer, reply as openAiReply } from "@switchboard/providers/testing/FakeOpenAi"
 import type { FakeReply, FakeStreamOptions, RecordedRequest } from "@switchboard/providers/testing/FakeOpenAi"

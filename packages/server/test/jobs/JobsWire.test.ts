@@ -8,7 +8,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
-import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers"
 import type { RecordedRequest } from "@switchboard/providers/testing/FakeHttp"
 import { FakeAnthropicServer, reply as anthropicReply } from "@switchboard/providers/testing/FakeAnthropic"
 import { FakeOpenAiServer, reply as openAiReply } from "@switchboard/providers/testing/FakeOpenAi"

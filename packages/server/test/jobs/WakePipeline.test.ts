@@ -13,7 +13,7 @@ import { buildSubagentSteer, maxStoredValueBytes, steerMessageId, subagentResult
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
-import { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { ProviderError } from "@switchboard/providers"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { chat, eventually, jobsOf, settled, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"

@@ -10,7 +10,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
 import type { FakeReply, RecordedRequest } from "@switchboard/providers/testing/FakeOpenAi"
 import { client, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
@@ -184,8 +184,9 @@ describe(`a replica serves its users at once (${backend})`, () => {
           assert.strictEqual(arrivals.filter((r) => lastUser(r).startsWith("user-")).length, 50)
           assert.isTrue(firstJobStep === -1 || firstJobStep > lastTurn, "no job step queued after the turns got ahead of them")
           release()
-          // The jobs then finish and are steered back, each once.
-          yield* Effect.forEach(dispatch, (chatId) => settled(chatId), { concurrency: 20 })
+          // The jobs then finish and are steered back, each once: 200 steps and wake turns on two
+          // cores take a while, so each chat is given a minute rather than the helper's 15 s.
+          yield* Effect.forEach(dispatch, (chatId) => settled(chatId, 1, 60_000), { concurrency: 20 })
         }), 180_000)
     }
   )

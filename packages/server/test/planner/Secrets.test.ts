@@ -8,7 +8,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import * as ProviderConfig from "@switchboard/providers/ProviderConfig"
+import * as ProviderConfig from "@switchboard/providers"
 import { ADMIN_TOKEN, CREDENTIAL_KEY, client, databaseText, decisionBody, layerPlannerServer, logLines, plannerEnv } from "../support/ControlPlane.ts"
 import * as FakeAnthropic from "@switchboard/providers/testing/FakeAnthropic"
 import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"

@@ -6,8 +6,8 @@
  * gives full control (activity lines, delays, never finishing).
  */
 import type { SubagentResult } from "@switchboard/domain"
-import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
-import { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter } from "@switchboard/providers"
+import type { ProviderError } from "@switchboard/providers"
 import { Deferred, Effect, Layer } from "effect"
 import type { SubagentJob } from "../../src/jobs/Subagents.ts"
 import { Subagents } from "../../src/jobs/Subagents.ts"

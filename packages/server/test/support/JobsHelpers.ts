@@ -69,5 +69,10 @@ export const chat = (chatId: string, messages: ReadonlyArray<ChatMessage>) =>
   postJson("/api/agent/chat", { chatId, messages })
 
 /** Waits until every job of the chat settled; returns them. */
-export const settled = (chatId: string, count = 1) =>
-  eventually(jobsOf(chatId), (jobs) => jobs.length >= count && jobs.every((j) => j.status !== "running"), `${count} settled jobs in ${chatId}`)
+export const settled = (chatId: string, count = 1, timeoutMs?: number) =>
+  eventually(
+    jobsOf(chatId),
+    (jobs) => jobs.length >= count && jobs.every((j) => j.status !== "running"),
+    `${count} settled jobs in ${chatId}`,
+    timeoutMs
+  )

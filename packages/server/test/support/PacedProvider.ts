@@ -6,8 +6,8 @@
  */
 import type { ProviderChatParams } from "@switchboard/domain"
 import { Effect, Exit, Layer, Stream } from "effect"
-import { ProviderAdapter, pushEvents, Transcriber } from "@switchboard/providers/ProviderAdapter"
-import type { ProviderStreamEvent } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter, pushEvents, Transcriber } from "@switchboard/providers"
+import type { ProviderStreamEvent } from "@switchboard/providers"
 
 /** A provider streaming `pieces` `gapMs` apart, recording whether each call was cut short. */
 export const paced = () => {

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
-import * as Scripted from "@switchboard/providers/scripted/Scripted"
+import { Scripted } from "@switchboard/providers"
 import { Effect } from "effect"
 import { decodeJwt, decodeProtectedHeader } from "jose"
 import { spawn } from "node:child_process"

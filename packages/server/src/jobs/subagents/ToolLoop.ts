@@ -15,8 +15,8 @@
 import { Data, Effect, Schema } from "effect"
 import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
 import { toolFromSchema } from "@switchboard/domain"
-import { ProviderAdapter, publicReason } from "@switchboard/providers/ProviderAdapter"
-import type { ProviderError } from "@switchboard/providers/ProviderAdapter"
+import { ProviderAdapter, publicReason } from "@switchboard/providers"
+import type { ProviderError } from "@switchboard/providers"
 import { executeTool } from "../../telemetry/GenAi.ts"
 
 /** A tool's failure: its message is what the model reads as the call's error. */

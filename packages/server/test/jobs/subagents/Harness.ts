@@ -5,7 +5,7 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import type { JobInput, JobKind, SubagentResult } from "@switchboard/domain"
-import * as OpenAiCompatible from "@switchboard/providers/openai/OpenAiCompatible"
+import { OpenAiCompatible } from "@switchboard/providers"
 import { Subagents } from "../../../src/jobs/Subagents.ts"
 import { DEFAULT_CHROMIUM_PATH } from "../../../src/jobs/subagents/SubagentConfig.ts"
 import type { SubagentSettings } from "../../../src/jobs/subagents/SubagentConfig.ts"

@@ -12,7 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Scripted from "@switchboard/providers/scripted/Scripted"
+import { Scripted } from "@switchboard/providers"
 import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
 import { runJob, settings } from "./Harness.ts"
 

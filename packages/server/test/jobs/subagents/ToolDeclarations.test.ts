@@ -8,7 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { ToolSchema } from "@switchboard/domain"
-import { toolInputSchema } from "@switchboard/providers/openai/OpenAiWire"
+import { toolInputSchema } from "@switchboard/providers"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { runDemo } from "../../../src/jobs/subagents/demo/Demo.ts"
 import { runResearch } from "../../../src/jobs/subagents/research/Research.ts"

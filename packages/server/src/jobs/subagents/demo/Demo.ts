@@ -12,7 +12,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { DemoResult, DemoToolInput } from "@switchboard/domain"
-import type { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderAdapter } from "@switchboard/providers"
 import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import type { HeadlessBrowser } from "./HeadlessBrowser.ts"
 

@@ -13,7 +13,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { ResearchResult, ResearchSource, ResearchToolInput } from "@switchboard/domain"
-import type { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderAdapter } from "@switchboard/providers"
 import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import type { SubagentTool } from "../ToolLoop.ts"
 import type { PageFetcher } from "./PageFetcher.ts"

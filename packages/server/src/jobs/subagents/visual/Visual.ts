@@ -13,7 +13,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { VisualResult, VisualToolInput } from "@switchboard/domain"
-import type { ProviderAdapter } from "@switchboard/providers/ProviderAdapter"
+import type { ProviderAdapter } from "@switchboard/providers"
 import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import { svgSafetyProblems } from "./SvgSafety.ts"
 import { renderSvg } from "./SvgRender.ts"
