@@ -4,10 +4,21 @@
  * hourly rows plus what this replica counted and has not flushed yet.
  */
 import { BudgetExceeded } from "@switchboard/domain"
+import { Config, Option } from "effect"
 
 import type { UsageLedger } from "./UsageLedger.ts"
 import type { UsageKey, UsageWindow } from "./UsageRepo.ts"
 import { HOUR_MS, hourOf } from "./UsageRepo.ts"
+
+/**
+ * A daily budget's variable (`USER_DAILY_TOKENS`, `PLANNER_HOST_DAILY_TOKENS`): blank is unset and
+ * the value may be padded, as the settings' check at start (Settings.ts) reads it.
+ */
+export const dailyTokensConfig = (name: string): Config.Config<number | undefined> =>
+  Config.option(Config.String(name)).pipe(Config.map((value) => {
+    const trimmed = Option.getOrUndefined(value)?.trim()
+    return trimmed === undefined || trimmed === "" ? undefined : Number(trimmed)
+  }))
 
 /** Hours before the current one counted in a budget's window. */
 export const WINDOW_HOURS = 24

@@ -14,8 +14,8 @@
 import type { HostBudget } from "@switchboard/domain"
 import type { BudgetExceeded, HostNotFound } from "@switchboard/domain"
 import { hostNotFound } from "../hosts/HostsRepo.ts"
-import { Clock, Config, Context, Effect, Layer, Option } from "effect"
-import { overBudget, windowStart, withPending } from "./BudgetWindow.ts"
+import { Clock, Context, Effect, Layer } from "effect"
+import { dailyTokensConfig, overBudget, windowStart, withPending } from "./BudgetWindow.ts"
 import { UsageLedger } from "./UsageLedger.ts"
 import { UsageRepo } from "./UsageRepo.ts"
 import type { HostBudgetRow } from "./UsageRepo.ts"
@@ -32,9 +32,7 @@ export class HostBudgets extends Context.Service<HostBudgets, {
   static readonly layer = Layer.effect(HostBudgets, Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* UsageLedger
-    // Blank is unset and the value may be padded, as the settings' check at start (Settings.ts) reads it.
-    const configured = Option.getOrUndefined(yield* Config.String("PLANNER_HOST_DAILY_TOKENS").pipe(Config.option))?.trim()
-    const defaultDailyTokens = configured === undefined || configured === "" ? null : Number(configured)
+    const defaultDailyTokens = (yield* dailyTokensConfig("PLANNER_HOST_DAILY_TOKENS")) ?? null
 
     /** The host's budget row with this replica's unflushed calls added. */
     const read = (hostId: string) =>

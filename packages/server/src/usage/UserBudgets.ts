@@ -13,10 +13,10 @@
  * is reached, never by more. Unset: nothing is read, no call is checked, nothing flushed early.
  */
 import type { BudgetExceeded } from "@switchboard/domain"
-import { Clock, Config, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { ProviderAdapter, ProviderError, Transcriber } from "@switchboard/providers"
 import { currentScope } from "../telemetry/GenAi.ts"
-import { overBudget, windowStart, withPending } from "./BudgetWindow.ts"
+import { dailyTokensConfig, overBudget, windowStart, withPending } from "./BudgetWindow.ts"
 import { UsageLedger } from "./UsageLedger.ts"
 import { UsageRepo } from "./UsageRepo.ts"
 
@@ -29,9 +29,7 @@ export class UserBudgets extends Context.Service<UserBudgets, {
   static readonly layer = Layer.effect(UserBudgets, Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* UsageLedger
-    const configured = Option.getOrUndefined(yield* Config.String("USER_DAILY_TOKENS").pipe(Config.option))?.trim()
-    // Blank is unset and the value may be padded, as the settings' check at start (Settings.ts) reads it.
-    const dailyTokens = configured === undefined || configured === "" ? undefined : Number(configured)
+    const dailyTokens = yield* dailyTokensConfig("USER_DAILY_TOKENS")
     if (dailyTokens === undefined) return UserBudgets.of({ dailyTokens, check: () => Effect.void })
 
     const check = (userId: string) =>
