@@ -15,56 +15,17 @@
  * API key is never printed, and is best given through the environment
  * (`SWITCHBOARD_PROFILE_API_KEY`) rather than on the command line, where
  * other users can see it in the process list.
+ *
+ * What every subcommand shares is in `AdminClient.ts`; `usage` and `agents` have modules of their own.
  */
-import { ProviderKind, TaskStatus, UsageGroupBy } from "@switchboard/domain"
-import type { AgentDefinition, HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
+import { ProviderKind, TaskStatus } from "@switchboard/domain"
+import type { HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import type { HttpApiClient } from "effect/http-api"
-import type { Api } from "@switchboard/domain"
-import { ApiClient, describeApiFailure } from "@switchboard/client"
-import { serverFlag } from "./ServerFlag.ts"
-import { loadAgentsFile, planApply } from "./AgentsFile.ts"
-import { CliFailure, failWith } from "./CliFailure.ts"
-
-const adminRoot = Command.make("admin").pipe(
-  Command.withSharedFlags({
-    server: serverFlag,
-    token: Flag.Redacted("token").pipe(
-      Flag.withDescription("The server's ADMIN_TOKEN (env ADMIN_TOKEN)"),
-      Flag.withMetavar("TOKEN"),
-      Flag.withFallbackConfig(Config.Redacted("ADMIN_TOKEN")),
-      Flag.optional
-    )
-  })
-)
-
-const jsonFlag = Flag.Boolean("json").pipe(Flag.withDescription("Print the server's JSON answer"), Flag.withDefault(false))
-
-const fail = failWith
-
-type Client = HttpApiClient.ForApi<typeof Api>
-
-/** Runs `f` with the typed client under the admin token; a failure is printed as the server's sentence. */
-const withAdmin = <A, E>(f: (client: Client) => Effect.Effect<A, E>) =>
-  Effect.gen(function*() {
-    const { server, token } = yield* adminRoot
-    if (Option.isNone(token) || Redacted.value(token.value).trim() === "") {
-      return yield* fail("no admin token: pass --token or set ADMIN_TOKEN")
-    }
-    return yield* Effect.gen(function*() {
-      return yield* f(yield* ApiClient)
-    }).pipe(
-      Effect.provide(ApiClient.layer({ baseUrl: server, token: token.value })),
-      Effect.catch((error) =>
-        error instanceof CliFailure ? Effect.fail(error) : describeApiFailure(error).pipe(Effect.flatMap((failure) => fail(failure.message)))
-      )
-    )
-  })
-
-const printJson = (value: unknown) => Console.log(JSON.stringify(value, null, 2))
-
-const orDash = (value: string | null | undefined) => value === null || value === undefined ? "-" : value
+import { agentsGroup } from "./AdminAgents.ts"
+import { adminRoot, fail, hostIdFlag, jsonFlag, orDash, printJson, withAdmin } from "./AdminClient.ts"
+import { usage } from "./AdminUsage.ts"
+import { CliFailure } from "./CliFailure.ts"
 
 // ---------------------------------------------------------------------------
 // hosts
@@ -195,9 +156,6 @@ const taskDetails = (task: TaskView): ReadonlyArray<string> => [
   ...(task.terminalAt === undefined ? [] : [`terminal:  ${task.terminalAt}`]),
   ...(task.output === undefined ? [] : [`output:    ${typeof task.output === "string" ? task.output : JSON.stringify(task.output)}`])
 ]
-
-const hostIdFlag = (description: string) =>
-  Flag.String("host-id").pipe(Flag.withDescription(description), Flag.withMetavar("HOST_ID"), Flag.optional)
 
 const tasksAdd = Command.make("add", {
   goal: Argument.String("goal").pipe(Argument.withDescription("What the host agent should achieve")),
@@ -428,107 +386,6 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
     )
   )
 
-// ---------------------------------------------------------------------------
-// usage
-
-const usage = Command.make("usage", {
-  groupBy: Flag.Literals("group-by", UsageGroupBy.literals).pipe(
-    Flag.withDescription("Totals per host, task, chat, user, model or kind (default kind)"),
-    Flag.optional
-  ),
-  from: Flag.String("from").pipe(Flag.withDescription("From this time, ISO-8601 (default: 24 hours before --to)"), Flag.optional),
-  to: Flag.String("to").pipe(Flag.withDescription("Until this time, ISO-8601 (default: now)"), Flag.optional),
-  hostId: hostIdFlag("Only this host's calls"),
-  taskId: Flag.String("task-id").pipe(Flag.withDescription("Only this task's calls"), Flag.optional),
-  chatId: Flag.String("chat-id").pipe(Flag.withDescription("Only this chat's calls (its turns, jobs and wakes)"), Flag.optional),
-  user: Flag.String("user").pipe(Flag.withDescription("Only this user's calls (their turns, wakes and jobs)"), Flag.optional),
-  json: jsonFlag
-}, ({ chatId, from, groupBy, hostId, json, taskId, to, user }) =>
-  withAdmin((client) =>
-    Effect.gen(function*() {
-      const optional = <K extends string>(key: K, value: Option.Option<string>) =>
-        Option.isSome(value) ? { [key]: value.value } as Record<K, string> : {}
-      const report = yield* client.admin.usage({
-        query: {
-          ...(Option.isSome(groupBy) ? { groupBy: groupBy.value } : {}),
-          ...optional("from", from),
-          ...optional("to", to),
-          ...optional("hostId", hostId),
-          ...optional("taskId", taskId),
-          ...optional("chatId", chatId),
-          ...optional("userId", user)
-        }
-      })
-      if (json) return yield* printJson(report)
-      yield* Console.log(`${report.from} to ${report.to}, by ${report.groupBy}`)
-      if (report.rows.length === 0) return yield* Console.log("no provider calls")
-      for (const row of report.rows) {
-        yield* Console.log(
-          `${row.key}  ${row.calls} calls  ${row.inputTokens} in (${row.cachedInputTokens} cached)  ${row.outputTokens} out`
-        )
-      }
-      if (report.truncated) yield* Console.log(`(the first ${report.rows.length} rows, most tokens first)`)
-    })
-  )).pipe(
-    Command.withDescription(
-      "Token usage of every provider call that answered (chat and wake turns, sub-agent steps, planner decisions), " +
-        "totalled per host, task, chat, model or kind over a window (default: the last 24 hours)."
-    )
-  )
-
-// ---------------------------------------------------------------------------
-// agents
-
-const listOrDash = (items: ReadonlyArray<string>) => items.length === 0 ? "-" : items.join(",")
-
-const agentLine = (agent: AgentDefinition) =>
-  `${agent.name}${agent.builtIn ? " (built in)" : ""}  tools ${listOrDash(agent.tools.map((t) => t.name))}  ` +
-  `jobs ${listOrDash(agent.jobKinds)}${agent.description === "" ? "" : `  ${agent.description}`}`
-
-const agentsApply = Command.make("apply", {
-  file: Argument.String("file").pipe(
-    Argument.withDescription("A JSON or YAML file: `agents:` with a list of agents, or a list of agents")
-  ),
-  json: jsonFlag
-}, ({ file, json }) =>
-  Effect.gen(function*() {
-    // The file is checked before the server is asked anything.
-    const agents = yield* loadAgentsFile(file).pipe(Effect.catchTag("CliFailure", (e) => fail(e.message)))
-    return yield* withAdmin((client) =>
-      Effect.gen(function*() {
-        const { agents: existing } = yield* client.agentsAdmin.list()
-        const planned = yield* planApply(agents, existing).pipe(Effect.catchTag("CliFailure", (e) => fail(e.message)))
-        for (const agent of planned) {
-          if (agent.action !== "unchanged") yield* client.agentsAdmin.put({ params: { name: agent.name }, payload: agent.body })
-          if (!json) yield* Console.log(`${agent.action.padEnd(9)} ${agent.name}`)
-        }
-        if (json) yield* printJson({ agents: planned.map(({ action, name }) => ({ name, action })) })
-      })
-    )
-  })).pipe(
-    Command.withDescription(
-      "Define the agents of a JSON or YAML file ({ agents: [{ name, description?, systemPrompt, tools?, jobKinds?, " +
-        "contextSchema?, model? }] } or a bare list), checked against the API's schema first (an error names the path " +
-        "in the file). Idempotent: each agent is reported created, updated or unchanged, and only the first two are " +
-        "written (PUT /admin/agents/{name}). Agents absent from the file are left as they are."
-    )
-  )
-
-const agentsList = Command.make("list", { json: jsonFlag }, ({ json }) =>
-  withAdmin((client) =>
-    Effect.gen(function*() {
-      const { agents } = yield* client.agentsAdmin.list()
-      if (json) return yield* printJson({ agents })
-      for (const agent of agents) yield* Console.log(agentLine(agent))
-    })
-  )).pipe(
-    Command.withDescription("Every agent, the built-in one first: name, client tools, job kinds, description (--json adds the prompts).")
-  )
-
-const agentsGroup = Command.make("agents").pipe(
-  Command.withDescription("Agents as configuration: apply a file of agents, list them."),
-  Command.withSubcommands([agentsApply, agentsList])
-)
 
 export const adminCommand = adminRoot.pipe(
   Command.withDescription("Operate the server: hosts, tasks, chats, provider profiles, decisions, agents (needs ADMIN_TOKEN)."),
