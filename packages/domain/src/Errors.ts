@@ -1,67 +1,17 @@
 /**
  * The errors a client can see. Each carries a fixed snake_case `code` and the
- * HTTP status the table below gives that code, and none has a `_tag` on the
+ * HTTP status `ErrorCodes.ts` gives that code, and none has a `_tag` on the
  * wire: every error body is `{ error, code, ...details }` (docs/errors.md).
  * In a program each has one all the same (a getter, never encoded), so a
  * client matches the typed client's failures by tag (`Effect.catchTag`).
  */
 import { Schema } from "effect"
+import { ProviderFailureReason, statusOfCode } from "./ErrorCodes.ts"
+import { CredentialUnavailable, Forbidden, HostNotFound, HostRevoked, InvalidToolCall, LeaseLost, MultipleToolCalls, NoActiveProfile, NoToolCall, PlannerProviderError, ProfileNameTaken, ProfileNotFound, ProviderTimeout, TaskCancelled, TaskNotFound, TaskTerminal } from "./PlannerErrors.ts"
 
-/**
- * Every code the server answers an error with, and its HTTP status: the one
- * table the declared errors below, the server's HTTP layer and the clients
- * read. Some codes are the HTTP layer's only, for what no operation declares
- * (a refusal of Node's HTTP parser, a client gone before its answer).
- */
-export const statusOfCode = {
-  invalid_request: 400,
-  too_many_messages: 400,
-  too_many_parts: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  chat_not_found: 404,
-  host_not_found: 404,
-  task_not_found: 404,
-  profile_not_found: 404,
-  agent_not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  turn_in_flight: 409,
-  lease_lost: 409,
-  task_cancelled: 409,
-  task_terminal: 409,
-  host_revoked: 409,
-  profile_name_taken: 409,
-  agent_mismatch: 409,
-  agent_exists: 409,
-  agent_builtin: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  expectation_failed: 417,
-  budget_exceeded: 429,
-  rate_limited: 429,
-  headers_too_large: 431,
-  client_closed_request: 499,
-  internal_error: 500,
-  provider_error: 502,
-  provider_not_configured: 502,
-  no_tool_call: 502,
-  multiple_tool_calls: 502,
-  invalid_tool_call: 502,
-  not_ready: 503,
-  database_unavailable: 503,
-  no_active_profile: 503,
-  credential_unavailable: 503,
-  unavailable: 503,
-  overloaded: 503,
-  provider_timeout: 504
-} as const satisfies Record<string, number>
-export type ErrorCode = keyof typeof statusOfCode
-
-/** The status of a code the server sent, or undefined for one this table does not know (a newer server's). */
-export const statusOf = (code: string): number | undefined =>
-  Object.hasOwn(statusOfCode, code) ? statusOfCode[code as ErrorCode] : undefined
+// One face for the domain's errors: the codes and the planner's errors live in their own modules.
+export * from "./ErrorCodes.ts"
+export * from "./PlannerErrors.ts"
 
 export class InvalidRequest extends Schema.Error<InvalidRequest>("InvalidRequest")({
   error: Schema.String,
@@ -144,20 +94,6 @@ export class Overloaded extends Schema.Error<Overloaded>("Overloaded")({
   }
 }
 
-/**
- * Why a provider call failed, safe to show: a kind, never the provider's own
- * text (which may quote the request or a key). `status_<code>` for an error
- * status; the others are fixed words. Open-ended: a client must accept a
- * reason it does not know.
- */
-export const ProviderFailureReason = Schema.String.check(Schema.isPattern(/^[a-z][a-z0-9_]{0,39}$/, {
-  description: "`connection_refused`, `connection_reset`, `dns` (the provider's host name does not resolve), " +
-    "`unreachable` (another network failure), `timeout`, `status_<code>` (the provider answered that HTTP status, " +
-    "e.g. `status_401`, `status_429`, `status_500`), `invalid_response` (an answer that is not JSON or not the " +
-    "API's shape), `too_large` (an answer over `LLM_MAX_RESPONSE_BYTES`, or a message over what the server stores), " +
-    "`not_configured`; more may be added"
-}))
-export type ProviderFailureReason = typeof ProviderFailureReason.Type
 
 export class ProviderFailed extends Schema.Error<ProviderFailed>("ProviderFailed")({
   error: Schema.tag("LLM provider error"),
@@ -282,179 +218,6 @@ export const anyRouteErrors = [MethodNotAllowed, InternalError] as const
 
 /** What an operation that reads a request body can answer about it. */
 export const bodyErrors = [InvalidRequest, PayloadTooLarge, UnsupportedMediaType] as const
-
-// ---------------------------------------------------------------------------
-// Planner proxy and host control plane (docs/planner.md)
-
-/** A host token of another host than the one the request names, or a task not assigned to that host. */
-export class Forbidden extends Schema.Error<Forbidden>("Forbidden")({
-  error: Schema.String,
-  code: Schema.tag("forbidden")
-}, { httpApiStatus: statusOfCode.forbidden }) {
-  get _tag() {
-    return "Forbidden" as const
-  }
-}
-
-export class HostNotFound extends Schema.Error<HostNotFound>("HostNotFound")({
-  error: Schema.String,
-  code: Schema.tag("host_not_found"),
-  hostId: Schema.String
-}, { httpApiStatus: statusOfCode.host_not_found }) {
-  get _tag() {
-    return "HostNotFound" as const
-  }
-}
-
-export class TaskNotFound extends Schema.Error<TaskNotFound>("TaskNotFound")({
-  error: Schema.String,
-  code: Schema.tag("task_not_found"),
-  taskId: Schema.String
-}, { httpApiStatus: statusOfCode.task_not_found }) {
-  get _tag() {
-    return "TaskNotFound" as const
-  }
-}
-
-export class ProfileNotFound extends Schema.Error<ProfileNotFound>("ProfileNotFound")({
-  error: Schema.String,
-  code: Schema.tag("profile_not_found"),
-  profileId: Schema.String
-}, { httpApiStatus: statusOfCode.profile_not_found }) {
-  get _tag() {
-    return "ProfileNotFound" as const
-  }
-}
-
-/** A provider profile name already taken. */
-export class ProfileNameTaken extends Schema.Error<ProfileNameTaken>("ProfileNameTaken")({
-  error: Schema.String,
-  code: Schema.tag("profile_name_taken"),
-  name: Schema.String
-}, { httpApiStatus: statusOfCode.profile_name_taken }) {
-  get _tag() {
-    return "ProfileNameTaken" as const
-  }
-}
-
-/** The lease expired, or the attempt named is not the task's current one (the task was claimed again). */
-export class LeaseLost extends Schema.Error<LeaseLost>("LeaseLost")({
-  error: Schema.String,
-  code: Schema.tag("lease_lost"),
-  taskId: Schema.String
-}, { httpApiStatus: statusOfCode.lease_lost }) {
-  get _tag() {
-    return "LeaseLost" as const
-  }
-}
-
-/** The operator cancelled the task: the host must stop working on it (and report nothing). */
-export class TaskCancelled extends Schema.Error<TaskCancelled>("TaskCancelled")({
-  error: Schema.String,
-  code: Schema.tag("task_cancelled"),
-  taskId: Schema.String
-}, { httpApiStatus: statusOfCode.task_cancelled, description: "The operator cancelled the task: stop working on it" }) {
-  get _tag() {
-    return "TaskCancelled" as const
-  }
-}
-
-/** A cancel of a task that has already ended (succeeded, failed or cancelled). */
-export class TaskTerminal extends Schema.Error<TaskTerminal>("TaskTerminal")({
-  error: Schema.String,
-  code: Schema.tag("task_terminal"),
-  taskId: Schema.String,
-  status: Schema.String
-}, { httpApiStatus: statusOfCode.task_terminal, description: "The task has already ended; `status` says how" }) {
-  get _tag() {
-    return "TaskTerminal" as const
-  }
-}
-
-/** The host was revoked: its token cannot be rotated (register a new host instead). */
-export class HostRevoked extends Schema.Error<HostRevoked>("HostRevoked")({
-  error: Schema.String,
-  code: Schema.tag("host_revoked"),
-  hostId: Schema.String
-}, { httpApiStatus: statusOfCode.host_revoked, description: "The host was revoked; register a new one" }) {
-  get _tag() {
-    return "HostRevoked" as const
-  }
-}
-
-export class NoActiveProfile extends Schema.Error<NoActiveProfile>("NoActiveProfile")({
-  error: Schema.String,
-  code: Schema.tag("no_active_profile")
-}, { httpApiStatus: statusOfCode.no_active_profile }) {
-  get _tag() {
-    return "NoActiveProfile" as const
-  }
-}
-
-/**
- * CREDENTIAL_KEY is missing or malformed, or a stored credential was written
- * under a key the server does not hold. `error` names the variable to fix.
- */
-export class CredentialUnavailable extends Schema.Error<CredentialUnavailable>("CredentialUnavailable")({
-  error: Schema.String,
-  code: Schema.tag("credential_unavailable")
-}, { httpApiStatus: statusOfCode.credential_unavailable }) {
-  get _tag() {
-    return "CredentialUnavailable" as const
-  }
-}
-
-/** The planner's provider call failed (unreachable, an error status, an unreadable answer). */
-export class PlannerProviderError extends Schema.Error<PlannerProviderError>("PlannerProviderError")({
-  error: Schema.String,
-  code: Schema.tag("provider_error"),
-  /** Always sent by this server; optional so that a client still reads an older server's answer. */
-  reason: Schema.optionalKey(ProviderFailureReason)
-}, { httpApiStatus: statusOfCode.provider_error, description: "The provider call failed (unreachable, an error status, an unreadable or too large answer); `reason` says how" }) {
-  get _tag() {
-    return "PlannerProviderError" as const
-  }
-}
-
-/** The provider answered without a tool call. */
-export class NoToolCall extends Schema.Error<NoToolCall>("NoToolCall")({
-  error: Schema.String,
-  code: Schema.tag("no_tool_call")
-}, { httpApiStatus: statusOfCode.no_tool_call }) {
-  get _tag() {
-    return "NoToolCall" as const
-  }
-}
-
-/** The provider answered with more than one tool call. */
-export class MultipleToolCalls extends Schema.Error<MultipleToolCalls>("MultipleToolCalls")({
-  error: Schema.String,
-  code: Schema.tag("multiple_tool_calls")
-}, { httpApiStatus: statusOfCode.multiple_tool_calls }) {
-  get _tag() {
-    return "MultipleToolCalls" as const
-  }
-}
-
-/** One tool call, but its name is not one of the request's tools, or its arguments are not a JSON object. */
-export class InvalidToolCall extends Schema.Error<InvalidToolCall>("InvalidToolCall")({
-  error: Schema.String,
-  code: Schema.tag("invalid_tool_call")
-}, { httpApiStatus: statusOfCode.invalid_tool_call }) {
-  get _tag() {
-    return "InvalidToolCall" as const
-  }
-}
-
-/** No answer within the active profile's timeout. */
-export class ProviderTimeout extends Schema.Error<ProviderTimeout>("ProviderTimeout")({
-  error: Schema.String,
-  code: Schema.tag("provider_timeout")
-}, { httpApiStatus: statusOfCode.provider_timeout }) {
-  get _tag() {
-    return "ProviderTimeout" as const
-  }
-}
 
 export class AgentNotFound extends Schema.Error<AgentNotFound>("AgentNotFound")({
   error: Schema.String,

@@ -13,7 +13,13 @@ const isErrorClass = (value: unknown): value is Schema.Top & { readonly fields: 
 describe("error codes", () => {
   it("every declared error is listed, with the table's status for its code and its name as its tag", () => {
     const classes = Object.entries(Errors).flatMap(([name, value]) => isErrorClass(value) ? [[name, value] as const] : [])
-    assert.deepStrictEqual(classes.map(([, value]) => value), [...Errors.declaredErrors] as Array<unknown>)
+    // The module's error classes (its own and those it re-exports) are exactly the list, each once.
+    const byName = (a: { readonly name: string }, b: { readonly name: string }) => a.name.localeCompare(b.name)
+    assert.deepStrictEqual(
+      classes.map(([, value]) => value).sort(byName),
+      ([...Errors.declaredErrors] as Array<{ readonly name: string }>).sort(byName) as Array<unknown>
+    )
+    assert.strictEqual(new Set(Errors.declaredErrors).size, Errors.declaredErrors.length)
     for (const [name, declared] of classes) {
       const code = (declared.fields["code"]!.ast as SchemaAST.Literal).literal as Errors.ErrorCode
       assert.strictEqual(SchemaAST.resolve(declared.ast)?.["httpApiStatus"], Errors.statusOfCode[code], name)
