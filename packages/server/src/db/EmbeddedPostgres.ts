@@ -1,21 +1,24 @@
 /**
  * PGlite (PostgreSQL compiled to WASM) served on a private unix socket
- * (`EmbeddedWire`) and reached through the same `@effect/sql-pg` client as a
+ * (`EmbeddedWire`) from a worker thread of its own (`EmbeddedWorker`), and reached through the same `@effect/sql-pg` client as a
  * real server, so the repositories run the same SQL on both backends.
  *
  * PGlite is a single backend session: the pool is kept at one connection so
  * session state and locks behave as they would on one connection. That is why
  * nothing in Switchboard holds a transaction across a slow call.
  */
-import { PGlite } from "@electric-sql/pglite"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Effect, Layer } from "effect"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Worker } from "node:worker_threads"
+import { siblingModule } from "../system/SiblingModule.ts"
 import { EmbeddedDatabase } from "./EmbeddedDatabase.ts"
-import { serveWire } from "./EmbeddedWire.ts"
+import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from "./EmbeddedWorker.ts"
 import * as EmbeddedVacuum from "./EmbeddedVacuum.ts"
+
+const EMBEDDED_WORKER = siblingModule(import.meta.url, "EmbeddedWorker")
 
 /** The embedded database is one process's: a second server on the same DATA_DIR would corrupt it. */
 export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly message: string }> {}
@@ -57,9 +60,40 @@ const lockDataDir = (dataDir: string) =>
     (lockPath) => Effect.sync(() => rmSync(lockPath, { force: true }))
   )
 
+/** PGlite and its socket server, in a worker thread (`EmbeddedWorker`): resolves once the socket listens. */
+const startWorker = (data: EmbeddedWorkerData) =>
+  Effect.callback<Worker, Error>((resume) => {
+    const worker = new Worker(EMBEDDED_WORKER, { workerData: data })
+    const onMessage = (message: EmbeddedWorkerMessage) => {
+      worker.off("error", onError)
+      if (message._tag === "ready") resume(Effect.succeed(worker))
+      else if (message._tag === "failed") {
+        void worker.terminate()
+        resume(Effect.fail(new Error(`the embedded database did not start: ${message.message}`)))
+      }
+    }
+    const onError = (error: Error) => {
+      worker.off("message", onMessage)
+      resume(Effect.fail(error))
+    }
+    worker.once("message", onMessage)
+    worker.once("error", onError)
+  }).pipe(Effect.orDie)
+
+/** Closes the socket and the database (a checkpoint on disk), then the thread; terminated if that hangs. */
+const stopWorker = (worker: Worker) =>
+  Effect.callback<void>((resume) => {
+    worker.removeAllListeners("exit")
+    worker.once("exit", () => resume(Effect.void))
+    worker.postMessage("close")
+  }).pipe(
+    Effect.timeoutOrElse({ duration: "30 seconds", orElse: () => Effect.promise(() => worker.terminate()).pipe(Effect.asVoid) })
+  )
+
 /**
- * Starts PGlite and its socket server for the scope; returns the socket path.
- * `dataDir` undefined: in memory (tests); a path: persisted there.
+ * Starts PGlite and its socket server, in a worker thread, for the scope;
+ * returns the socket path. `dataDir` undefined: in memory (tests); a path:
+ * persisted there.
  */
 export const startEmbeddedPg = (dataDir: string | undefined) =>
   Effect.gen(function*() {
@@ -71,15 +105,13 @@ export const startEmbeddedPg = (dataDir: string | undefined) =>
       mkdirSync(dataDir, { recursive: true })
       yield* lockDataDir(dataDir)
     }
-    const db = yield* Effect.acquireRelease(
-      Effect.promise(() => PGlite.create(dataDir)),
-      (db) => Effect.promise(() => db.close())
-    )
     const socketPath = join(socketDir, ".s.PGSQL.5432")
-    yield* Effect.acquireRelease(
-      Effect.promise(() => serveWire(db, { path: socketPath })),
-      (server) => Effect.promise(() => server.close())
-    )
+    const worker = yield* Effect.acquireRelease(startWorker({ dataDir, socketPath }), stopWorker)
+    // The database gone mid-run is not something a server can serve without: one line, and the process ends.
+    worker.once("exit", (code) => {
+      process.stderr.write(`switchboard: the embedded database stopped unexpectedly (worker exit code ${code})\n`)
+      process.exit(1)
+    })
     return socketPath
   })
 
