@@ -37,122 +37,20 @@
  * on the next iteration; assistant messages reuse the server's `messageId`, so
  * the transcript the server persists under `chatId` has no duplicates.
  */
-import type {
-  AgentContext,
-  AgentName,
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-  DispatchedJob,
-  JsonObject,
-  ToolCall,
-  ToolResult,
-  UiChunk
-} from "@switchboard/domain"
-import { toolMessageContent, unansweredToolCalls } from "@switchboard/domain"
+import type { ChatMessage, ChatRequest, ChatResponse, DispatchedJob, ToolCall, ToolResult, UiChunk } from "@switchboard/domain"
+import { runSteps, toolMessageContent, unansweredToolCalls } from "@switchboard/domain"
 import { Cause, Clock, Effect, References, Stream } from "effect"
 import type { Tracer } from "effect"
-import { describeUnknown } from "../api/ApiFailure.ts"
-import type { ApiFailure } from "../api/ApiFailure.ts"
-import type { StoreApi } from "zustand/vanilla"
-import type { AgentState } from "../stores/AgentStore.ts"
-import type { ChatState, NewChatMessage } from "../stores/ChatStore.ts"
+import type { NewChatMessage } from "../stores/ChatStore.ts"
 import { newMessageId } from "../stores/Ids.ts"
-import type { ToolRegistry } from "../tools/ToolRegistry.ts"
-import { validateToolCall } from "../tools/ValidateToolCall.ts"
 import { agentToolsMissing } from "./AgentToolsMissing.ts"
-import type { AgentToolsMissing } from "./AgentToolsMissing.ts"
 import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
+import type { Orchestrator, OrchestratorDeps, RunResult, TurnContext } from "./OrchestratorApi.ts"
+import { iterationLimitMessage, maxIterations, notRunWhenStopped, turnFailure } from "./OrchestratorApi.ts"
+import { resolveCall, stripNul } from "./ResolveCall.ts"
 import { emptyProgress, foldChunk, responseOf } from "./TurnChunks.ts"
 
-/** Hard cap on provider calls per turn (docs/chat.md: at most 8 rounds). */
-export const maxIterations = 8
-
-export const iterationLimitMessage = "Reached maximum iteration limit"
-
-/** The error of a tool call a stopped turn did not run. */
-export const notRunWhenStopped = "Not run: the user stopped the turn"
-
-/**
- * How a turn ended without an API error. `Stopped`: `stop` was asked for, or
- * the server stopped the turn; `message` is the turn's last assistant message
- * (the partial answer, `metadata.stopped` set, when the server stopped it).
- */
-export type RunResult =
-  | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
-  | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
-  | { readonly _tag: "Stopped"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
-
-/**
- * What a turn's agent knows of the session: the built-in media editor's
- * `AgentContext`, or any JSON object another agent's context schema describes.
- */
-export type TurnContext = AgentContext | JsonObject
-
-/** Why a turn stopped before the model answered. */
-export type TurnError = ChatTransportError | AgentToolsMissing
-
-/**
- * A turn's error as the chat store records it: its sentence, with the status, code, reason and
- * `retryAfter` when it has them (a 503 `overloaded`: `Switchboard is busy …; retry in 3 s`).
- */
-export const turnFailure = (error: TurnError): ApiFailure => {
-  if (error._tag === "AgentToolsMissing") return { message: error.message, code: error.code }
-  const { code, message, reason, retryAfter, status } = error
-  return {
-    message,
-    ...(status === undefined ? {} : { status }),
-    ...(code === undefined ? {} : { code }),
-    ...(reason === undefined ? {} : { reason }),
-    ...(retryAfter === undefined ? {} : { retryAfter })
-  }
-}
-
-export interface OrchestratorDeps {
-  /** Persisted (`makeChatStore`) or not (`makeTransientChatStore`). */
-  readonly chatStore: StoreApi<ChatState>
-  readonly agentStore: StoreApi<AgentState>
-  readonly registry: ToolRegistry
-  /**
-   * The agent every turn names (`agent` in the body); default: the chat's, or
-   * the server's default agent. Before the first turn its client tools are
-   * checked against `registry`.
-   */
-  readonly agent?: AgentName | undefined
-  /** Whether answers stream in (`POST` with `Accept: text/event-stream`); default true. */
-  readonly streaming?: boolean | undefined
-  /** Hears each text delta of a streamed answer, with the id of the message it belongs to. */
-  readonly onDelta?: ((delta: string, messageId: string) => void) | undefined
-}
-
-export interface Orchestrator {
-  /**
-   * Runs the loop over `messages` (default: `chatStore.messages`) with
-   * `context` (default: `agentStore.context`). Fails with the transport error
-   * after recording it in the stores, so a caller can both show it and set
-   * an exit code.
-   */
-  readonly run: (
-    messages?: ReadonlyArray<ChatMessage>,
-    context?: TurnContext | null
-  ) => Effect.Effect<RunResult, TurnError, ChatTransport>
-  /**
-   * Checks the agent's client tools against the registry (`GET /api/agents/{name}`), once: `run` and
-   * `send` do it themselves, before anything else; a caller may do it first to refuse early.
-   */
-  readonly checkAgent: Effect.Effect<void, TurnError, ChatTransport>
-  /** Appends a user message with `content` to `chatStore`, then runs over the stored history. */
-  readonly send: (
-    content: string,
-    context?: TurnContext | null
-  ) => Effect.Effect<RunResult, TurnError, ChatTransport>
-  /**
-   * Asks the running turn to stop: the server's turn is stopped (once; its
-   * stream ends with the partial answer), no further tool runs and nothing
-   * more is sent; `run` then ends with `Stopped`. Nothing when no turn runs.
-   */
-  readonly stop: Effect.Effect<void, never, ChatTransport>
-}
+export * from "./OrchestratorApi.ts"
 
 /** A running turn, as `stop` and the request in flight see it. */
 interface TurnState {
@@ -172,27 +70,9 @@ interface Answer {
   readonly stopped: boolean
 }
 
-/** Text and JSON crossing to the server must be NUL-free (the transcript lives in PostgreSQL). */
-const stripNul = (s: string): string => s.replaceAll("\u0000", "")
 
-/** A tool's result as JSON the server accepts: what JSON cannot carry is dropped, NULs removed. */
-const toJsonValue = (value: unknown): unknown => {
-  if (value === undefined) return undefined
-  try {
-    const text = JSON.stringify(value, (_key, v: unknown) => typeof v === "string" ? stripNul(v) : v)
-    return text === undefined ? undefined : JSON.parse(text)
-  } catch {
-    return stripNul(String(value))
-  }
-}
-
-
-const describeCause = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.findErrorOption(cause)
-  if (failure._tag === "Some") return describeUnknown(failure.value)
-  const defect = Cause.findDefect(cause)
-  return defect._tag === "Success" ? describeUnknown(defect.success) : "the tool was interrupted"
-}
+/** The server's id keeps the persisted transcript and ours aligned; an empty one would fail validation. */
+const serverId = (response: ChatResponse): { readonly id?: string } => response.messageId !== "" ? { id: response.messageId } : {}
 
 /**
  * The loop's spans, without a stack trace (an `Error` per span, twice), and
@@ -227,26 +107,8 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
   )
 
   /** Validate, then execute; never fails: every outcome is a ToolResult. */
-  const resolveToolCall = (call: ToolCall, context: TurnContext | null): Effect.Effect<ToolResult> => {
-    const validation = validateToolCall(call, registry.get(call.name))
-    if (validation._tag === "Invalid") {
-      return Effect.succeed({ toolCallId: call.id, name: call.name, error: stripNul(validation.error) })
-    }
-    // suspend: a tool that throws while *building* its effect is captured like one that dies inside it.
-    // The domain's ToolContext names the media editor's context; another agent's tools get its own object.
-    const agentContext = context as AgentContext | null
-    return Effect.suspend(() => validation.tool.execute(validation.args, { agentContext })).pipe(
-      // A tool that returns nothing still answers the call: `result: null`, as the contract's shape has it.
-      Effect.map((value): ToolResult => ({ toolCallId: call.id, name: call.name, result: toJsonValue(value) ?? null })),
-      Effect.catchCause((cause) =>
-        // Ctrl+C must stop the turn, not become a tool error the model is asked to recover from.
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.succeed<ToolResult>({ toolCallId: call.id, name: call.name, error: stripNul(describeCause(cause)) })
-      ),
-      traced("Orchestrator.resolveToolCall", { attributes: { tool: call.name } })
-    )
-  }
+  const resolveToolCall = (call: ToolCall, context: TurnContext | null) =>
+    resolveCall(registry, call, context).pipe(traced("Orchestrator.resolveToolCall", { attributes: { tool: call.name } }))
 
   /** The server stops the turn; once, and whatever it answers (a turn that already ended is no failure). */
   const stopOnServer = (turn: TurnState): Effect.Effect<void, never, ChatTransport> =>
@@ -414,49 +276,60 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
         }
       }
 
-      for (let iteration = 1;; iteration++) {
-        agent().setStatus("sending")
-        const { response, stopped } = yield* ask({
-          messages: history,
-          ...(agentContext === null ? {} : { context: agentContext }),
-          chatId,
-          ...named
-        })
-        // The server's id keeps the persisted transcript and ours aligned; an empty one would fail validation.
-        const id = response.messageId !== "" ? { id: response.messageId } : {}
-        const toolCalls = response.toolCalls ?? []
-        if (response.jobs !== undefined) jobs.push(...response.jobs)
-
-        if (stopped) {
+      // Every call of an answer is this client's to run; the cap leaves the last answer's calls unrun.
+      const end = yield* runSteps({
+        ask: () =>
+          Effect.gen(function*() {
+            agent().setStatus("sending")
+            const answer = yield* ask({
+              messages: history,
+              ...(agentContext === null ? {} : { context: agentContext }),
+              chatId,
+              ...named
+            })
+            if (answer.response.jobs !== undefined) jobs.push(...answer.response.jobs)
+            return { ...answer, toolCalls: answer.response.toolCalls ?? [] }
+          }),
+        owns: () => true,
+        stopBefore: [
           // What the server stored: the text so far, marked stopped. Its calls, if any had arrived, are not run.
-          const message = settle({ ...id, role: "assistant", content: stripNul(response.content), metadata: { stopped: true } })
-          finish()
-          return { _tag: "Stopped", message, iterations: iteration, jobs } satisfies RunResult
-        }
-
-        if (toolCalls.length === 0) {
+          { reason: "streamStopped", when: ({ answer }) => answer.stopped },
+          { reason: "IterationLimit", when: ({ owned, step }) => step >= maxIterations && owned.length > 0 }
+        ],
+        run: ({ answer: { response }, owned }) =>
+          Effect.gen(function*() {
+            // A whole answer's text arrives at once: the round is `responding` then, as a streamed one is while its text arrives.
+            if (!streaming && response.content !== "") agent().setStatus("responding")
+            const message = settle({ ...serverId(response), role: "assistant", content: stripNul(response.content), toolCalls: owned })
+            yield* executeAll(owned)
+            return message
+          }),
+        stopWhen: [{ reason: "Stopped", when: () => turn.stopRequested }]
+      })
+      const { response } = end.answer
+      const iterations = end.step
+      switch (end.reason) {
+        case "answered": {
           agent().setStatus("responding")
-          const message = settle({ ...id, role: "assistant", content: stripNul(response.content) })
+          const message = settle({ ...serverId(response), role: "assistant", content: stripNul(response.content) })
           finish()
-          return { _tag: "Answered", message, iterations: iteration, jobs } satisfies RunResult
+          return { _tag: "Answered", message, iterations, jobs } satisfies RunResult
         }
-
-        if (iteration >= maxIterations) {
+        case "streamStopped": {
+          const message = settle({ ...serverId(response), role: "assistant", content: stripNul(response.content), metadata: { stopped: true } })
+          finish()
+          return { _tag: "Stopped", message, iterations, jobs } satisfies RunResult
+        }
+        case "IterationLimit": {
           // The last answer's tool calls are not executed, and not appended either: an assistant
           // message whose calls have no results would make every later provider call invalid.
           const message = settle({ role: "assistant", content: iterationLimitMessage })
           finish()
-          return { _tag: "IterationLimit", message, iterations: iteration, jobs } satisfies RunResult
+          return { _tag: "IterationLimit", message, iterations, jobs } satisfies RunResult
         }
-
-        // A whole answer's text arrives at once: the round is `responding` then, as a streamed one is while its text arrives.
-        if (!streaming && response.content !== "") agent().setStatus("responding")
-        const message = settle({ ...id, role: "assistant", content: stripNul(response.content), toolCalls })
-        yield* executeAll(toolCalls)
-        if (turn.stopRequested) {
+        case "Stopped":
           finish()
-          return { _tag: "Stopped", message, iterations: iteration, jobs } satisfies RunResult
-        }
+          return { _tag: "Stopped", message: end.ran, iterations, jobs } satisfies RunResult
       }
     }).pipe(
       Effect.tapError((error) =>

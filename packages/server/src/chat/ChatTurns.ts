@@ -27,9 +27,9 @@ import { Agents } from "../agents/Agents.ts"
 import type { ChatKey } from "./ChatKey.ts"
 import { chatIdOf, chatKey } from "./ChatKey.ts"
 import { ChatRepo } from "./ChatRepo.ts"
-import type { LiveTurn } from "./LiveTurn.ts"
+import type { LiveTurn } from "./stream/LiveTurn.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
-import { TurnComposer } from "./TurnComposer.ts"
+import { TurnComposer } from "./turn/TurnComposer.ts"
 
 /**
  * Openings of one turn when its chat turns out another agent's: the second one runs as the chat's

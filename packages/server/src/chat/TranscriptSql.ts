@@ -6,7 +6,10 @@
  * put inside a statement (a CTE body, mostly). Other features read the marker
  * through `turnInFlight`, and never write it.
  */
+import { ChatMessage } from "@switchboard/domain"
+import { Effect, Schema } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
+import { SqlSchema } from "effect/sql"
 import type { ChatKey } from "./ChatKey.ts"
 import { userOf } from "./ChatKey.ts"
 
@@ -64,3 +67,54 @@ export const insertMessages = (sql: Sql, chatId: string, batch: string, when?: S
     ${when === undefined ? sql`` : sql`WHERE ${when}`}
     ORDER BY t.n
     ON CONFLICT (chat_id, id) DO NOTHING`
+
+/** Bounds of one INSERT statement of messages. */
+export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }
+
+/**
+ * The messages as JSON arrays of at most {@link APPEND_BATCH} each. The embedded
+ * database runs one statement at a time: one multi-megabyte statement would
+ * stall every other request's statements (health probes included) until it
+ * finished, while small statements let theirs run in between.
+ */
+export const inBatches = (messages: ReadonlyArray<ChatMessage>): Array<string> => {
+  const batches: Array<string> = []
+  let current: Array<string> = []
+  let bytes = 0
+  for (const message of messages) {
+    const json = JSON.stringify(message)
+    if (current.length > 0 && (current.length >= APPEND_BATCH.messages || bytes + json.length > APPEND_BATCH.bytes)) {
+      batches.push(`[${current.join(",")}]`)
+      current = []
+      bytes = 0
+    }
+    current.push(json)
+    bytes += json.length
+  }
+  if (current.length > 0) batches.push(`[${current.join(",")}]`)
+  return batches
+}
+
+/**
+ * One batch appended to a chat that exists (that `generation` of it, when given); false when it
+ * does not (the turn that appends created it: a deleted chat is not brought back). Batches run one
+ * after the other, so the order holds across them. The chat row is only share-locked, never
+ * rewritten: a new row version written inside a turn's transaction made every other statement's
+ * `INSERT INTO chats … ON CONFLICT` wait for that transaction — and the marker upsert, which by
+ * then held the marker row the transaction was about to release, deadlocked with it.
+ */
+export const appendTo = (sql: Sql, chatId: ChatKey, batch: string, generation: string | undefined) =>
+  sql<{ live: boolean }>`
+    WITH live AS (${liveChat(sql, chatId, generation)}),
+    appended AS (
+      ${insertMessages(sql, chatId, batch, sql`EXISTS (SELECT 1 FROM live)`)}
+    )
+    SELECT EXISTS (SELECT 1 FROM live) AS live`.pipe(Effect.map((rows) => rows[0]?.live === true))
+
+/** The chat's stored transcript, in order. */
+export const findTranscript = (sql: Sql) =>
+  SqlSchema.findAll({
+    Request: Schema.String,
+    Result: Schema.Struct({ message: ChatMessage }),
+    execute: (chatId) => sql`SELECT message FROM chat_messages WHERE chat_id = ${chatId} ORDER BY seq`
+  })

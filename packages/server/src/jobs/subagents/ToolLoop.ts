@@ -4,8 +4,9 @@
  * and messages, never the chat's), the sub-agent's own tools (never the job
  * tools), a cap on rounds.
  *
- * One round is one provider call. When the answer calls tools, each call is
- * reported as the job's activity line, validated and executed; a tool's
+ * One round is one provider call, a step of the one step loop (`runSteps`).
+ * When the answer calls tools, each call is reported as the job's activity
+ * line, validated and executed; a tool's
  * failure (bad arguments, an unknown tool, an unreachable page, a demo that
  * throws) is not the loop's failure but the call's result, fed back to the
  * model as `{"error": …}` so it can recover. The loop ends when a tool says
@@ -14,7 +15,7 @@
  */
 import { Data, Effect, Schema } from "effect"
 import type { ChatMessage, ProviderChatParams, ProviderImage, ToolCall, ToolSchema } from "@switchboard/domain"
-import { toolFromSchema } from "@switchboard/domain"
+import { runSteps, stepCountIs, toolFromSchema } from "@switchboard/domain"
 import { ProviderAdapter, publicReason } from "@switchboard/providers"
 import type { ProviderError } from "@switchboard/providers"
 import { executeTool } from "../../telemetry/GenAi.ts"
@@ -152,7 +153,6 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
     const toolSchemas = options.tools.map((t) => t.schema)
     const messages: Array<ChatMessage> = [{ id: "task", role: "user", content: options.task, timestamp: 0 }]
     let images: ReadonlyArray<ProviderImage> = []
-    let content = ""
 
     const call = (params: ProviderChatParams) => {
       const attempt = provider.chat(params)
@@ -174,41 +174,52 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
       ))
     }
 
-    for (let round = 1; round <= options.maxRounds; round++) {
-      const answer = yield* call({
-        // A copy: the conversation grows after the call, and a provider may keep what it was given.
-        messages: [...messages],
-        systemPrompt: options.systemPrompt,
-        toolSchemas,
-        ...(options.model !== undefined ? { model: options.model } : {}),
-        ...(images.length > 0 ? { images } : {})
-      })
-      images = []
-      content = answer.content
-      const calls = answer.toolCalls ?? []
-      if (calls.length === 0) return { _tag: "Answered", content, rounds: round }
-
-      messages.push({ id: `assistant_${round}`, role: "assistant", content: answer.content, toolCalls: calls, timestamp: 0 })
-      let finished = false
-      const shown: Array<ProviderImage> = []
-      for (const [index, toolCall] of calls.entries()) {
-        // After a finishing call, the rest of the round is not run (and needs no answer: the loop ends).
-        if (finished) break
-        const { outcome, output } = yield* runCall(tools, toolCall, options.reportActivity).pipe(executeTool(toolCall, (r) => r.outcome))
-        messages.push(toolMessage(toolCall, outcome, `tool_${round}_${index}`))
-        if (output?.images !== undefined) shown.push(...output.images)
-        if (output?.finish === true) finished = true
-      }
-      if (finished) return { _tag: "Finished", content, rounds: round }
-      if (shown.length > 0) {
-        images = shown
-        messages.push({
-          id: `images_${round}`,
-          role: "user",
-          content: "The image(s) your last tool call produced are attached.",
-          timestamp: 0
+    // Every call is the sub-agent's: an unknown tool's is answered with an error it can recover from.
+    const end = yield* runSteps({
+      ask: () => {
+        const shown = images
+        images = []
+        return call({
+          // A copy: the conversation grows after the call, and a provider may keep what it was given.
+          messages: [...messages],
+          systemPrompt: options.systemPrompt,
+          toolSchemas,
+          ...(options.model !== undefined ? { model: options.model } : {}),
+          ...(shown.length > 0 ? { images: shown } : {})
         })
-      }
-    }
-    return { _tag: "RoundCap", content, rounds: options.maxRounds }
+      },
+      owns: () => true,
+      run: ({ answer, owned, step }) =>
+        Effect.gen(function*() {
+          messages.push({ id: `assistant_${step}`, role: "assistant", content: answer.content, toolCalls: owned, timestamp: 0 })
+          let finished = false
+          const shown: Array<ProviderImage> = []
+          for (const [index, toolCall] of owned.entries()) {
+            // After a finishing call, the rest of the round is not run (and needs no answer: the loop ends).
+            if (finished) break
+            const { outcome, output } = yield* runCall(tools, toolCall, options.reportActivity).pipe(executeTool(toolCall, (r) => r.outcome))
+            messages.push(toolMessage(toolCall, outcome, `tool_${step}_${index}`))
+            if (output?.images !== undefined) shown.push(...output.images)
+            if (output?.finish === true) finished = true
+          }
+          if (!finished && shown.length > 0) {
+            images = shown
+            messages.push({
+              id: `images_${step}`,
+              role: "user",
+              content: "The image(s) your last tool call produced are attached.",
+              timestamp: 0
+            })
+          }
+          return { finished }
+        }),
+      stopWhen: [
+        { reason: "Finished", when: ({ ran }) => ran.finished },
+        stepCountIs(options.maxRounds, "RoundCap")
+      ]
+    })
+    const content = end.answer.content
+    return end.reason === "answered"
+      ? { _tag: "Answered", content, rounds: end.step }
+      : { _tag: end.reason, content, rounds: end.step }
   })

@@ -15,18 +15,19 @@
  * which turn a chat is running is the marker's to say (`chat_turns`).
  */
 import { PgClient } from "@effect/sql-pg"
-import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
-import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Queue, Schedule } from "effect"
+import type { Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Readable } from "node:stream"
-import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
+import { EmbeddedDatabase } from "../../db/EmbeddedDatabase.ts"
 import { ProviderError, toWireError } from "@switchboard/providers"
 import type { LiveTurn } from "./LiveTurn.ts"
-import { close, eventsReadable, followerEvent, KEEP_ALIVE, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
-import { newMessageId } from "./MessageIds.ts"
+import { close, eventsReadable, followerEvent, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
+import { makeFollowers } from "./FollowLog.ts"
+import { newMessageId } from "../MessageIds.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
-import type { ChatKey } from "./ChatKey.ts"
+import type { ChatKey } from "../ChatKey.ts"
 
 /** How long a stop waits for the stopped turn to store its answer and free the chat. */
 const STOP_WAIT = Duration.seconds(10)
@@ -35,19 +36,11 @@ const STOP_CHECK = Duration.millis(25)
 const STOP_ASK_EVERY = 20
 /** How often ended turns kept for late followers are swept while no turn is being written. */
 const SWEEP_ENDED_EVERY_MS = 1_000
-/**
- * A follower on another replica that heard nothing for this long reads the log again, checks the
- * turn still runs and asks again: a notification lost while a listener reconnected costs at most this.
- */
-const FOLLOWER_CHECK = Duration.millis(500)
-
 interface Running {
   readonly live: LiveTurn
   /** Completed when the turn's effect ended (its answer stored or not). */
   readonly done: Deferred.Deferred<void>
 }
-
-const isTerminalEvent = (event: string) => event.startsWith(`data: {"type":"finish"`) || event.startsWith(`data: {"type":"error"`)
 
 export class TurnStreams extends Context.Service<TurnStreams, {
   /**
@@ -75,6 +68,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     const sql = yield* SqlClient.SqlClient
     const embedded = yield* EmbeddedDatabase
     const log = makeTurnLog(sql)
+    const followers = makeFollowers(log)
     const scope = yield* Effect.scope
 
     const byChat = new Map<string, Set<Running>>()
@@ -86,8 +80,6 @@ export class TurnStreams extends Context.Service<TurnStreams, {
     const recent = new Map<string, { readonly live: LiveTurn; readonly until: number }>()
     /** Ended turns whose rows go at the time given. */
     const forgetting: Array<{ readonly turnId: string; readonly at: number }> = []
-    /** Followers on this replica of turns another runs, woken by the log's notifications. */
-    const following = new Map<string, Set<() => void>>()
     /** The flush loop's wake-up while it has nothing to write (set while it waits). */
     let wakeFlush: (() => void) | undefined
 
@@ -219,16 +211,6 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       ], { discard: true })
     })
 
-    const wakeFollowers = (payload: string) => {
-      const ids = payload === "*" ? [...following.keys()] : payload.split(",")
-      for (const id of ids) {
-        const waiters = following.get(id)
-        if (waiters === undefined) continue
-        following.delete(id)
-        for (const resume of waiters) resume()
-      }
-    }
-
     const liveOf = (turnId: string): LiveTurn | undefined => {
       for (const set of byChat.values()) {
         for (const running of set) {
@@ -260,10 +242,10 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       yield* Effect.gen(function*() {
         const notifications = yield* pg.listen(turnsChannel)
         // Whatever was written while not listening: followers look again.
-        wakeFollowers("*")
+        followers.wake("*")
         while (true) {
           const { payload } = yield* Queue.take(notifications)
-          if (payload.startsWith("written:")) wakeFollowers(payload.slice("written:".length))
+          if (payload.startsWith("written:")) followers.wake(payload.slice("written:".length))
           else if (payload.startsWith("follow:")) writeFor(payload.slice("follow:".length))
           else if (payload.startsWith("stop:")) stopLocal(payload.slice("stop:".length))
         }
@@ -273,66 +255,6 @@ export class TurnStreams extends Context.Service<TurnStreams, {
         Effect.retry(Schedule.spaced("1 second")),
         Effect.forkScoped
       )
-    }
-
-    /** Resolves at the next notification that the turn's rows were written, or after `timeout` (false). */
-    const nextWritten = (turnId: string, timeout: Duration.Duration) =>
-      Effect.callback<boolean>((resume) => {
-        const onWritten = () => resume(Effect.succeed(true))
-        const waiters = following.get(turnId) ?? new Set()
-        waiters.add(onWritten)
-        following.set(turnId, waiters)
-        const timer = setTimeout(() => {
-          waiters.delete(onWritten)
-          if (waiters.size === 0) following.delete(turnId)
-          resume(Effect.succeed(false))
-        }, Duration.toMillis(timeout))
-        return Effect.sync(() => {
-          clearTimeout(timer)
-          waiters.delete(onWritten)
-          if (waiters.size === 0) following.delete(turnId)
-        })
-      })
-
-    /**
-     * Another replica's turn, from the log: the rows past the position, then the next notification.
-     * A turn that no longer holds its chat's marker and wrote no end (its replica died) ends its
-     * stream with an error: the transcript holds what was stored.
-     */
-    const followLog = (chatId: ChatKey, turnId: string): Stream.Stream<string> => {
-      interface Position {
-        readonly after: number
-        readonly quietMs: number
-      }
-      const ended = [sseEvent({ type: "error", errorText: "The turn ended without finishing (its server stopped): the transcript holds what was stored" }), SSE_DONE]
-      const ask = log.askFollow(turnId).pipe(Effect.ignore)
-      /** Rows read (some): their events, and the stream's end after the terminal one. */
-      const page = (rows: ReadonlyArray<{ readonly seq: number; readonly event: string }>) => {
-        const events = rows.map((r) => r.event)
-        const last = rows[rows.length - 1]!
-        return isTerminalEvent(last.event)
-          ? [[...events, SSE_DONE], Option.none<Position>()] as const
-          : [events, Option.some({ after: last.seq, quietMs: 0 })] as const
-      }
-      return Stream.paginate({ after: -1, quietMs: 0 } as Position, (position) =>
-        Effect.gen(function*() {
-          // The running replica writes a turn only once asked: asked at the start, and again after a quiet while.
-          if (position.after === -1 && position.quietMs === 0) yield* ask
-          const rows = yield* log.eventsAfter(turnId, position.after)
-          if (rows.length > 0) return page(rows)
-          if (position.quietMs >= Duration.toMillis(KEEP_ALIVE)) {
-            return [[SSE_KEEP_ALIVE], Option.some({ after: position.after, quietMs: 0 })] as const
-          }
-          const arrived = yield* nextWritten(turnId, FOLLOWER_CHECK)
-          if (arrived) return [[], Option.some({ after: position.after, quietMs: 0 })] as const
-          if ((yield* log.markerOf(chatId)) !== turnId) {
-            // The turn ended (or its replica died): what it wrote last, and its end if that is there.
-            const late = yield* log.eventsAfter(turnId, position.after)
-            return late.length === 0 ? [ended, Option.none<Position>()] as const : page(late)
-          }
-          yield* ask
-          return [[], Option.some({ after: position.after, quietMs: position.quietMs + Duration.toMillis(FOLLOWER_CHECK) })] as const
-        }))
     }
 
     return TurnStreams.of({
@@ -369,7 +291,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           if (local !== undefined) return eventsReadable(local.live, true)
           if (embedded) return undefined
           const turnId = yield* log.markerOf(chatId)
-          return turnId === undefined ? undefined : followLog(chatId, turnId)
+          return turnId === undefined ? undefined : followers.follow(chatId, turnId)
         }),
       stop: (chatId) =>
         Effect.gen(function*() {

@@ -1,0 +1,230 @@
+/**
+ * A turn's opening statements: the chat's in-flight marker taken (unless a live turn holds it),
+ * the chat created when new, the transcript read and the request's new messages appended
+ * write-ahead — in one statement, so accepting a turn is one round trip (docs/streaming.md).
+ * `ChatRepo` answers with these; the turn (`TurnComposer`) calls them through it.
+ */
+import { ChatMessage } from "@switchboard/domain"
+import { Duration, Effect, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
+import { traced } from "@switchboard/providers"
+import { retryDeadlock } from "../../db/RetryDeadlock.ts"
+import type { ChatKey } from "../ChatKey.ts"
+import { appendTo, findTranscript, inBatches, insertMessages, liveChat, takeMarker, touchChat } from "../TranscriptSql.ts"
+
+/** What a turn's opening statement found (`beginAgentTurn`). */
+export type OpenedTurn =
+  | { readonly _tag: "Taken"; readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string }
+  /** Another live turn holds the chat. */
+  | { readonly _tag: "Held" }
+  /** The chat is another agent's (`agent`): nothing taken, nothing stored. */
+  | { readonly _tag: "OtherAgent"; readonly agent: string }
+
+/** The openings `ChatRepo` answers with. */
+export interface TurnOpenings {
+  /**
+   * Takes the chat's in-flight marker for `ttl`; false when another live turn
+   * holds it. With `messages`, they are appended, only when the marker was
+   * taken: the first batch in the same statement (a write-ahead turn's first
+   * round trip), any further ones ({@link inBatches}) right after.
+   */
+  beginTurn(chatId: ChatKey, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
+  /**
+   * `beginTurn`, and the transcript, read by the same statement: `undefined` when another live
+   * turn holds the chat. A turn's opening round trip. `generation`: the life of the chat the turn
+   * was accepted in, to condition its later writes on (see `liveChat`). The transcript may or may not include
+   * `messages` (ids already stored are left as they were): the caller adds those it lacks.
+   *
+   * A statement reads from the snapshot it started with. When a marker row existed at that
+   * moment, the turn that held it may have released it — and stored its answer — while this
+   * statement waited for its row: the transcript is then read again, under the marker, by a
+   * second statement. Without one, the chat was idle when the statement began, so nothing was
+   * stored after its snapshot.
+   */
+  beginTurnReading(
+    chatId: ChatKey,
+    turnId: string,
+    ttl: Duration.Input,
+    messages?: ReadonlyArray<ChatMessage>
+  ): Effect.Effect<{ readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined>
+  /**
+   * `beginTurnReading` for a turn of `agent`: a new chat is created as that agent's, and an existing
+   * one is opened only if it is that agent's — else nothing is taken or stored and the chat's agent
+   * is answered (`OtherAgent`), in the same one statement, so a turn that assumed the right agent
+   * (almost all) costs nothing more.
+   */
+  beginAgentTurn(
+    chatId: ChatKey,
+    turnId: string,
+    ttl: Duration.Input,
+    messages: ReadonlyArray<ChatMessage>,
+    agent: string
+  ): Effect.Effect<OpenedTurn>
+  /**
+   * Takes the marker, as `beginTurn`, for a turn whose caller read the transcript just before:
+   * `messages` are appended only if the chat still has exactly `known` messages (messages are
+   * never removed, so the count says whether anything was stored since) and no marker row existed
+   * when the statement began (its holder may have stored its answer after this statement's
+   * snapshot, while the statement waited for the row: see `beginTurnReading`). True: taken,
+   * nothing new, appended; false: taken, perhaps something new, nothing appended; `undefined`:
+   * another live turn holds the chat; "gone": the chat (that `generation` of it, when given) no
+   * longer exists, nothing taken or stored.
+   */
+  beginTurnUnchanged(
+    chatId: ChatKey,
+    turnId: string,
+    ttl: Duration.Input,
+    known: number,
+    messages: ReadonlyArray<ChatMessage>,
+    generation?: string
+  ): Effect.Effect<boolean | "gone" | undefined>
+}
+
+export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
+  const findMessages = findTranscript(sql)
+  const appendBatch = (chatId: ChatKey, batch: string, generation: string | undefined) => appendTo(sql, chatId, batch, generation)
+  const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
+
+  const openOnce = Effect.fnUntraced(function*(
+    chatId: ChatKey,
+    turnId: string,
+    ttl: Duration.Input,
+    messages: ReadonlyArray<ChatMessage>,
+    agent: string | undefined
+  ) {
+    const [first, ...rest] = inBatches(messages)
+    const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+    // With an agent: the marker only on a chat this statement creates (as that agent's) or one the
+    // snapshot shows as that agent's. A chat created by another statement after this one's snapshot
+    // is neither: nothing is taken, and the caller opens again (the next snapshot sees it).
+    const created = agent === undefined
+      ? sql`INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING RETURNING generation`
+      : sql`INSERT INTO chats (id, agent) VALUES (${chatId}, ${agent}) ON CONFLICT (id) DO NOTHING RETURNING generation`
+    const agentHolds = agent === undefined
+      ? undefined
+      : sql`(EXISTS (SELECT 1 FROM chat) OR EXISTS (SELECT 1 FROM chats WHERE id = ${chatId} AND agent = ${agent}))`
+    // The statement's snapshot predates its own inserts, so the rows read are the transcript
+    // before this turn; one row with a null message stands for "nothing stored yet" (and, when
+    // the marker was not taken, is the only row: it says whose chat it is). The generation is the
+    // new row's, or the one the snapshot saw.
+    const rows = yield* retryDeadlock(sql<{
+      message: unknown
+      held: boolean
+      taken: boolean
+      agent: string | null
+      generation: string | null
+    }>`
+      WITH chat AS (${created}),
+      seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
+      marker AS (
+        ${takeMarker(sql, chatId, turnId, ttlMs, agentHolds)}
+      ),
+      appended AS (
+        ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker)`)}
+      ),
+      touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+      SELECT m.message, (SELECT held FROM seen) AS held, EXISTS (SELECT 1 FROM marker) AS taken,
+        (SELECT agent FROM chats WHERE id = ${chatId}) AS agent,
+        coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
+      FROM (SELECT 1) AS one LEFT JOIN chat_messages m ON EXISTS (SELECT 1 FROM marker) AND m.chat_id = ${chatId}
+      ORDER BY m.seq`)
+    const head = rows[0]!
+    if (!head.taken) {
+      if (agent === undefined) return { _tag: "Held" } as const
+      if (head.agent !== null && head.agent !== agent) return { _tag: "OtherAgent", agent: head.agent } as const
+      return head.generation === null ? undefined : { _tag: "Held" } as const
+    }
+    // Neither: another statement created the chat after this one's snapshot (both new, at once).
+    // Rare, so read apart; the marker taken holds the chat's row.
+    const generation = head.generation ??
+      (yield* sql<{ generation: string }>`SELECT generation::text AS generation FROM chats WHERE id = ${chatId}`)[0]?.generation
+    if (generation === undefined) return yield* Effect.die(new Error(`chat ${chatId}: marker taken but no chat row`))
+    for (const batch of rest) yield* appendBatch(chatId, batch, generation)
+    const transcript = head.held
+      ? (yield* findMessages(chatId)).map((r) => r.message)
+      : yield* decodeTranscript(rows.flatMap((r) => r.message === null ? [] : [r.message]))
+    return { _tag: "Taken", transcript, generation } as const
+  })
+
+  /** A turn's opening; once more when a concurrent first turn created the chat unseen (see `openOnce`). */
+  const openTurn = (
+    chatId: ChatKey,
+    turnId: string,
+    ttl: Duration.Input,
+    messages: ReadonlyArray<ChatMessage>,
+    agent: string | undefined
+  ): Effect.Effect<OpenedTurn> =>
+    openOnce(chatId, turnId, ttl, messages, agent).pipe(
+      Effect.flatMap((opened) =>
+        opened !== undefined
+          ? Effect.succeed(opened)
+          : openOnce(chatId, turnId, ttl, messages, agent).pipe(Effect.map((again) => again ?? { _tag: "Held" } as const))
+      ),
+      Effect.orDie,
+      traced("ChatRepo.beginTurnReading")
+    )
+
+  return {
+    beginTurnReading: (chatId, turnId, ttl, messages = []) =>
+      openTurn(chatId, turnId, ttl, messages, undefined).pipe(
+        Effect.map((opened) => opened._tag === "Taken" ? { transcript: opened.transcript, generation: opened.generation } : undefined)
+      ),
+    beginAgentTurn: (chatId, turnId, ttl, messages, agent) => openTurn(chatId, turnId, ttl, messages, agent),
+    beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages, generation) {
+      const [first, ...rest] = inBatches(messages)
+      const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+      // The marker only on a live chat: the chat (its row) may have gone since the caller's look
+      // (the operator deleted it), and a marker on no chat is a foreign key violation.
+      const rows = yield* retryDeadlock(sql<{ n: number | string; live: boolean; taken: boolean }>`
+        WITH live AS (${liveChat(sql, chatId, generation)}),
+        marker AS (
+          ${takeMarker(sql, chatId, turnId, ttlMs, sql`EXISTS (SELECT 1 FROM live)`)}
+        ),
+        stored AS (
+          SELECT CASE WHEN EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) THEN -1 ELSE count(*) END AS n
+          FROM chat_messages WHERE chat_id = ${chatId}
+        ),
+        appended AS (
+          ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}`)}
+        ),
+        touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+        SELECT (SELECT n FROM stored) AS n, EXISTS (SELECT 1 FROM live) AS live, EXISTS (SELECT 1 FROM marker) AS taken`)
+      const row = rows[0]!
+      if (!row.live) return "gone" as const
+      if (!row.taken) return undefined
+      if (Number(row.n) !== known) return false
+      for (const batch of rest) yield* appendBatch(chatId, batch, generation)
+      return true
+    }, Effect.orDie, traced("ChatRepo.beginTurnUnchanged")),
+    beginTurn: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
+      const [first, ...rest] = inBatches(messages)
+      const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+      // One statement (one round trip, atomic): create the chat if new, then take the marker
+      // unless a live one exists. Foreign keys are checked at the end of the statement.
+      if (first === undefined) {
+        const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
+          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+          marker AS (
+            ${takeMarker(sql, chatId, turnId, ttlMs)}
+          ),
+          touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+          SELECT turn_id FROM marker`)
+        return rows.length === 1
+      }
+      // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
+      const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
+        WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+        marker AS (
+          ${takeMarker(sql, chatId, turnId, ttlMs)}
+        ),
+        appended AS (
+          ${insertMessages(sql, chatId, first, sql`EXISTS (SELECT 1 FROM marker)`)}
+        ),
+        touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+        SELECT turn_id FROM marker`)
+      if (rows.length !== 1) return false
+      for (const batch of rest) yield* appendBatch(chatId, batch, undefined)
+      return true
+    }, Effect.orDie, traced("ChatRepo.beginTurn"))
+  }
+}
