@@ -22,7 +22,9 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { AddressInfo } from "node:net"
 import { pipeline } from "node:stream/promises"
 import { PgClient } from "@effect/sql-pg"
-import { layerEmbeddedClient, startEmbeddedPg } from "@switchboard/server/db/EmbeddedPostgres"
+// The module itself, not the server package's face: the floor must not load the server's modules
+// (its memory is the embedded database's alone, the figure the server's is held to).
+import { layerEmbeddedClient, startEmbeddedPg } from "../packages/server/src/db/EmbeddedPostgres.ts"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { Pool } from "undici"

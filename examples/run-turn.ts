@@ -13,7 +13,7 @@
  * TypeScript as it is.
  */
 import { closeRunClients, run } from "@switchboard/client"
-import { readAssetFromDisk } from "@switchboard/cli/tools/FileAssets"
+import { readAssetFromDisk } from "@switchboard/cli"
 
 const serverUrl = process.argv[2] ?? process.env["SWITCHBOARD_SERVER"] ?? "http://127.0.0.1:8787"
 

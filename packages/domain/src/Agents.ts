@@ -9,9 +9,9 @@
  * view to check their tool registry against it.
  */
 import { Schema } from "effect"
-import { JobKind } from "./Jobs.ts"
+import { JobKind } from "./JobKind.ts"
 import { JsonObject, Text } from "./Json.ts"
-import { ToolSchema } from "./Tools.ts"
+import { ToolSchema } from "./ToolSchema.ts"
 
 /** The built-in agent: the spec's media editor. */
 export const BUILT_IN_AGENT = "media-editor"

@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { AgentName } from "./Agents.ts"
-import { JobKind } from "./Jobs.ts"
+import { JobKind } from "./JobKind.ts"
 import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
 export const Role = Schema.Literals(["system", "user", "assistant", "tool"])

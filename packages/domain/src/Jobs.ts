@@ -15,7 +15,8 @@ import { Schema } from "effect"
 import type { ChatMessage, ToolCall } from "./Chat.ts"
 import { NonEmptyText, Text } from "./Json.ts"
 import { toolFromSchema } from "./ToolFromSchema.ts"
-import type { ToolSchema } from "./Tools.ts"
+import { JobKind } from "./JobKind.ts"
+import type { ToolSchema } from "./ToolSchema.ts"
 
 export const JobStatus = Schema.Literals(["running", "done", "error"])
 export type JobStatus = typeof JobStatus.Type
@@ -191,8 +192,6 @@ export const VisualJob = artifactKind({
       }.\nReference its elements as you teach.`
 })
 
-export const JobKind = Schema.Literals(["research", "demo", "visual"])
-export type JobKind = typeof JobKind.Type
 
 /** Every kind's spec, by kind (the order is the job tools' order). */
 export const jobKindSpecs = {

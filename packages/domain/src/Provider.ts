@@ -10,7 +10,7 @@
  */
 import { Schema } from "effect"
 import { ChatMessage, ToolCall } from "./Chat.ts"
-import { ToolSchema } from "./Tools.ts"
+import { ToolSchema } from "./ToolSchema.ts"
 
 export const ProviderToolCall = ToolCall
 export type ProviderToolCall = ToolCall

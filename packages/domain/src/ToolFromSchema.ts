@@ -21,7 +21,7 @@
  */
 import { SchemaAST } from "effect"
 import type { Schema } from "effect"
-import type { ParameterType, ToolParameter, ToolSchema } from "./Tools.ts"
+import type { ParameterType, ToolParameter, ToolSchema } from "./ToolSchema.ts"
 
 /**
  * Annotation of a string field: values offered to the model as the JSON

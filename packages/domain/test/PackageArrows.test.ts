@@ -55,8 +55,8 @@ describe("package arrows", () => {
     assert.deepStrictEqual(found, [])
   })
 
-  it("the libraries are reached through their face: `@switchboard/<name>` (and its `testing/*` helpers), never a module of theirs", () => {
-    const libraries = ["domain", "providers", "client"]
+  it("every package is reached through its face: `@switchboard/<name>` (and its `testing/*` helpers), never a module of theirs", () => {
+    const libraries = ["domain", "providers", "client", "server", "cli", "web"]
     for (const name of libraries) {
       const exports = JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")).exports as Record<string, string>
       assert.deepStrictEqual(Object.keys(exports).filter((key) => key !== "." && key !== "./testing/*"), [], `${name}'s exports`)
@@ -92,4 +92,64 @@ describe("package arrows", () => {
     assert.isAbove(files, 100)
     assert.deepStrictEqual(found, [])
   })
+
+  it("no circle of files in any package, and no two folders of the server that import each other, even around a circle", () => {
+    const found: Array<string> = []
+    for (const name of Object.keys(allowed)) {
+      const src = join(PACKAGES, name, "src")
+      const graph = new Map<string, Array<string>>()
+      for (const file of filesUnder(src)) {
+        const targets = importsOf(readFileSync(file, "utf8"))
+          .filter(({ specifier }) => specifier.startsWith("."))
+          .map(({ specifier }) => resolve(dirname(file), specifier))
+        graph.set(file, targets)
+      }
+      for (const circle of circles(graph)) found.push(`${name}: files ${circle.map((f) => relative(src, f)).join(" → ")}`)
+      if (name !== "server") continue
+      // The folder of a file: its first folder under src (a file at src's top is its own).
+      const folderOf = (file: string) => relative(src, file).split("/").slice(0, -1)[0] ?? relative(src, file)
+      const folders = new Map<string, Array<string>>()
+      for (const [file, targets] of graph) {
+        const from = folderOf(file)
+        const to = [...new Set(targets.filter((t) => graph.has(t)).map(folderOf))].filter((f) => f !== from)
+        folders.set(from, [...(folders.get(from) ?? []), ...to])
+      }
+      for (const circle of circles(folders)) found.push(`${name}: folders ${circle.join(" → ")}`)
+    }
+    assert.deepStrictEqual(found, [])
+  })
 })
+
+/** The strongly connected parts of more than one node (Tarjan): each holds a circle. */
+const circles = (graph: ReadonlyMap<string, ReadonlyArray<string>>): Array<Array<string>> => {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const found: Array<Array<string>> = []
+  const visit = (node: string) => {
+    index.set(node, next)
+    low.set(node, next++)
+    stack.push(node)
+    onStack.add(node)
+    for (const to of graph.get(node) ?? []) {
+      if (!graph.has(to)) continue
+      if (!index.has(to)) {
+        visit(to)
+        low.set(node, Math.min(low.get(node)!, low.get(to)!))
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!))
+    }
+    if (low.get(node) !== index.get(node)) return
+    const part: Array<string> = []
+    let member: string
+    do {
+      member = stack.pop()!
+      onStack.delete(member)
+      part.push(member)
+    } while (member !== node)
+    if (part.length > 1) found.push(part.sort())
+  }
+  for (const node of graph.keys()) if (!index.has(node)) visit(node)
+  return found
+}

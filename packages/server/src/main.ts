@@ -12,7 +12,7 @@
  * `jobs/ClaimGate.ts`) and exits 0; a start that fails exits non-zero.
  */
 import { setFlagsFromString } from "node:v8"
-import { refusal } from "./system/InvalidSetting.ts"
+import { refusal } from "./process/InvalidSetting.ts"
 import { tooOldNode } from "./system/NodeVersion.ts"
 import { v8TuningFor } from "./system/V8Tuning.ts"
 

@@ -8,7 +8,7 @@ import { Command } from "effect/cli"
 
 export const serveCommand = Command.make("serve", {}, () =>
   Effect.gen(function*() {
-    const { runServer } = yield* Effect.promise(() => import("@switchboard/server/Server"))
+    const { runServer } = yield* Effect.promise(() => import("@switchboard/server"))
     return yield* runServer
   })).pipe(
     Command.withDescription(

@@ -65,7 +65,7 @@ export interface RunOptions extends Credentials {
   readonly tools?: ReadonlyArray<RunTool> | undefined
   /**
    * How the built-in `transcribe_video` reads an asset's bytes; default `fetchAsset` (`http(s):`, `blob:`,
-   * `data:`). In Node, the CLI's `readAssetFromDisk` (`@switchboard/cli/tools/FileAssets`) adds local files.
+   * `data:`). In Node, the CLI's `readAssetFromDisk` (`@switchboard/cli`) adds local files.
    */
   readonly readAsset?: ReadAsset | undefined
   /**

@@ -10,42 +10,14 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { createServer } from "node:http"
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { playSse } from "./FakeStream.ts"
-import type { FakeSseReply, FakeStreamOptions, FakeStreamProgress } from "./FakeStream.ts"
+import type { FakeSseReply, FakeStreamOptions } from "./FakeStream.ts"
+import type { RecordedRequest, RecordedUpload } from "./RecordedRequest.ts"
 
 export type { FakeDeltaSent, FakeStreamOptions, FakeStreamProgress } from "./FakeStream.ts"
-
-/** A multipart upload as the server received it. */
-export interface RecordedUpload {
-  readonly fileName: string
-  readonly size: number
-  readonly mediaType: string
-  /** Every non-file field (`model`, `language`, …). */
-  readonly fields: Readonly<Record<string, string>>
-}
-
-export interface RecordedRequest {
-  readonly method: string
-  /** Path and query, e.g. `/v1/chat/completions`. */
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly rawBody: Buffer
-  /** The body parsed as JSON; `undefined` when it is not JSON (e.g. multipart). */
-  readonly body: unknown
-  readonly upload?: RecordedUpload
-  /** The client's port: requests over one kept-alive connection share it. */
-  readonly remotePort: number
-  /**
-   * Set when the client closed the connection before the answer was complete (an aborted or
-   * timed-out call, a consumer that stopped reading a stream); never when the fake itself cut it
-   * (`destroy`, a stream's `cutAfter`).
-   */
-  aborted: boolean
-  /** For a streamed answer (`FakeStream`): how far it got, live. */
-  streamed?: FakeStreamProgress
-}
+export type { RecordedRequest, RecordedUpload } from "./RecordedRequest.ts"
 
 /** What the server does with one request. */
 export type FakeReply =

@@ -24,7 +24,9 @@
  * are written as soon as they come.
  */
 import type { ServerResponse } from "node:http"
-import type { RecordedRequest } from "./FakeHttp.ts"
+import type { FakeStreamProgress, RecordedRequest } from "./RecordedRequest.ts"
+
+export type { FakeStreamProgress } from "./RecordedRequest.ts"
 
 export interface FakeStreamOptions {
   /** Into how many deltas an answer's text is split (default 4; never more than it has characters). */
@@ -62,11 +64,6 @@ export interface FakeSseEvent {
   readonly delta?: { readonly kind: "text" | "arguments"; readonly text: string }
 }
 
-/** How far a streamed answer got: deltas written, and whether its end was. */
-export interface FakeStreamProgress {
-  deltasSent: number
-  finished: boolean
-}
 
 /** The `sse` reply (see `FakeReply`): a 200 `text/event-stream` of these events. */
 export interface FakeSseReply {

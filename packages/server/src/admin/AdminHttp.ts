@@ -16,7 +16,7 @@ import { ProfilesRepo } from "../planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "../planner/ProviderProfiles.ts"
 import { HostBudgets } from "../usage/HostBudgets.ts"
 import { UsageReports } from "../usage/UsageReports.ts"
-import { chatKey } from "../chat/ChatKey.ts"
+import { chatKey } from "../users/ChatKey.ts"
 
 export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(handlers) {
   const hosts = yield* HostsRepo

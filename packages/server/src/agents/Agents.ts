@@ -8,7 +8,7 @@
 import type { AgentDefinition } from "@switchboard/domain"
 import { AgentBuiltIn, AgentExists, AgentNotFound, BUILT_IN_AGENT, JobKind, TranscribeVideo } from "@switchboard/domain"
 import { Config, Context, Effect, Layer } from "effect"
-import { BUILT_IN_PROMPT_DESCRIPTION } from "../chat/SystemPrompt.ts"
+import { BUILT_IN_PROMPT_DESCRIPTION } from "./SystemPrompt.ts"
 import { AgentsRepo } from "./AgentsRepo.ts"
 
 /** The spec's agent: its prompt is `buildSystemPrompt(context)`, its tool `transcribe_video`, its context `AgentContext`. */

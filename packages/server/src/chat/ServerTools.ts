@@ -14,7 +14,7 @@
 import type { ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import type { Statement } from "effect/sql"
-import type { ChatKey } from "./ChatKey.ts"
+import type { ChatKey } from "../users/ChatKey.ts"
 
 /** What one of chat's statements returns, as the tools' `after` reads it. */
 export type WrittenRow = Readonly<Record<string, unknown>>

@@ -10,8 +10,8 @@ import { ChatMessage } from "@switchboard/domain"
 import { Effect, Schema } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
 import { SqlSchema } from "effect/sql"
-import type { ChatKey } from "./ChatKey.ts"
-import { userOf } from "./ChatKey.ts"
+import type { ChatKey } from "../users/ChatKey.ts"
+import { userOf } from "../users/ChatKey.ts"
 
 type Sql = SqlClient.SqlClient
 
@@ -43,6 +43,20 @@ export const touchChat = (sql: Sql, chatId: ChatKey, when: Statement.Fragment) =
  */
 export const turnInFlight = (sql: Sql, chatId: Statement.Fragment) =>
   sql`EXISTS (SELECT 1 FROM chat_turns t WHERE t.chat_id = ${chatId} AND t.expires_at >= now())`
+
+/**
+ * What a feature's statement may read of a chat whose id is `chatId` (a column of the caller's
+ * statement, such as `j.chat_id`): its life (`generation`, see `liveChat`) and its agent. A job's
+ * wake claim reads them with the job, so that the wake turn writes only to that chat, as its agent.
+ */
+export const chatGeneration = (sql: Sql, chatId: Statement.Fragment) => sql`(SELECT generation FROM chats WHERE id = ${chatId})`
+export const chatAgent = (sql: Sql, chatId: Statement.Fragment) => sql`(SELECT agent FROM chats WHERE id = ${chatId})`
+
+/**
+ * Every chat's stored messages as rows (`chat_id`, `message`, `seq`: the order), for a statement
+ * that reads a transcript beside other rows (a wake's claim joins them on `chat_id`).
+ */
+export const transcriptRows = (sql: Sql) => sql`(SELECT chat_id, message, seq FROM chat_messages)`
 
 /**
  * The chat's row, locked against its deletion until the transaction ends (`FOR KEY SHARE`: it

@@ -13,12 +13,12 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
-import { siblingModule } from "../system/SiblingModule.ts"
 import { EmbeddedDatabase } from "./EmbeddedDatabase.ts"
 import type { EmbeddedWorkerData, EmbeddedWorkerMessage } from "./EmbeddedWorker.ts"
 import * as EmbeddedVacuum from "./EmbeddedVacuum.ts"
 
-const EMBEDDED_WORKER = siblingModule(import.meta.url, "EmbeddedWorker")
+/** The worker's module beside this one: `.ts` from the sources (tests), `.js` from the build. */
+const EMBEDDED_WORKER = new URL(`./EmbeddedWorker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
 
 /** The embedded database is one process's: a second server on the same DATA_DIR would corrupt it. */
 export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly message: string }> {}

@@ -22,7 +22,7 @@ import { createHash } from "node:crypto"
 import { fork } from "node:child_process"
 import { promisify } from "node:util"
 import { brotliCompressSync, constants, gunzip, gzipSync } from "node:zlib"
-import { siblingModule } from "../system/SiblingModule.ts"
+import { siblingModule } from "../process/SiblingModule.ts"
 
 /** Five minutes fresh, then revalidated by ETag (a deploy changes the document). */
 export const DOCS_CACHE_CONTROL = "public, max-age=300"

@@ -9,7 +9,7 @@
 import type { JobInputs, JobKind, JobKindSpec, JobResults } from "@switchboard/domain"
 import type { Effect, Scope } from "effect"
 import type { ProviderAdapter } from "@switchboard/providers"
-import type { SubagentOverrides, SubagentSettings } from "./subagents/SubagentConfig.ts"
+import type { SubagentOverrides, SubagentSettings } from "./subagents/SubagentSettings.ts"
 
 /** Runs one job of the kind: `run` never fails, whatever goes wrong ends in the kind's failure shape. */
 export type SubagentRun<I, R> = (input: I, reportActivity: (line: string) => Effect.Effect<void>) => Effect.Effect<R, never, ProviderAdapter>

@@ -32,7 +32,7 @@ import type { ClaimedJob } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
-import { userOf } from "../chat/ChatKey.ts"
+import { userOf } from "../users/ChatKey.ts"
 
 /** This process's name in leases: readable in the table, unique per start. */
 export const makeOwner = (role: string) => `${role}:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`

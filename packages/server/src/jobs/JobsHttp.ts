@@ -2,7 +2,7 @@
 import { Api, CurrentUser } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { chatKey } from "../chat/ChatKey.ts"
+import { chatKey } from "../users/ChatKey.ts"
 import { JobsRepo } from "./JobsRepo.ts"
 
 export const JobsHttp = HttpApiBuilder.group(Api, "jobs", Effect.fn(function*(handlers) {

@@ -8,17 +8,19 @@
  * Phases (migration 0003): `run` → `wake` → `settled`. A lease is held by the
  * runner in `run` and by the wake in `wake`; an expired one is re-entered.
  *
- * The chat's in-flight marker is chat's: these statements read it through
- * `turnInFlight` and never write it. What a chat turn writes of jobs (a
- * round's new jobs, the wakes a turn's end makes due) are fragments of chat's
- * own statements (`jobsCreated`, `turnEnd`, through the server tools' port).
+ * The chat's tables are chat's: these statements read the in-flight marker
+ * through `turnInFlight` (and never write it), a chat's life, agent and
+ * transcript through `chatGeneration`, `chatAgent` and `transcriptRows`
+ * (`chat/TranscriptSql.ts`). What a chat turn writes of jobs (a round's new
+ * jobs, the wakes a turn's end makes due) are fragments of chat's own
+ * statements (`jobsCreated`, `turnEnd`, through the server tools' port).
  *
  * A job's kind is checked here against the registry (`JobKinds.ts`), not by
  * the database (migration 0007): a job is recorded only of a registered kind,
  * and a stored job of a kind this server does not know (a newer replica's)
  * is never claimed nor listed by it.
  */
-import type { JobInput, JobKind, JobRecord, JobStatus, JsonObject, SubagentResult } from "@switchboard/domain"
+import type { JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
 import { BUILT_IN_AGENT, ChatMessage } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
@@ -26,130 +28,14 @@ import type { Statement } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
 import { traced } from "@switchboard/providers"
 import type { ToolWrites } from "../chat/ServerTools.ts"
-import { turnInFlight } from "../chat/TranscriptSql.ts"
+import { chatAgent, chatGeneration, transcriptRows, turnInFlight } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
 import { isRegisteredKind, kindNames } from "./JobKinds.ts"
-import type { ChatKey } from "../chat/ChatKey.ts"
-import { chatIdOf, storedChatKey } from "../chat/ChatKey.ts"
+import type { ClaimedJob, ClaimedWake, JobRow, NewJob, RecordRow, Settle, WakeDeferral, WakeRow } from "./JobRows.ts"
+import { toClaimed, toRecord } from "./JobRows.ts"
+import type { ChatKey } from "../users/ChatKey.ts"
 
-export interface NewJob {
-  readonly id: string
-  readonly chatId: ChatKey
-  readonly kind: JobKind
-  readonly toolCallId: string
-  readonly input: JobInput
-  /** The context of the turn that dispatched it: its wake turn gets the same system prompt. */
-  readonly context: JsonObject | undefined
-}
-
-/** A job as a runner or a wake holds it. */
-export interface ClaimedJob {
-  readonly id: string
-  readonly chatId: ChatKey
-  readonly kind: JobKind
-  readonly toolCallId: string
-  readonly input: unknown
-  readonly context: JsonObject | undefined
-  readonly activity: string
-  readonly result: SubagentResult | undefined
-  readonly runAttempts: number
-  readonly wakeAttempts: number
-  readonly wakeFailures: number
-}
-
-/** A wake as claimed: the job, and its chat's transcript as the claiming statement read it. */
-export interface ClaimedWake extends ClaimedJob {
-  readonly transcript: ReadonlyArray<ChatMessage>
-  /**
-   * The life of the chat the job belongs to (`chats.generation`): the wake turn writes only to it,
-   * never to a chat created again under the same id after the operator deleted this one.
-   */
-  readonly generation: string
-  /** The agent its chat keeps (`chats.agent`): the wake turn is that agent's. */
-  readonly agent: string
-  /** When its result was stored (epoch milliseconds): the steer's lag is counted from it (`/metrics`). */
-  readonly finishedAt?: number
-}
-
-/** A wake's job, to settle with its public status in the statement that ends the wake turn. */
-export interface Settle {
-  readonly jobId: string
-  readonly status: Exclude<JobStatus, "running">
-}
-
-/** Why a wake goes back to its queue. */
-export type WakeDeferral =
-  /** A turn holds the chat: due again when it ends (or after the delay, if the marker is gone by then). */
-  | "busy"
-  /** A client tool call is unanswered: due again when the client's continuation ends. */
-  | "pending-call"
-  /** The wake turn failed: counted, retried after the delay. */
-  | "failed"
-
-interface JobRow {
-  readonly id: string
-  readonly chat_id: string
-  readonly kind: JobKind
-  readonly tool_call_id: string
-  readonly input: unknown
-  readonly context: JsonObject | null
-  readonly status: JobStatus
-  readonly activity: string
-  readonly result: SubagentResult | null
-  readonly error: string | null
-  readonly run_attempts: number
-  readonly wake_attempts: number
-  readonly wake_failures: number
-  readonly created_at: Date | string
-  readonly updated_at: Date | string
-  readonly finished_at: Date | string | null
-  /** Its chat's generation: only in the rows of the statements that claim wakes. */
-  readonly chat_generation?: string
-  /** Its chat's agent: likewise. */
-  readonly chat_agent?: string
-}
-
-const iso = (t: Date | string) => new Date(t).toISOString()
-
-/** The columns a `JobRecord` is made of: a listing reads no job's input or context. */
-type RecordRow = Pick<
-  JobRow,
-  "id" | "kind" | "chat_id" | "tool_call_id" | "status" | "activity" | "created_at" | "updated_at" | "finished_at" | "result" | "error"
->
-
-const toRecord = (row: RecordRow): JobRecord => ({
-  id: row.id,
-  kind: row.kind,
-  chatId: chatIdOf(storedChatKey(row.chat_id)),
-  toolCallId: row.tool_call_id,
-  status: row.status,
-  activity: row.activity,
-  createdAt: iso(row.created_at),
-  updatedAt: iso(row.updated_at),
-  ...(row.finished_at === null ? {} : { finishedAt: iso(row.finished_at) }),
-  // The finished record appears with the status flip (after the wake turn), never before.
-  ...(row.status !== "running" && row.result !== null ? { result: row.result } : {}),
-  ...(row.status !== "running" && row.error !== null ? { error: row.error } : {})
-})
-
-/** One row of a statement returning wakes with their transcripts: a job, or one message of the job before it. */
-type WakeRow<Extra extends object = Record<never, never>> =
-  | { readonly job: JobRow & Extra; readonly message: null }
-  | { readonly job: null; readonly message: unknown }
-
-const toClaimed = (row: JobRow): ClaimedJob => ({
-  id: row.id,
-  chatId: storedChatKey(row.chat_id),
-  kind: row.kind,
-  toolCallId: row.tool_call_id,
-  input: row.input,
-  context: row.context ?? undefined,
-  activity: row.activity,
-  result: row.result ?? undefined,
-  runAttempts: row.run_attempts,
-  wakeAttempts: row.wake_attempts,
-  wakeFailures: row.wake_failures
-})
+export type { ClaimedJob, ClaimedWake, NewJob, Settle, WakeDeferral } from "./JobRows.ts"
 
 /** The channel of every job notification (a job to run, a wake to fire). */
 export const jobsChannel = "switchboard_jobs"
@@ -371,12 +257,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           shared ? sql`, CASE WHEN free.taken THEN NULL ELSE pg_notify(${jobsChannel}, 'wake') END AS notified` : sql``}
           )
           SELECT to_jsonb(d) || jsonb_build_object(
-            'chat_generation', (SELECT generation FROM chats WHERE id = d.chat_id),
-            'chat_agent', (SELECT agent FROM chats WHERE id = d.chat_id)) AS job,
+            'chat_generation', ${chatGeneration(sql, sql`d.chat_id`)},
+            'chat_agent', ${chatAgent(sql, sql`d.chat_id`)}) AS job,
             NULL::jsonb AS message, 0::bigint AS seq
           FROM done d
           UNION ALL
-          SELECT NULL, m.message, m.seq FROM done d JOIN chat_messages m ON d.taken AND m.chat_id = d.chat_id
+          SELECT NULL, m.message, m.seq FROM done d JOIN ${transcriptRows(sql)} m ON d.taken AND m.chat_id = d.chat_id
           ORDER BY seq`
         const [claimed] = yield* wakesOf(rows)
         if (claimed === undefined) return { finished: false, wake: undefined }
@@ -415,12 +301,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             RETURNING *
           )
           SELECT to_jsonb(c) || jsonb_build_object(
-            'chat_generation', (SELECT generation FROM chats WHERE id = c.chat_id),
-            'chat_agent', (SELECT agent FROM chats WHERE id = c.chat_id)) AS job,
+            'chat_generation', ${chatGeneration(sql, sql`c.chat_id`)},
+            'chat_agent', ${chatAgent(sql, sql`c.chat_id`)}) AS job,
             NULL::jsonb AS message, c.finished_at, c.seq AS job_seq, 0::bigint AS seq
           FROM claimed c
           UNION ALL
-          SELECT NULL, m.message, c.finished_at, c.seq, m.seq FROM claimed c JOIN chat_messages m ON m.chat_id = c.chat_id
+          SELECT NULL, m.message, c.finished_at, c.seq, m.seq FROM claimed c JOIN ${transcriptRows(sql)} m ON m.chat_id = c.chat_id
           ORDER BY finished_at, job_seq, seq`
         return (yield* wakesOf(rows)).map((claimed) => claimed.wake)
       }, Effect.orDie, traced("JobsRepo.claimWake")),

@@ -57,7 +57,7 @@ import { JobsRepo } from "./JobsRepo.ts"
 import { JobsConfig } from "./JobsConfig.ts"
 import { storableResult } from "./StorableResult.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
-import { userOf } from "../chat/ChatKey.ts"
+import { userOf } from "../users/ChatKey.ts"
 import { recordSteerLag } from "../telemetry/Metrics.ts"
 
 /** Wakes fired at once by this server (each in its own chat). */

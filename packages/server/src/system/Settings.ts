@@ -19,7 +19,9 @@ import { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BY
 import { parseKey } from "../planner/CredentialKeys.ts"
 import { parseRetention } from "../planner/DecisionRetention.ts"
 import { MIN_SECRET_BYTES } from "../users/JwtAuth.ts"
-import { invalidSetting } from "./InvalidSetting.ts"
+import { CONSOLE_IMAGE_ORIGINS_EXPECTED, consoleImageOrigins } from "../http/ConsoleImageOrigins.ts"
+import { OTLP_PROTOCOLS } from "../telemetry/Tracing.ts"
+import { invalidSetting } from "../process/InvalidSetting.ts"
 
 type Env = Readonly<Record<string, string | undefined>>
 
@@ -70,31 +72,6 @@ const corsOrigins = (value: string) =>
     }
   })
 
-/** What `CONSOLE_IMAGE_ORIGINS` accepts, as the refusal says it. */
-export const CONSOLE_IMAGE_ORIGINS_EXPECTED =
-  "a comma-separated list of http(s) origins such as https://images.example.com: scheme, host and an optional port, no path"
-
-/** An origin as written: `http(s)://host[:port]`, a trailing `/` tolerated; no wildcard, user, path, query or fragment. */
-const IMAGE_ORIGIN = /^https?:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::\d{1,5})?\/?$/i
-
-/**
- * `CONSOLE_IMAGE_ORIGINS`: the origins the web console may load a markdown image from (its own
- * origin always), normalized (`https://Images.example.com:443/` → `https://images.example.com`);
- * `undefined` when an entry is not such an origin. Blank entries are skipped.
- */
-export const consoleImageOrigins = (value: string): ReadonlyArray<string> | undefined => {
-  const origins: Array<string> = []
-  for (const entry of value.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
-    if (!IMAGE_ORIGIN.test(entry)) return undefined
-    try {
-      const origin = new URL(entry).origin
-      if (!origins.includes(origin)) origins.push(origin)
-    } catch {
-      return undefined
-    }
-  }
-  return origins
-}
 
 /** OpenTelemetry's `key=value,key=value` (values may be percent-encoded). */
 const resourceAttributes = (value: string) =>
@@ -132,9 +109,6 @@ const scriptFile = (value: string, env: Env) => {
     return { problem: `the file ${path} cannot be read${code === undefined ? "" : ` (${code})`}` }
   }
 }
-
-/** `OTEL_EXPORTER_OTLP_PROTOCOL`'s values (gRPC is not spoken: OTLP over HTTP only). */
-export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
 
 const POSITIVE = "a whole number above 0"
 const NON_NEGATIVE = "a whole number, 0 or more"

@@ -9,7 +9,7 @@
  * configuration problem and keeps Effect's full report.
  */
 import { Cause, Data, Effect, Runtime } from "effect"
-import { invalidSetting, refusal } from "./InvalidSetting.ts"
+import { invalidSetting, refusal } from "../process/InvalidSetting.ts"
 import { invalidSettings, settingNamed } from "./Settings.ts"
 
 type Env = Readonly<Record<string, string | undefined>>

@@ -15,7 +15,7 @@
  *   concurrent persisted turns on PostgreSQL the peak RSS fell from ~210–220 MB
  *   to ~165–180 MB, CPU per request within the noise of the runs.
  */
-import { invalidSetting } from "./InvalidSetting.ts"
+import { invalidSetting } from "../process/InvalidSetting.ts"
 
 export type V8Tuning =
   | { readonly _tag: "Flags"; readonly flags: ReadonlyArray<string> }

@@ -22,13 +22,10 @@
  * provided.
  */
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ProviderUsage, ToolCall } from "@switchboard/domain"
-import { Clock, Context, Effect, Exit, Layer, References } from "effect"
+import { Clock, Context, Effect, Exit, References } from "effect"
 import type { Tracer } from "effect"
-import { ProviderAdapter, readProviderEnv, Transcriber } from "@switchboard/providers"
+import { ProviderAdapter } from "@switchboard/providers"
 import type { ProviderError } from "@switchboard/providers"
-import { ServerTools } from "../chat/ServerTools.ts"
-import type { ServerToolsShape } from "../chat/ServerTools.ts"
-import { UsageLedger } from "../usage/UsageLedger.ts"
 import type { CallKind } from "./Metrics.ts"
 import { recordProviderCall } from "./Metrics.ts"
 
@@ -225,22 +222,6 @@ export const observeAdapter = (adapter: ProviderAdapter["Service"], target: Call
       )
   })
 
-/**
- * The chat route's provider (the one the turns, wakes and sub-agents call), observed and counted in
- * the usage ledger; named from `LLM_PROVIDER`, `LLM_MODEL`.
- */
-export const observedProvider = <E, R>(
-  provider: Layer.Layer<ProviderAdapter | Transcriber, E, R>
-): Layer.Layer<ProviderAdapter | Transcriber, E, R | UsageLedger> =>
-  Layer.effectContext(Effect.gen(function*() {
-    const adapter = yield* ProviderAdapter
-    const transcriber = yield* Transcriber
-    const ledger = yield* UsageLedger
-    const env = yield* readProviderEnv
-    const target = { provider: env.LLM_PROVIDER ?? "unknown", model: env.LLM_MODEL ?? "unknown" }
-    return Context.make(ProviderAdapter, observeAdapter(adapter, target, ledger.count)).pipe(Context.add(Transcriber, transcriber))
-  })).pipe(Layer.provide(provider))
-
 const toolAttributes = (call: ToolCall, capture: boolean, scope: AgentScope | undefined): Record<string, unknown> => ({
   "gen_ai.operation.name": "execute_tool",
   "gen_ai.tool.name": call.name,
@@ -250,7 +231,7 @@ const toolAttributes = (call: ToolCall, capture: boolean, scope: AgentScope | un
   ...(capture ? { "gen_ai.tool.call.arguments": json(call.invalidArgs ?? call.args) } : {})
 })
 
-type ToolOutcome = { readonly result: unknown } | { readonly error: string }
+export type ToolOutcome = { readonly result: unknown } | { readonly error: string }
 
 const endTool = (span: Tracer.Span, outcome: ToolOutcome | undefined, capture: boolean) => {
   if (outcome === undefined) return
@@ -269,40 +250,34 @@ export const executeTool = <A>(call: ToolCall, outcomeOf: (done: A) => ToolOutco
   })
 
 /**
- * A turn's server tools (the job tools) with an `execute_tool {name}` span per
- * call when tracing. A round's calls are executed together (one statement
- * records their jobs), so their spans share its time; a dispatched job's id is
- * on its call's span.
+ * Calls executed together (a turn's server tools: one statement records their jobs), an
+ * `execute_tool {name}` span each when tracing, sharing their time; `ended` reads each call's
+ * outcome and the job it dispatched, if any, from what they gave.
  */
-export const observeServerTools = (tools: ServerToolsShape): ServerToolsShape => ({
-  ...tools,
-  execute: (turn, calls) =>
-    Effect.withFiber((fiber) => {
-      if (!fiber.getRef(References.TracerEnabled) || calls.length === 0) return tools.execute(turn, calls)
-      const capture = fiber.getRef(CaptureContent)
-      const scope = fiber.getRef(Current) ?? { kind: "chat", chatId: turn.chatId }
-      return Effect.gen(function*() {
-        const spans = yield* Effect.forEach(calls, (call) =>
-          Effect.makeSpan(`execute_tool ${call.name}`, { kind: "internal", attributes: toolAttributes(call, capture, scope) }))
-        const exit = yield* Effect.exit(tools.execute(turn, calls))
-        const end = fiber.getRef(Clock.Clock).currentTimeNanosUnsafe()
-        calls.forEach((call, i) => {
-          const span = spans[i]!
-          if (Exit.isSuccess(exit)) {
-            const job = exit.value.dispatched.find((d) => d.toolCallId === call.id)
-            if (job !== undefined) span.attribute("switchboard.job_id", job.id)
-            const result = exit.value.results.find((m) => m.toolResult?.toolCallId === call.id)?.toolResult
-            endTool(span, result === undefined ? undefined : result.error !== undefined ? { error: result.error } : { result: result.result }, capture)
-          }
-          span.end(end, exit)
-        })
-        return yield* exit
+export const executeTools = <A>(
+  calls: ReadonlyArray<ToolCall>,
+  chatId: string,
+  ended: (done: A, call: ToolCall) => { readonly outcome?: ToolOutcome | undefined; readonly jobId?: string | undefined }
+) =>
+<E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (!fiber.getRef(References.TracerEnabled) || calls.length === 0) return self
+    const capture = fiber.getRef(CaptureContent)
+    const scope = fiber.getRef(Current) ?? { kind: "chat", chatId }
+    return Effect.gen(function*() {
+      const spans = yield* Effect.forEach(calls, (call) =>
+        Effect.makeSpan(`execute_tool ${call.name}`, { kind: "internal", attributes: toolAttributes(call, capture, scope) }))
+      const exit = yield* Effect.exit(self)
+      const end = fiber.getRef(Clock.Clock).currentTimeNanosUnsafe()
+      calls.forEach((call, i) => {
+        const span = spans[i]!
+        if (Exit.isSuccess(exit)) {
+          const { jobId, outcome } = ended(exit.value, call)
+          if (jobId !== undefined) span.attribute("switchboard.job_id", jobId)
+          endTool(span, outcome, capture)
+        }
+        span.end(end, exit)
       })
+      return yield* exit
     })
-})
-
-/** A server tools layer, observed (`observeServerTools`). */
-export const observedServerTools = <ROut, E, R>(tools: Layer.Layer<ROut, E, R>) =>
-  Layer.effect(ServerTools, Effect.gen(function*() {
-    return observeServerTools(yield* ServerTools)
-  })).pipe(Layer.provide(tools))
+  })

@@ -17,10 +17,12 @@
 import { Config, Effect, Exit, Layer, Option, References, Tracer } from "effect"
 import { FetchHttpClient, HttpClient, HttpMiddleware } from "effect/http"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
-import { OTLP_PROTOCOLS } from "../system/Settings.ts"
 import { boundedExportClient } from "./ExportClient.ts"
 import type { ExportBounds } from "./ExportClient.ts"
 import { CaptureContent } from "./GenAi.ts"
+
+/** `OTEL_EXPORTER_OTLP_PROTOCOL`'s values (gRPC is not spoken: OTLP over HTTP only). */
+export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
 
 
 const onOff = (name: string) => Config.Literals(["on", "off"], name).pipe(Config.withDefault("off"))

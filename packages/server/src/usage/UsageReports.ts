@@ -5,7 +5,7 @@
  */
 import type { UsageGroupBy, UsageReport } from "@switchboard/domain"
 import { DEFAULT_USER, InvalidRequest } from "@switchboard/domain"
-import { chatKey } from "../chat/ChatKey.ts"
+import { chatKey } from "../users/ChatKey.ts"
 import { Clock, Context, Effect, Layer } from "effect"
 import { UsageLedger } from "./UsageLedger.ts"
 import { hourOf, UsageRepo } from "./UsageRepo.ts"

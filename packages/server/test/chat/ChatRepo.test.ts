@@ -4,13 +4,13 @@ import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1 })
 
 /** A chat as a turn leaves it (appends go only to an existing chat). */
 const created = (chatId: string) =>
-  ChatRepo.use((repo) => repo.beginTurn(storedChatKey(chatId), "opening", "1 minute").pipe(Effect.andThen(repo.endTurn(storedChatKey(chatId), "opening"))))
+  ChatRepo.use((repo) => repo.openTurn(storedChatKey(chatId), "opening", "1 minute", { _tag: "Marker" }).pipe(Effect.andThen(repo.endTurn(storedChatKey(chatId), "opening"))))
 
 describe(`ChatRepo on ${backend} PostgreSQL`, () => {
   layer(ChatRepo.layer.pipe(Layer.provide(TestDatabase)))("transcripts", (it) => {
@@ -71,36 +71,36 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     it.effect("one turn at a time per chat; released by its holder only", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-lock"), "t1", "1 minute"))
-        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-lock"), "t2", "1 minute"))
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-other"), "t3", "1 minute"), "other chats are not blocked")
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-lock"), "t1", "1 minute", { _tag: "Marker" }))
+        assert.isFalse(yield* repo.openTurn(storedChatKey("c-lock"), "t2", "1 minute", { _tag: "Marker" }))
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-other"), "t3", "1 minute", { _tag: "Marker" }), "other chats are not blocked")
         yield* repo.endTurn(storedChatKey("c-lock"), "t2") // not the holder: no effect
-        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-lock"), "t4", "1 minute"))
+        assert.isFalse(yield* repo.openTurn(storedChatKey("c-lock"), "t4", "1 minute", { _tag: "Marker" }))
         yield* repo.endTurn(storedChatKey("c-lock"), "t1")
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-lock"), "t5", "1 minute"))
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-lock"), "t5", "1 minute", { _tag: "Marker" }))
       }))
 
     it.effect("a turn in two statements: messages go in with the marker (only if it is taken) and out with its release", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-two"), "t1", "1 minute", [user("u1", "hello")]))
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-two"), "t1", "1 minute", { _tag: "Marker", messages: [user("u1", "hello")] }))
         // Refused: another turn holds the marker, so its messages are not stored.
-        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-two"), "t2", "1 minute", [user("u2", "refused")]))
+        assert.isFalse(yield* repo.openTurn(storedChatKey("c-two"), "t2", "1 minute", { _tag: "Marker", messages: [user("u2", "refused")] }))
         const answer: ChatMessage = { id: "a1", role: "assistant", content: "hi", timestamp: 2 }
         yield* repo.endTurn(storedChatKey("c-two"), "t1", [answer])
         assert.deepStrictEqual((yield* repo.transcript(storedChatKey("c-two"))).map((m) => m.id), ["u1", "a1"])
         // Released: the next turn gets the marker.
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-two"), "t3", "1 minute", [user("u1", "hello"), user("u3", "again")]))
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-two"), "t3", "1 minute", { _tag: "Marker", messages: [user("u1", "hello"), user("u3", "again")] }))
         assert.deepStrictEqual((yield* repo.transcript(storedChatKey("c-two"))).map((m) => m.id), ["u1", "a1", "u3"])
       }))
 
     it.effect("an expired marker (a crashed replica's) can be taken over", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-expiry"), "dead", "50 millis"))
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-expiry"), "dead", "50 millis", { _tag: "Marker" }))
         yield* Effect.sleep("120 millis")
-        assert.isTrue(yield* repo.beginTurn(storedChatKey("c-expiry"), "alive", "1 minute"))
-        assert.isFalse(yield* repo.beginTurn(storedChatKey("c-expiry"), "late", "1 minute"))
+        assert.isTrue(yield* repo.openTurn(storedChatKey("c-expiry"), "alive", "1 minute", { _tag: "Marker" }))
+        assert.isFalse(yield* repo.openTurn(storedChatKey("c-expiry"), "late", "1 minute", { _tag: "Marker" }))
       }))
 
     it.effect("concurrent attempts: exactly one wins", () =>
@@ -108,7 +108,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
         const repo = yield* ChatRepo
         const fibers = yield* Effect.forEach(
           Array.from({ length: 8 }, (_, i) => `t${i}`),
-          (turn) => Effect.forkChild(repo.beginTurn(storedChatKey("c-race"), turn, "1 minute"))
+          (turn) => Effect.forkChild(repo.openTurn(storedChatKey("c-race"), turn, "1 minute", { _tag: "Marker" }))
         )
         const won = yield* Effect.forEach(fibers, Fiber.join)
         assert.strictEqual(won.filter(Boolean).length, 1)
@@ -126,7 +126,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         const sql = yield* SqlClient.SqlClient
-        assert.isTrue(yield* repo.beginTurn(storedChatKey(chatId), "t1", "1 minute", [user("q1", "hi")]))
+        assert.isTrue(yield* repo.openTurn(storedChatKey(chatId), "t1", "1 minute", { _tag: "Marker", messages: [user("q1", "hi")] }))
         const ended = yield* Deferred.make<void>()
         const commit = yield* Deferred.make<void>()
         const last = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
@@ -145,7 +145,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     it.effect.skipIf(backend !== "postgres")("reads the answer stored by the release it waited for (PostgreSQL only)", () =>
       Effect.gen(function*() {
         const repo = yield* ChatRepo
-        const stored = yield* openingAsLastEnds("c-race", repo.beginTurnReading(storedChatKey("c-race"), "t2", "1 minute", [user("q2", "again")]))
+        const stored = yield* openingAsLastEnds("c-race", repo.openTurn(storedChatKey("c-race"), "t2", "1 minute", { _tag: "Reading", messages: [user("q2", "again")] }))
         assert.isDefined(stored, "the marker is free once the last turn committed")
         assert.includeMembers(stored!.transcript.map((m) => m.id), ["q1", "a1"], "the provider's conversation has the last answer")
       }))
@@ -154,7 +154,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         // Looked at one message (q1); the count in the statement's snapshot is still 1.
-        const unchanged = yield* openingAsLastEnds("c-race2", repo.beginTurnUnchanged(storedChatKey("c-race2"), "t2", "1 minute", 1, [user("s1", "steer")]))
+        const unchanged = yield* openingAsLastEnds("c-race2", repo.openTurn(storedChatKey("c-race2"), "t2", "1 minute", { _tag: "Unchanged", known: 1, messages: [user("s1", "steer")] }))
         assert.isFalse(unchanged, "taken, but the look is not trusted: nothing appended")
         assert.deepStrictEqual((yield* repo.transcript(storedChatKey("c-race2"))).map((m) => m.id), ["q1", "a1"])
       }))

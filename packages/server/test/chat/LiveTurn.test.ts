@@ -8,7 +8,7 @@ import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Duration, Effect, Fiber } from "effect"
 import type { Readable } from "node:stream"
 import { eventsReadable, makeLiveTurn, publish } from "../../src/chat/stream/LiveTurn.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 /** Everything a reader's body carries, split back into its events as written. */
 const readAll = (readable: Readable) =>

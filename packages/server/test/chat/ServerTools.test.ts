@@ -17,7 +17,7 @@ import type { WrittenRow } from "../../src/chat/ServerTools.ts"
 import { TurnComposer } from "../../src/chat/turn/TurnComposer.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 const RollDice: ToolSchema = {
   name: "roll_dice",

@@ -13,7 +13,7 @@ import { makeTurnLog } from "../../src/chat/stream/TurnLog.ts"
 import { TurnStreams } from "../../src/chat/stream/TurnStreams.ts"
 import { eventually } from "../support/JobsHelpers.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 describe("turn log", () => {
   layer(TestDatabase)("sweep", (it) => {

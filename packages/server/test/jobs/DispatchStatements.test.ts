@@ -17,7 +17,7 @@ import * as JobTools from "../../src/jobs/JobTools.ts"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { teacher, user } from "../support/JobsHelpers.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 const fake = makeFakeProvider()
 

@@ -16,7 +16,7 @@ import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
 import * as JobTools from "../../src/jobs/JobTools.ts"
 import { SETTINGS } from "../../src/system/Settings.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 /** A valid call of each kind, built from its tool's required parameters. */
 const callOf = (kind: JobKind, n: number): ToolCall => ({

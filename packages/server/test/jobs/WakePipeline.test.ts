@@ -18,7 +18,7 @@ import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { chat, eventually, jobsOf, settled, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
 import { layerTestServer } from "../support/TestServer.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 const fake = makeFakeProvider()
 const subagents = makeFakeSubagents()

@@ -24,7 +24,7 @@ import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { eventually, teacher, user } from "../support/JobsHelpers.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
-import { storedChatKey } from "../../src/chat/ChatKey.ts"
+import { storedChatKey } from "../../src/users/ChatKey.ts"
 
 /**
  * The chat and job services on a test database, the wake pipeline and job runner given `wakeComposer`

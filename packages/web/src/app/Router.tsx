@@ -47,6 +47,12 @@ export const navigate = (to: string, options: { readonly replace?: boolean } = {
 
 export type Params = Readonly<Record<string, string>>
 
+/** What every page is given. */
+export interface PageProps {
+  /** The pattern's parameters (`:chatId` → `params.chatId`), decoded. */
+  readonly params: Params
+}
+
 /** The parameters of `pathname` under `pattern` (`/chats/:chatId`), or `undefined` when it does not match. */
 export const matchPath = (pattern: string, pathname: string): Params | undefined => {
   const want = pattern.split("/").filter((s) => s !== "")

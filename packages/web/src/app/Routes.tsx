@@ -10,12 +10,7 @@ import type { ComponentType } from "react"
 import { lazy } from "react"
 import type { Realm } from "../api/Session.ts"
 import ChatPage from "../chat/ChatPage.tsx"
-import type { Params } from "./Router.tsx"
-
-export interface PageProps {
-  /** The pattern's parameters (`:chatId` → `params.chatId`), decoded. */
-  readonly params: Params
-}
+import type { PageProps } from "./Router.tsx"
 
 export interface RouteDef {
   readonly path: string

@@ -8,7 +8,7 @@ import type { AgentDefinition } from "@switchboard/domain"
 import { useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link, navigate } from "../app/Router.tsx"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { AgentForm } from "./AgentForm.tsx"
 import { ConfirmDialog, OperatorPage, Pending, pretty, useLiveResult } from "./Common.tsx"
 

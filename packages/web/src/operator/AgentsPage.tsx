@@ -10,7 +10,7 @@ import type { FormEvent } from "react"
 import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link, navigate } from "../app/Router.tsx"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { AgentForm } from "./AgentForm.tsx"
 import { ConfirmDialog, FailureText, OperatorPage, Pending, TableRegion, useLiveResult } from "./Common.tsx"
 

@@ -12,7 +12,7 @@ import type { FormEvent } from "react"
 import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link } from "../app/Router.tsx"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { BudgetDialog } from "./BudgetDialog.tsx"
 import { ago, ConfirmDialog, FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 

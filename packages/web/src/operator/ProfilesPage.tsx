@@ -15,7 +15,7 @@ import type { ProfileView, PruneReport, RotationReport } from "@switchboard/doma
 import type { FormEvent } from "react"
 import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { ConfirmDialog, failureOf, FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 
 const PROVIDERS = [

@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link } from "../app/Router.tsx"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { ConfirmDialog, FailureText, OperatorPage, Pending, pretty, Time, useLiveResult } from "./Common.tsx"
 import { StatusBadge } from "./TasksPage.tsx"
 

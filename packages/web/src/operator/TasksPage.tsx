@@ -11,7 +11,7 @@ import type { FormEvent } from "react"
 import { useId, useRef, useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link, navigate, useLocation } from "../app/Router.tsx"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { FailureText, OperatorPage, Pending, TableRegion, Time, useAction, useLiveResult } from "./Common.tsx"
 
 export const STATUSES: ReadonlyArray<TaskStatus> = ["queued", "running", "succeeded", "failed", "cancelled"]

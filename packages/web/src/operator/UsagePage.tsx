@@ -12,7 +12,7 @@ import type { UsageGroupBy, UsageRow } from "@switchboard/domain"
 import { useId } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link, navigate, useLocation } from "../app/Router.tsx"
-import type { PageProps } from "../app/Routes.tsx"
+import type { PageProps } from "../app/Router.tsx"
 import { FailureText, OperatorPage, Pending, TableRegion, Time, useLiveResult } from "./Common.tsx"
 
 const GROUPS: ReadonlyArray<readonly [UsageGroupBy, string]> = [

@@ -6,7 +6,7 @@
  */
 import { SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Duration, Effect, Option, Stream } from "effect"
-import type { ChatKey } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
 import { KEEP_ALIVE } from "./LiveTurn.ts"
 import type { TurnLog } from "./TurnLog.ts"
 

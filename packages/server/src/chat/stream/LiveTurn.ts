@@ -17,7 +17,7 @@ import type { UiChunk } from "@switchboard/domain"
 import { isTerminalChunk, SSE_DONE, SSE_KEEP_ALIVE, sseEvent } from "@switchboard/domain"
 import { Duration, Effect } from "effect"
 import { Readable } from "node:stream"
-import type { ChatKey } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
 
 /** A stream with no chunk for this long sends an SSE comment, so proxies keep it open. */
 export const KEEP_ALIVE = Duration.seconds(15)

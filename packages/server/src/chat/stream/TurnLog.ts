@@ -17,7 +17,7 @@
 import type { SqlClient } from "effect/sql"
 import { Effect, Schema } from "effect"
 import { SqlSchema } from "effect/sql"
-import type { ChatKey } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
 
 export const turnsChannel = "switchboard_turns"
 

@@ -27,7 +27,7 @@ import { makeFollowers } from "./FollowLog.ts"
 import { newMessageId } from "../MessageIds.ts"
 import type { LogRow } from "./TurnLog.ts"
 import { FLUSH_EVERY, KEEP_ENDED_MS, makeTurnLog, turnsChannel } from "./TurnLog.ts"
-import type { ChatKey } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
 
 /** How long a stop waits for the stopped turn to store its answer and free the chat. */
 const STOP_WAIT = Duration.seconds(10)

@@ -5,7 +5,7 @@
 import type { AgentContext, AgentDefinition, JsonObject, ToolSchema } from "@switchboard/domain"
 import { BUILT_IN_AGENT, fillSystemPrompt } from "@switchboard/domain"
 import type { ServerToolsShape } from "../ServerTools.ts"
-import { buildSystemPrompt } from "../SystemPrompt.ts"
+import { buildSystemPrompt } from "../../agents/SystemPrompt.ts"
 
 /** What a turn of `agent` offers the provider, and says of it. */
 export interface Offer {

@@ -12,8 +12,8 @@ import type { ProviderAdapter, StreamSink } from "@switchboard/providers"
 import type { LiveTurn } from "../stream/LiveTurn.ts"
 import { close, markStarted, publish } from "../stream/LiveTurn.ts"
 import { errorText } from "../TurnErrors.ts"
-import type { ChatKey } from "../ChatKey.ts"
-import { chatIdOf } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
+import { chatIdOf } from "../../users/ChatKey.ts"
 import type { RoundAnswer, TurnEnd, TurnOutcome } from "./TurnTypes.ts"
 
 /** A client call a stop cut while its input arrived: what its `tool-input-error` says. */

@@ -24,7 +24,7 @@ export const makeAccept = (repo: ChatRepo["Service"], markerTtl: Duration.Durati
       // A client turn: the marker, the stored transcript and the write-ahead append (ids already
       // stored are left as they were) in one statement (a large request's further batches right
       // after); the conversation is the transcript and then what was new in the request.
-      const opened = yield* repo.beginAgentTurn(chatId, turnId, markerTtl, input.messages, (input.agent ?? mediaEditor).name)
+      const opened = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Agent", messages: input.messages, agent: (input.agent ?? mediaEditor).name })
       if (opened._tag === "Held") return undefined
       if (opened._tag === "OtherAgent") return { otherAgent: opened.agent }
       const stored = opened.transcript
@@ -44,7 +44,7 @@ export const makeAccept = (repo: ChatRepo["Service"], markerTtl: Duration.Durati
       })
     const known = input.known
     if (known === undefined) {
-      const opened = yield* repo.beginTurnReading(chatId, turnId, markerTtl)
+      const opened = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Reading" })
       if (opened === undefined) return undefined
       return yield* guarded(opened.transcript, opened.generation).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
     }
@@ -53,7 +53,7 @@ export const makeAccept = (repo: ChatRepo["Service"], markerTtl: Duration.Durati
     const decision = guard(known)
     const fresh = decision !== "proceed" ? [] : unstored(known, input.messages)
     const { generation } = input
-    const unchanged = yield* repo.beginTurnUnchanged(chatId, turnId, markerTtl, known.length, fresh, generation)
+    const unchanged = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Unchanged", known: known.length, messages: fresh, generation })
     if (unchanged === undefined) return undefined
     // Deleted since the look (a wake racing the operator): nothing taken, nothing stored.
     if (unchanged === "gone") return yield* chatGone(chatId)

@@ -9,10 +9,10 @@ import { Duration, Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { traced } from "@switchboard/providers"
 import { retryDeadlock } from "../../db/RetryDeadlock.ts"
-import type { ChatKey } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
 import { appendTo, findTranscript, inBatches, insertMessages, liveChat, takeMarker, touchChat } from "../TranscriptSql.ts"
 
-/** What a turn's opening statement found (`beginAgentTurn`). */
+/** What a client turn's opening statement found (`openTurn`, `Agent`). */
 export type OpenedTurn =
   | { readonly _tag: "Taken"; readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string }
   /** Another live turn holds the chat. */
@@ -20,64 +20,56 @@ export type OpenedTurn =
   /** The chat is another agent's (`agent`): nothing taken, nothing stored. */
   | { readonly _tag: "OtherAgent"; readonly agent: string }
 
+/**
+ * How a turn opens, and what it finds: the four ways the chat's marker is taken.
+ *
+ * - `Marker`: the marker for `ttl`, the chat created when new; with `messages`, they are appended,
+ *   only when the marker was taken: the first batch in the same statement (a write-ahead turn's
+ *   first round trip), any further ones ({@link inBatches}) right after. False when another live
+ *   turn holds the chat.
+ * - `Reading`: `Marker`, and the transcript, read by the same statement: `undefined` when another
+ *   live turn holds the chat. `generation`: the life of the chat the turn was accepted in, to
+ *   condition its later writes on (see `liveChat`). The transcript may or may not include
+ *   `messages` (ids already stored are left as they were): the caller adds those it lacks. A
+ *   statement reads from the snapshot it started with. When a marker row existed at that moment,
+ *   the turn that held it may have released it — and stored its answer — while this statement
+ *   waited for its row: the transcript is then read again, under the marker, by a second
+ *   statement. Without one, the chat was idle when the statement began, so nothing was stored
+ *   after its snapshot.
+ * - `Agent`: `Reading` for a turn of `agent` (a client's turn): a new chat is created as that
+ *   agent's, and an existing one is opened only if it is that agent's — else nothing is taken or
+ *   stored and the chat's agent is answered (`OtherAgent`), in the same one statement, so a turn
+ *   that assumed the right agent (almost all) costs nothing more.
+ * - `Unchanged`: the marker for a turn whose caller read the transcript just before (a wake):
+ *   `messages` are appended only if the chat still has exactly `known` messages (messages are
+ *   never removed, so the count says whether anything was stored since) and no marker row existed
+ *   when the statement began (see `Reading`). True: taken, nothing new, appended; false: taken,
+ *   perhaps something new, nothing appended; `undefined`: another live turn holds the chat;
+ *   "gone": the chat (that `generation` of it, when given) no longer exists, nothing taken or stored.
+ */
+export type OpenMode =
+  | { readonly _tag: "Marker"; readonly messages?: ReadonlyArray<ChatMessage> }
+  | { readonly _tag: "Reading"; readonly messages?: ReadonlyArray<ChatMessage> }
+  | { readonly _tag: "Agent"; readonly messages: ReadonlyArray<ChatMessage>; readonly agent: string }
+  | {
+    readonly _tag: "Unchanged"
+    readonly known: number
+    readonly messages: ReadonlyArray<ChatMessage>
+    readonly generation?: string | undefined
+  }
+
+/** What each way of opening finds (`OpenMode`). */
+export interface Opened {
+  readonly Marker: boolean
+  readonly Reading: { readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined
+  readonly Agent: OpenedTurn
+  readonly Unchanged: boolean | "gone" | undefined
+}
+
 /** The openings `ChatRepo` answers with. */
 export interface TurnOpenings {
-  /**
-   * Takes the chat's in-flight marker for `ttl`; false when another live turn
-   * holds it. With `messages`, they are appended, only when the marker was
-   * taken: the first batch in the same statement (a write-ahead turn's first
-   * round trip), any further ones ({@link inBatches}) right after.
-   */
-  beginTurn(chatId: ChatKey, turnId: string, ttl: Duration.Input, messages?: ReadonlyArray<ChatMessage>): Effect.Effect<boolean>
-  /**
-   * `beginTurn`, and the transcript, read by the same statement: `undefined` when another live
-   * turn holds the chat. A turn's opening round trip. `generation`: the life of the chat the turn
-   * was accepted in, to condition its later writes on (see `liveChat`). The transcript may or may not include
-   * `messages` (ids already stored are left as they were): the caller adds those it lacks.
-   *
-   * A statement reads from the snapshot it started with. When a marker row existed at that
-   * moment, the turn that held it may have released it — and stored its answer — while this
-   * statement waited for its row: the transcript is then read again, under the marker, by a
-   * second statement. Without one, the chat was idle when the statement began, so nothing was
-   * stored after its snapshot.
-   */
-  beginTurnReading(
-    chatId: ChatKey,
-    turnId: string,
-    ttl: Duration.Input,
-    messages?: ReadonlyArray<ChatMessage>
-  ): Effect.Effect<{ readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined>
-  /**
-   * `beginTurnReading` for a turn of `agent`: a new chat is created as that agent's, and an existing
-   * one is opened only if it is that agent's — else nothing is taken or stored and the chat's agent
-   * is answered (`OtherAgent`), in the same one statement, so a turn that assumed the right agent
-   * (almost all) costs nothing more.
-   */
-  beginAgentTurn(
-    chatId: ChatKey,
-    turnId: string,
-    ttl: Duration.Input,
-    messages: ReadonlyArray<ChatMessage>,
-    agent: string
-  ): Effect.Effect<OpenedTurn>
-  /**
-   * Takes the marker, as `beginTurn`, for a turn whose caller read the transcript just before:
-   * `messages` are appended only if the chat still has exactly `known` messages (messages are
-   * never removed, so the count says whether anything was stored since) and no marker row existed
-   * when the statement began (its holder may have stored its answer after this statement's
-   * snapshot, while the statement waited for the row: see `beginTurnReading`). True: taken,
-   * nothing new, appended; false: taken, perhaps something new, nothing appended; `undefined`:
-   * another live turn holds the chat; "gone": the chat (that `generation` of it, when given) no
-   * longer exists, nothing taken or stored.
-   */
-  beginTurnUnchanged(
-    chatId: ChatKey,
-    turnId: string,
-    ttl: Duration.Input,
-    known: number,
-    messages: ReadonlyArray<ChatMessage>,
-    generation?: string
-  ): Effect.Effect<boolean | "gone" | undefined>
+  /** Opens a turn of the chat `mode`'s way (`OpenMode`). */
+  openTurn<M extends OpenMode>(chatId: ChatKey, turnId: string, ttl: Duration.Input, mode: M): Effect.Effect<Opened[M["_tag"]]>
 }
 
 export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
@@ -147,7 +139,7 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
   })
 
   /** A turn's opening; once more when a concurrent first turn created the chat unseen (see `openOnce`). */
-  const openTurn = (
+  const openReading = (
     chatId: ChatKey,
     turnId: string,
     ttl: Duration.Input,
@@ -161,70 +153,89 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
           : openOnce(chatId, turnId, ttl, messages, agent).pipe(Effect.map((again) => again ?? { _tag: "Held" } as const))
       ),
       Effect.orDie,
-      traced("ChatRepo.beginTurnReading")
+      traced("ChatRepo.openTurn")
     )
 
-  return {
-    beginTurnReading: (chatId, turnId, ttl, messages = []) =>
-      openTurn(chatId, turnId, ttl, messages, undefined).pipe(
-        Effect.map((opened) => opened._tag === "Taken" ? { transcript: opened.transcript, generation: opened.generation } : undefined)
+  const reading = (chatId: ChatKey, turnId: string, ttl: Duration.Input, messages: ReadonlyArray<ChatMessage> = []) =>
+    openReading(chatId, turnId, ttl, messages, undefined).pipe(
+      Effect.map((opened) => opened._tag === "Taken" ? { transcript: opened.transcript, generation: opened.generation } : undefined)
+    )
+
+  const unchanged = Effect.fnUntraced(function*(
+    chatId: ChatKey,
+    turnId: string,
+    ttl: Duration.Input,
+    known: number,
+    messages: ReadonlyArray<ChatMessage>,
+    generation: string | undefined
+  ) {
+    const [first, ...rest] = inBatches(messages)
+    const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+    // The marker only on a live chat: the chat (its row) may have gone since the caller's look
+    // (the operator deleted it), and a marker on no chat is a foreign key violation.
+    const rows = yield* retryDeadlock(sql<{ n: number | string; live: boolean; taken: boolean }>`
+      WITH live AS (${liveChat(sql, chatId, generation)}),
+      marker AS (
+        ${takeMarker(sql, chatId, turnId, ttlMs, sql`EXISTS (SELECT 1 FROM live)`)}
       ),
-    beginAgentTurn: (chatId, turnId, ttl, messages, agent) => openTurn(chatId, turnId, ttl, messages, agent),
-    beginTurnUnchanged: Effect.fnUntraced(function*(chatId, turnId, ttl, known, messages, generation) {
-      const [first, ...rest] = inBatches(messages)
-      const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
-      // The marker only on a live chat: the chat (its row) may have gone since the caller's look
-      // (the operator deleted it), and a marker on no chat is a foreign key violation.
-      const rows = yield* retryDeadlock(sql<{ n: number | string; live: boolean; taken: boolean }>`
-        WITH live AS (${liveChat(sql, chatId, generation)}),
-        marker AS (
-          ${takeMarker(sql, chatId, turnId, ttlMs, sql`EXISTS (SELECT 1 FROM live)`)}
-        ),
-        stored AS (
-          SELECT CASE WHEN EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) THEN -1 ELSE count(*) END AS n
-          FROM chat_messages WHERE chat_id = ${chatId}
-        ),
-        appended AS (
-          ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}`)}
-        ),
-        touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
-        SELECT (SELECT n FROM stored) AS n, EXISTS (SELECT 1 FROM live) AS live, EXISTS (SELECT 1 FROM marker) AS taken`)
-      const row = rows[0]!
-      if (!row.live) return "gone" as const
-      if (!row.taken) return undefined
-      if (Number(row.n) !== known) return false
-      for (const batch of rest) yield* appendBatch(chatId, batch, generation)
-      return true
-    }, Effect.orDie, traced("ChatRepo.beginTurnUnchanged")),
-    beginTurn: Effect.fnUntraced(function*(chatId, turnId, ttl, messages = []) {
-      const [first, ...rest] = inBatches(messages)
-      const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
-      // One statement (one round trip, atomic): create the chat if new, then take the marker
-      // unless a live one exists. Foreign keys are checked at the end of the statement.
-      if (first === undefined) {
-        const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
-          WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
-          marker AS (
-            ${takeMarker(sql, chatId, turnId, ttlMs)}
-          ),
-          touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
-          SELECT turn_id FROM marker`)
-        return rows.length === 1
-      }
-      // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
+      stored AS (
+        SELECT CASE WHEN EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) THEN -1 ELSE count(*) END AS n
+        FROM chat_messages WHERE chat_id = ${chatId}
+      ),
+      appended AS (
+        ${insertMessages(sql, chatId, first ?? "[]", sql`EXISTS (SELECT 1 FROM marker) AND (SELECT n FROM stored) = ${known}`)}
+      ),
+      touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+      SELECT (SELECT n FROM stored) AS n, EXISTS (SELECT 1 FROM live) AS live, EXISTS (SELECT 1 FROM marker) AS taken`)
+    const row = rows[0]!
+    if (!row.live) return "gone" as const
+    if (!row.taken) return undefined
+    if (Number(row.n) !== known) return false
+    for (const batch of rest) yield* appendBatch(chatId, batch, generation)
+    return true
+  }, Effect.orDie, traced("ChatRepo.openTurn.Unchanged"))
+
+  const marker = Effect.fnUntraced(function*(chatId: ChatKey, turnId: string, ttl: Duration.Input, messages: ReadonlyArray<ChatMessage> = []) {
+    const [first, ...rest] = inBatches(messages)
+    const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
+    // One statement (one round trip, atomic): create the chat if new, then take the marker
+    // unless a live one exists. Foreign keys are checked at the end of the statement.
+    if (first === undefined) {
       const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
         WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
         marker AS (
           ${takeMarker(sql, chatId, turnId, ttlMs)}
         ),
-        appended AS (
-          ${insertMessages(sql, chatId, first, sql`EXISTS (SELECT 1 FROM marker)`)}
-        ),
         touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
         SELECT turn_id FROM marker`)
-      if (rows.length !== 1) return false
-      for (const batch of rest) yield* appendBatch(chatId, batch, undefined)
-      return true
-    }, Effect.orDie, traced("ChatRepo.beginTurn"))
+      return rows.length === 1
+    }
+    // The same, and the messages appended only if the marker was taken (`WHERE EXISTS` on its RETURNING).
+    const rows = yield* retryDeadlock(sql<{ turn_id: string }>`
+      WITH chat AS (INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING),
+      marker AS (
+        ${takeMarker(sql, chatId, turnId, ttlMs)}
+      ),
+      appended AS (
+        ${insertMessages(sql, chatId, first, sql`EXISTS (SELECT 1 FROM marker)`)}
+      ),
+      touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
+      SELECT turn_id FROM marker`)
+    if (rows.length !== 1) return false
+    for (const batch of rest) yield* appendBatch(chatId, batch, undefined)
+    return true
+  }, Effect.orDie, traced("ChatRepo.openTurn.Marker"))
+
+  return {
+    openTurn: <M extends OpenMode>(chatId: ChatKey, turnId: string, ttl: Duration.Input, mode: M) => {
+      const opened: Effect.Effect<Opened[OpenMode["_tag"]]> = mode._tag === "Marker"
+        ? marker(chatId, turnId, ttl, mode.messages)
+        : mode._tag === "Reading"
+        ? reading(chatId, turnId, ttl, mode.messages)
+        : mode._tag === "Agent"
+        ? openReading(chatId, turnId, ttl, mode.messages, mode.agent)
+        : unchanged(chatId, turnId, ttl, mode.known, mode.messages, mode.generation)
+      return opened as Effect.Effect<Opened[M["_tag"]]>
+    }
   }
 }

@@ -8,8 +8,8 @@ import { ChatNotFound } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import type { Settlement, ToolWrites, WrittenRow } from "../ServerTools.ts"
 import type { LiveTurn } from "../stream/LiveTurn.ts"
-import type { ChatKey } from "../ChatKey.ts"
-import { chatIdOf } from "../ChatKey.ts"
+import type { ChatKey } from "../../users/ChatKey.ts"
+import { chatIdOf } from "../../users/ChatKey.ts"
 import { newMessageId } from "../MessageIds.ts"
 
 /** Provider calls of one turn when the model keeps calling server tools; the last one is offered none. */

@@ -17,7 +17,9 @@
 import { Config, Effect, Option } from "effect"
 import type { JobKind } from "@switchboard/domain"
 import { jobKinds, registeredKinds } from "../JobKinds.ts"
-import type { PageFetcherOptions } from "./research/PageFetcher.ts"
+import type { SubagentSettings } from "./SubagentSettings.ts"
+
+export type { SubagentOverrides, SubagentSettings } from "./SubagentSettings.ts"
 
 /** An optional variable; blank or unreadable counts as absent. */
 const optional = (name: string): Effect.Effect<string | undefined> =>
@@ -38,21 +40,8 @@ export const modelFor = (role: JobKind): Effect.Effect<string | undefined> =>
     return (yield* optional(jobKinds[role].modelVariable)) ?? (yield* optional("LLM_MODEL"))
   })
 
-/** Knobs tests turn that no environment variable does. */
-export interface SubagentOverrides {
-  readonly fetch?: Omit<PageFetcherOptions, "allowPrivate">
-}
-
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium"
 
-export interface SubagentSettings {
-  readonly models: Readonly<Record<JobKind, string | undefined>>
-  /** Without it, the research sub-agent has no `web_search`. */
-  readonly searchUrl: string | undefined
-  readonly fetchAllowPrivate: boolean
-  readonly chromiumPath: string
-  readonly visualVision: boolean
-}
 
 const flag = (raw: string | undefined, byDefault: boolean): boolean =>
   raw === undefined ? byDefault : ["1", "true", "yes", "on"].includes(raw.toLowerCase())

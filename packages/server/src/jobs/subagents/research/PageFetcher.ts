@@ -29,7 +29,7 @@ import { Worker } from "node:worker_threads"
 import { Agent } from "undici"
 import { isPublicAddress } from "./AddressPolicy.ts"
 import type { ReadablePage } from "./ReadableText.ts"
-import { siblingModule } from "../../../system/SiblingModule.ts"
+import { siblingModule } from "../../../process/SiblingModule.ts"
 
 export class PageFetchError extends Data.TaggedError("PageFetchError")<{ readonly message: string }> {}
 

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { existsSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 import { BUILT_SERVER_MAIN } from "../../../../scripts/build.ts"
-import { siblingModule } from "../../src/system/SiblingModule.ts"
+import { siblingModule } from "../../src/process/SiblingModule.ts"
 
 // Each module loaded through `siblingModule`, by its caller's path inside `src/`.
 const LOADED = [["http/ApiDocs", "DocsPageRenderer"], ["jobs/subagents/research/PageFetcher", "ReadableWorker"]] as const
