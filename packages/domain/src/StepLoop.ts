@@ -2,9 +2,10 @@
  * The one step loop every tool loop runs (docs/architecture.md): ask the
  * model, run the calls whose tools this loop owns, feed the results back, and
  * go on until a stop condition holds — in the style of the AI SDK's
- * `stopWhen`. A server turn, a sub-agent and the client's orchestrator differ
- * only in what they ask, which tools they own, how a call runs and where its
- * result goes, and their stop conditions; the loop itself is written once.
+ * `stopWhen`. A server turn, a sub-agent, the client's orchestrator and the
+ * host agent differ only in what they ask, which tools they own, how a call
+ * runs and where its result goes, and their stop conditions; the loop itself
+ * is written once.
  *
  * A step ends the loop when its answer calls no owned tool (`"answered"`: a
  * final answer, or calls left to someone else — a client's tools), or when a
@@ -57,26 +58,43 @@ export interface StepLoop<A extends StepAnswer, O, Before extends string, After 
   readonly stopBefore?: ReadonlyArray<Stop<A, undefined, Before>>
   /** Checked, in order, once the step's calls ran. */
   readonly stopWhen: ReadonlyArray<Stop<A, O, After>>
+  /**
+   * A step — its answer and its calls' run — is one, whatever interrupts the loop meanwhile (a host
+   * agent's decision, which the cloud has logged, is always carried out): it runs uninterruptibly,
+   * and an `ask` marks what may be cut short with `Effect.interruptible` (a wait between retries).
+   * An interruption then lands there, or between steps.
+   */
+  readonly atomic?: boolean
 }
 
 export const runSteps = <A extends StepAnswer, O, Err, R, After extends string, Before extends string = never>(
   loop: StepLoop<A, O, Before, After, Err, R>
-): Effect.Effect<StepEnd<A, O, Before, After>, Err, R> =>
-  Effect.gen(function*() {
-    for (let step = 1;; step++) {
-      const answer = yield* loop.ask(step)
-      const calls = answer.toolCalls ?? []
-      const owned = calls.filter(loop.owns)
-      const before: StepState<A> = { step, answer, owned, others: calls.filter((call) => !owned.includes(call)), ran: undefined }
-      const early = loop.stopBefore?.find((stop) => stop.when(before))
-      if (early !== undefined) return { ...before, reason: early.reason }
-      if (owned.length === 0) return { ...before, reason: "answered" as const }
-      const ran = yield* loop.run(before)
+): Effect.Effect<StepEnd<A, O, Before, After>, Err, R> => {
+  /** The rest of a step once its answer arrived: its end, or `undefined` to go on. */
+  const answered = (step: number, answer: A): Effect.Effect<StepEnd<A, O, Before, After> | undefined, Err, R> => {
+    const calls = answer.toolCalls ?? []
+    const owned = calls.filter(loop.owns)
+    const before: StepState<A> = { step, answer, owned, others: calls.filter((call) => !owned.includes(call)), ran: undefined }
+    const early = loop.stopBefore?.find((stop) => stop.when(before))
+    if (early !== undefined) return Effect.succeed({ ...before, reason: early.reason })
+    if (owned.length === 0) return Effect.succeed({ ...before, reason: "answered" as const })
+    return Effect.map(loop.run(before), (ran) => {
       const after: StepState<A, O> = { ...before, ran }
       const stop = loop.stopWhen.find((s) => s.when(after))
-      if (stop !== undefined) return { ...after, reason: stop.reason }
+      return stop === undefined ? undefined : { ...after, reason: stop.reason }
+    })
+  }
+  const oneStep = (step: number) => {
+    const whole = Effect.flatMap(loop.ask(step), (answer) => answered(step, answer))
+    return loop.atomic === true ? Effect.uninterruptible(whole) : whole
+  }
+  return Effect.gen(function*() {
+    for (let step = 1;; step++) {
+      const end = yield* oneStep(step)
+      if (end !== undefined) return end
     }
   })
+}
 
 /** At `count` steps (after the step's calls ran, in `stopWhen`; before, in `stopBefore`). */
 export const stepCountIs = <Reason extends string>(count: number, reason: Reason): Stop<any, any, Reason> => ({

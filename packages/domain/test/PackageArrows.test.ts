@@ -1,6 +1,7 @@
 /**
- * The import picture of the workspace: domain ← providers ← server; domain ← client ← cli and web;
- * providers ← cli (the host agent's direct transport). The CLI reaches the server only by the lazy
+ * The import picture of the workspace: domain ← providers ← server; domain ← client ← host-agent,
+ * cli and web; host-agent ← cli; providers ← host-agent (its direct transport) and cli (the
+ * shutdown's exit code). The CLI reaches the server only by the lazy
  * import `switchboard serve` needs. Tests may use another package's exports (its test helpers
  * included), never a relative path into it.
  */
@@ -16,7 +17,8 @@ const allowed: Record<string, ReadonlyArray<string>> = {
   providers: ["domain"],
   server: ["domain", "providers"],
   client: ["domain"],
-  cli: ["domain", "client", "providers"],
+  "host-agent": ["domain", "client", "providers"],
+  cli: ["domain", "client", "providers", "host-agent"],
   web: ["domain", "client"]
 }
 
@@ -56,7 +58,7 @@ describe("package arrows", () => {
   })
 
   it("every package is reached through its face: `@switchboard/<name>` (and its `testing/*` helpers), never a module of theirs", () => {
-    const libraries = ["domain", "providers", "client", "server", "cli", "web"]
+    const libraries = ["domain", "providers", "client", "server", "host-agent", "cli", "web"]
     for (const name of libraries) {
       const exports = JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")).exports as Record<string, string>
       assert.deepStrictEqual(Object.keys(exports).filter((key) => key !== "." && key !== "./testing/*"), [], `${name}'s exports`)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import type { ToolCall } from "../src/Chat.ts"
 import { hasToolCall, othersPending, runSteps, stepCountIs } from "../src/StepLoop.ts"
 
@@ -95,5 +95,22 @@ describe("runSteps: the one step loop", () => {
         stopWhen: [stepCountIs(8, "cap")]
       }).pipe(Effect.flip)
       assert.strictEqual(failing, "provider down")
+    }))
+
+  it.effect("atomic: an interruption while a step is under way lands after its calls ran", () =>
+    Effect.gen(function*() {
+      const answer = yield* Deferred.make<{ readonly toolCalls: ReadonlyArray<ToolCall> }>()
+      const ran: Array<string> = []
+      const loop = yield* runSteps({
+        ask: () => Deferred.await(answer),
+        owns: () => true,
+        run: ({ owned }) => Effect.sync(() => ran.push(...owned.map((c) => c.id))),
+        stopWhen: [stepCountIs(8, "cap")],
+        atomic: true
+      }).pipe(Effect.forkChild({ startImmediately: true }))
+      const interrupting = yield* Fiber.interrupt(loop).pipe(Effect.forkChild({ startImmediately: true }))
+      yield* Deferred.succeed(answer, { toolCalls: [call("a")] })
+      yield* Fiber.join(interrupting)
+      assert.deepStrictEqual(ran, ["a"])
     }))
 })

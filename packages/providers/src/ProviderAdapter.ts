@@ -92,7 +92,7 @@ export class ProviderAdapter extends Context.Service<ProviderAdapter, {
    * closed), so a stopped turn stops the generation it paid for. `eventsOf` reads it as a stream.
    */
   streamTo(params: ProviderChatParams, sink: StreamSink): Effect.Effect<ProviderChatResponse, ProviderError>
-}>()("switchboard/server/llm/ProviderAdapter") {}
+}>()("switchboard/providers/ProviderAdapter") {}
 
 /**
  * A streamed call as a `Stream` of its events, `finish` last. Pushing is the port's form because a
@@ -181,4 +181,4 @@ export interface TranscriptionInput {
 /** The server half of `transcribe_video`: the configured provider's transcription endpoint. */
 export class Transcriber extends Context.Service<Transcriber, {
   transcribe(input: TranscriptionInput): Effect.Effect<string, ProviderError>
-}>()("switchboard/server/llm/Transcriber") {}
+}>()("switchboard/providers/Transcriber") {}

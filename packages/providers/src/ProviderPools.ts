@@ -26,7 +26,7 @@ export class ProviderPools extends Context.Service<ProviderPools, {
   forOrigin(origin: string): Effect.Effect<UndiciPool.UndiciPool>
   /** How many pools are open (for tests: a profile switch opens no pool per request). */
   readonly size: Effect.Effect<number>
-}>()("switchboard/server/llm/ProviderPools") {
+}>()("switchboard/providers/ProviderPools") {
   static readonly layer = Layer.effect(ProviderPools, Effect.gen(function*() {
     // The planner's answers are bounded like the chat route's (main.ts has refused an invalid value already).
     const limit = responseLimitFor({ LLM_MAX_RESPONSE_BYTES: Option.getOrUndefined(yield* readMaxResponseBytes) })

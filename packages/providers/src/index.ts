@@ -15,6 +15,6 @@ export { DEFAULT_MAX_RESPONSE_BYTES, MAX_MAX_RESPONSE_BYTES, MIN_MAX_RESPONSE_BY
 export { shutdownTeardown, watchShutdownSignals } from "./ShutdownExit.ts"
 export { traced } from "./Spans.ts"
 export { transportKinds } from "./openai/ChatCompletionsTransport.ts"
-export { toolInputSchema } from "./openai/OpenAiWire.ts"
+export { toolInputSchema } from "./WireParts.ts"
 export * as OpenAiCompatible from "./openai/OpenAiCompatible.ts"
 export * as Scripted from "./scripted/Scripted.ts"

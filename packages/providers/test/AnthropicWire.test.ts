@@ -9,7 +9,7 @@ import {
   toAnthropicSystem,
   toAnthropicTools
 } from "../src/anthropic/AnthropicWire.ts"
-import { toolResultContent } from "../src/openai/OpenAiWire.ts"
+import { toolResultContent } from "../src/WireParts.ts"
 import { requestProblem } from "../src/testing/FakeAnthropic.ts"
 import { assistant, failure, message, params, success, toolMessage, transcribeVideoJsonSchema, user } from "./Messages.ts"
 

@@ -1,15 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { TranscribeVideo } from "@switchboard/domain"
 import type { ToolSchema } from "@switchboard/domain"
-import {
-  buildChatRequest,
-  buildChatStreamRequest,
-  parseChatCompletion,
-  parseToolArguments,
-  parseTranscription,
-  toParametersSchema,
-  toWireTools
-} from "../src/openai/OpenAiWire.ts"
+import { toParametersSchema } from "@switchboard/domain"
+import { buildChatRequest, buildChatStreamRequest, parseChatCompletion, parseTranscription, toWireTools } from "../src/openai/OpenAiWire.ts"
+import { parseToolArguments } from "../src/WireParts.ts"
 import { assistant, failure, message, params, success, toolMessage, user } from "./Messages.ts"
 
 const completion = (message: unknown) => ({ id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message }] })

@@ -1,12 +1,12 @@
 /**
- * `switchboard host run`: a host agent (see `hosts/HostAgent.ts`) against a
+ * `switchboard host run`: a host agent (`@switchboard/host-agent`) against a
  * Switchboard server, with the host id and token `switchboard admin hosts add`
  * printed.
  *
  * `--transport cloud-proxy` (default) asks the cloud for every decision and
  * needs no provider key; `--transport direct` calls the provider named by the
  * host's own `LLM_PROVIDER` / `LLM_MODEL` / `LLM_API_KEY` / `LLM_BASE_URL`
- * (the server's chat-route variables, `hosts/DirectPlanner.ts`) and leaves
+ * (the server's chat-route variables, the host agent's `DirectPlanner`) and leaves
  * nothing in the cloud's decision log. One line per step on stdout.
  *
  * Exit codes: with `--once`, 0 when the task succeeded and 1 otherwise; 1
@@ -16,12 +16,18 @@
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
 import { ApiClient } from "@switchboard/client"
-import { ControlPlane } from "../hosts/ControlPlane.ts"
-import * as CloudProxyPlanner from "../hosts/CloudProxyPlanner.ts"
-import { runHostAgent } from "../hosts/HostAgent.ts"
-import { makeHostRegistry } from "../hosts/HostRegistry.ts"
-import { defaultMaxSteps, defaultPlannerRetries, defaultRetryDelay } from "../hosts/PlannerLoop.ts"
-import { defaultShellOutputBytes, defaultShellTimeoutMs } from "../hosts/tools/Shell.ts"
+import {
+  CloudProxyPlanner,
+  ControlPlane,
+  defaultMaxSteps,
+  defaultPlannerRetries,
+  defaultRetryDelay,
+  defaultShellOutputBytes,
+  defaultShellTimeoutMs,
+  loadDirectPlanner,
+  makeHostRegistry,
+  runHostAgent
+} from "@switchboard/host-agent"
 import { serverFlag } from "./ServerFlag.ts"
 import { CliFailure, failWith } from "./CliFailure.ts"
 
@@ -89,7 +95,7 @@ const hostRun = Command.make("run", {
 
     const planner = flags.transport === "direct"
       // Imported on demand: the provider stack (undici, openai) is not loaded for cloud-proxy, chat or --help.
-      ? yield* Effect.promise(() => import("../hosts/DirectPlanner.ts")).pipe(
+      ? yield* Effect.promise(loadDirectPlanner).pipe(
         Effect.flatMap((DirectPlanner) => DirectPlanner.fromEnvironment),
         Effect.catch((message) => fail(`--transport direct needs this host's provider settings: ${message}`))
       )

@@ -1,6 +1,7 @@
 /**
  * The orchestrator (docs/chat.md, the orchestrator): drives one
- * user turn through the multi-step tool-call loop.
+ * user turn through the multi-step tool-call loop (the one step loop,
+ * `runSteps`: every call of an answer is this client's to run).
  *
  *   checking   → once per orchestrator, when it names an agent: the agent's
  *                client tools against the registry (`AgentToolsMissing`)

@@ -29,7 +29,7 @@ import type {
   ToolCall,
   ToolSchema
 } from "@switchboard/domain"
-import { isRecord, isTokenCount, jsonKind, providerText, toolInputSchema, toolResultContent } from "../openai/OpenAiWire.ts"
+import { isRecord, isTokenCount, jsonKind, providerText, toolInputSchema, toolResultContent } from "../WireParts.ts"
 import { ProviderError } from "../ProviderAdapter.ts"
 
 // ---------------------------------------------------------------------------
@@ -96,7 +96,7 @@ export interface AnthropicRequestOptions {
 // ---------------------------------------------------------------------------
 // Tools
 
-/** The same JSON Schema as the OpenAI wire's `parameters` (`OpenAiWire.toParametersSchema`), as `input_schema`. */
+/** The same JSON Schema as the OpenAI wire's `parameters` (`toolInputSchema`), as `input_schema`. */
 export const toAnthropicTool = (schema: ToolSchema): AnthropicTool => ({
   name: schema.name,
   ...(schema.description !== "" ? { description: schema.description } : {}),

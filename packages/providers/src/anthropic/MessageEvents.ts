@@ -20,7 +20,7 @@ import type { ToolCall } from "@switchboard/domain"
 import type { ProviderDelta } from "../ProviderAdapter.ts"
 import { incompleteError, invalidEventError, parseEventData, streamedError } from "../StreamedAnswer.ts"
 import type { AnswerReader } from "../StreamedAnswer.ts"
-import { isRecord, jsonKind, parseToolArguments } from "../openai/OpenAiWire.ts"
+import { isRecord, jsonKind, parseToolArguments } from "../WireParts.ts"
 import { parseUsage } from "./AnthropicWire.ts"
 
 /** The HTTP status of each `error.type`, as the API answers it before a stream: a streamed error gets the same public reason. */

@@ -48,4 +48,4 @@ export class ChatCompletionsTransport extends Context.Service<ChatCompletionsTra
   stream(body: ChatCompletionCreateParamsStreaming, deadline: StreamDeadline, onEvents: EventSink): Effect.Effect<void, ProviderError>
   /** POST the upload as multipart; succeeds with the decoded JSON of a 2xx answer (not yet validated). */
   transcribe(request: TranscriptionRequest): Effect.Effect<unknown, ProviderError>
-}>()("switchboard/server/llm/ChatCompletionsTransport") {}
+}>()("switchboard/providers/ChatCompletionsTransport") {}

@@ -18,7 +18,8 @@ import { Result } from "effect"
 import type { ProviderDelta } from "../ProviderAdapter.ts"
 import { incompleteError, invalidEventError, parseEventData, streamedError } from "../StreamedAnswer.ts"
 import type { AnswerReader } from "../StreamedAnswer.ts"
-import { isRecord, jsonKind, parseChatCompletion } from "./OpenAiWire.ts"
+import { parseChatCompletion } from "./OpenAiWire.ts"
+import { isRecord, jsonKind } from "../WireParts.ts"
 
 interface CallSoFar {
   /** Its position among the calls, in order of first appearance: `chat`'s `call_<position>` when it has no id. */

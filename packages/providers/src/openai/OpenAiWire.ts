@@ -26,15 +26,8 @@ import type {
   ToolCall,
   ToolSchema
 } from "@switchboard/domain"
-import { toParametersSchema } from "@switchboard/domain"
 import { ProviderError } from "../ProviderAdapter.ts"
-
-// One conversion from the internal parameter list, shared with the tools' own derivation (domain `ToolFromSchema`).
-export { toParametersSchema }
-
-/** The arguments' JSON Schema: the tool's own when it brings one, else the one built from `parameters`. */
-export const toolInputSchema = (schema: ToolSchema): Record<string, unknown> =>
-  schema.inputSchema ?? toParametersSchema(schema.parameters)
+import { isRecord, isTokenCount, jsonKind, parseToolArguments, providerText, toolInputSchema, toolResultContent } from "../WireParts.ts"
 
 export const toWireTool = (schema: ToolSchema): ChatCompletionFunctionTool => ({
   type: "function",
@@ -47,20 +40,6 @@ export const toWireTool = (schema: ToolSchema): ChatCompletionFunctionTool => ({
 
 export const toWireTools = (schemas: ReadonlyArray<ToolSchema>): Array<ChatCompletionFunctionTool> =>
   schemas.map(toWireTool)
-
-/**
- * The text a provider sees of a message: its `content`, or, when that is empty,
- * the text of its text parts (a client may carry the text only there). Data
- * parts never contribute.
- */
-export const providerText = (message: ChatMessage): string => {
-  if (message.content !== "" || message.parts === undefined) return message.content
-  return message.parts.flatMap((part) => part.type === "text" && "text" in part ? [part.text] : []).join("\n")
-}
-
-/** A tool result as the model reads it: `{"error": …}` when the tool failed, else `{"result": …}`. */
-export const toolResultContent = (toolResult: NonNullable<ChatMessage["toolResult"]>): string =>
-  JSON.stringify(toolResult.error ? { error: toolResult.error } : { result: toolResult.result ?? null })
 
 const toWireMessage = (message: ChatMessage): ChatCompletionMessageParam | undefined => {
   switch (message.role) {
@@ -152,15 +131,6 @@ export const buildChatStreamRequest = (params: ProviderChatParams, model: string
 // ---------------------------------------------------------------------------
 // Response side
 
-/** A plain JSON object (not null, not an array). */
-export const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** What a JSON value is, for messages: `null`, `an array`, `a string`, … */
-export const jsonKind = (u: unknown): string => u === null ? "null" : Array.isArray(u) ? "an array" : `a ${typeof u}`
-
-/** A count of tokens: a whole number, never negative. */
-export const isTokenCount = (u: unknown): u is number => typeof u === "number" && Number.isInteger(u) && u >= 0
-
 /**
  * A Chat Completions `usage` (`prompt_tokens`, `completion_tokens`, and the
  * cached part of the prompt in `prompt_tokens_details.cached_tokens`), or
@@ -174,28 +144,6 @@ export const parseUsage = (raw: unknown): ProviderUsage | undefined => {
   const details = raw["prompt_tokens_details"]
   const cached = isRecord(details) ? details["cached_tokens"] : undefined
   return { inputTokens: input, outputTokens: output, ...(isTokenCount(cached) ? { cachedInputTokens: cached } : {}) }
-}
-
-/**
- * A tool call's arguments. Models do send broken JSON; that is not a failed
- * request but a bad call, which the orchestrator reports back to the model as
- * a tool error. So: `args: {}` plus `invalidArgs` saying what was wrong.
- */
-export const parseToolArguments = (raw: unknown): { readonly args: Record<string, unknown>; readonly invalidArgs?: string } => {
-  // Some OpenAI-compatible servers send the object itself instead of a JSON string.
-  if (isRecord(raw)) return { args: raw }
-  if (raw === undefined || raw === null) return { args: {} }
-  if (typeof raw !== "string") return { args: {}, invalidArgs: `arguments must be a JSON object, got ${jsonKind(raw)}` }
-  if (raw.trim() === "") return { args: {} }
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(raw)
-  } catch (e) {
-    return { args: {}, invalidArgs: `arguments are not valid JSON: ${e instanceof Error ? e.message : String(e)}` }
-  }
-  return isRecord(parsed)
-    ? { args: parsed }
-    : { args: {}, invalidArgs: `arguments must be a JSON object, got ${jsonKind(parsed)}` }
 }
 
 const invalid = (message: string) =>

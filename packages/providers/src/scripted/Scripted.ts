@@ -56,7 +56,7 @@ import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall } 
 import * as NotConfigured from "../NotConfigured.ts"
 import { ProviderAdapter, pushEvents, Transcriber } from "../ProviderAdapter.ts"
 import type { ProviderError, ProviderStreamEvent, TranscriptionInput } from "../ProviderAdapter.ts"
-import { providerText, toolResultContent } from "../openai/OpenAiWire.ts"
+import { providerText, toolResultContent } from "../WireParts.ts"
 
 // ---------------------------------------------------------------------------
 // Format

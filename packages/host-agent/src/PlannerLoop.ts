@@ -15,13 +15,15 @@
  * most `retries` more times (only for retryable failures), and then the task
  * is failed with the planner's error. The loop never invents an action.
  *
- * One decision and the execution of its tool are uninterruptible together: a
- * shutdown lands between steps (or during a retry's wait), never between a
- * decision and its action, so the step under way is finished. What the loop
+ * One decision and the execution of its tool are uninterruptible together (a
+ * step of the one step loop, `runSteps`, run `atomic`): a shutdown lands
+ * between steps (or during a retry's wait), never between a decision and its
+ * action, so the step under way is finished. What the loop
  * settled on is also written to `settled` the moment it is known, so a
  * shutdown right after a `finish` still reports success.
  */
 import type { ToolDefinition } from "@switchboard/domain"
+import { runSteps, stepCountIs } from "@switchboard/domain"
 import { Cause, Duration, Effect, Option, Ref } from "effect"
 import { describeUnknown, validateToolCall } from "@switchboard/client"
 import type { ToolRegistry } from "@switchboard/client"
@@ -129,11 +131,17 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
   // It follows the index each decision comes back with: a decision the cloud recorded but whose
   // answer was lost (then asked again) took an index, and the log shows the gap.
   let step = 0
-  for (let taken = 0; taken < options.maxSteps; taken++) {
+
+  /**
+   * One decision, asked again after a retryable planner failure: a decision, as a call of its
+   * tool, or the loop's end when the planner gave none. The step runs uninterruptibly (`atomic`):
+   * only the screenshot and the wait before a retry may be cut short.
+   */
+  const decide = Effect.gen(function*() {
     let screenshot: Screenshot | undefined
     let screenshotNote: string | undefined
     if (options.screenshotCommand !== undefined) {
-      const shot = yield* Effect.result(takeScreenshot(options.screenshotCommand, options.workdir))
+      const shot = yield* Effect.result(Effect.interruptible(takeScreenshot(options.screenshotCommand, options.workdir)))
       if (shot._tag === "Success") screenshot = shot.success
       else {
         screenshotNote = shot.failure.message
@@ -154,47 +162,28 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       tools,
       ...(screenshot === undefined ? {} : { screenshot })
     }
-
-    // One decision, its action, its record and line and, for finish/fail, the settled result —
-    // all or nothing for an interruption. Or a planner failure: then nothing ran.
-    const attemptStep = Effect.uninterruptible(
-      planner.decide(request).pipe(
-        Effect.flatMap((decision) =>
-          Effect.gen(function*() {
-            const outcome = yield* execute(options.registry, decision)
-            const index = decision.stepIndex ?? step
-            step = index + 1
-            history.push({ step: index, toolName: decision.toolName, arguments: decision.arguments, outcome })
-            yield* options.log(outcomeLine(task, index, decision.toolName, outcome))
-            const result = terminalResult(decision, outcome, history.length)
-            if (result !== undefined) yield* Ref.set(settled, result)
-            return { result }
-          })
-        )
-      )
-    )
-
-    let done: { readonly result: TaskResult | undefined } | undefined
-    for (let attempt = 0; done === undefined; attempt++) {
-      const tried = yield* Effect.result(attemptStep)
+    for (let attempt = 0;; attempt++) {
+      const tried = yield* Effect.result(planner.decide(request))
       if (tried._tag === "Success") {
-        done = tried.success
-        break
+        const decision = tried.success
+        return { decision, toolCalls: [{ id: String(decision.stepIndex ?? step), name: decision.toolName, args: decision.arguments }] }
       }
       const error: PlannerError = tried.failure
       const code = error.code === undefined ? "" : ` (${error.code})`
       if (isTaskLost(error)) {
         yield* options.log(`task ${task.taskId} step ${step}: planner refused: this attempt is no longer ours${code}`)
-        return { _tag: "LeaseLost", message: error.message, code: error.code } satisfies LoopEnd
+        return { end: { _tag: "LeaseLost", message: error.message, code: error.code } satisfies LoopEnd }
       }
       if (!error.retryable || attempt >= options.retries) {
         yield* options.log(`task ${task.taskId} step ${step}: planner failed${code}: ${error.message}; giving up`)
         const tries = attempt + 1
-        return yield* settle({
-          status: "failed",
-          output: `planner failed at step ${step} after ${tries} ${tries === 1 ? "try" : "tries"}${code}: ${error.message}`,
-          steps: history.length
-        })
+        return {
+          end: yield* settle({
+            status: "failed",
+            output: `planner failed at step ${step} after ${tries} ${tries === 1 ? "try" : "tries"}${code}: ${error.message}`,
+            steps: history.length
+          })
+        }
       }
       const backoff = Duration.times(Duration.fromInputUnsafe(options.retryDelay), 2 ** attempt)
       // A server that said when to come back (429 rate_limited, 503 overloaded) is not asked sooner.
@@ -202,16 +191,50 @@ export const runPlannerLoop = Effect.fn("PlannerLoop.run")(function*(
       yield* options.log(
         `task ${task.taskId} step ${step}: planner failed${code}: ${error.message}; retry ${attempt + 1}/${options.retries} in ${Duration.format(wait)}`
       )
-      yield* Effect.sleep(wait)
+      yield* Effect.interruptible(Effect.sleep(wait))
     }
-
-    const { result } = done
-    if (result !== undefined) return { _tag: "Result", result } satisfies LoopEnd
-  }
-  return yield* settle({
-    status: "failed",
-    output: `step limit reached: ${options.maxSteps} steps without finish or fail`,
-    steps: history.length
   })
-})
 
+  /** The decision's action, its record and line and, for finish/fail, the settled result. */
+  const act = (decision: Decision) =>
+    Effect.gen(function*() {
+      const outcome = yield* execute(options.registry, decision)
+      const index = decision.stepIndex ?? step
+      step = index + 1
+      history.push({ step: index, toolName: decision.toolName, arguments: decision.arguments, outcome })
+      yield* options.log(outcomeLine(task, index, decision.toolName, outcome))
+      const result = terminalResult(decision, outcome, history.length)
+      if (result !== undefined) yield* Ref.set(settled, result)
+      return result
+    })
+
+  const limit = Effect.suspend(() =>
+    settle({
+      status: "failed",
+      output: `step limit reached: ${options.maxSteps} steps without finish or fail`,
+      steps: history.length
+    })
+  )
+  if (options.maxSteps <= 0) return yield* limit
+  // A decision and its action are one (`atomic`): a shutdown lands between steps or during a
+  // retry's wait, never between them. Every decision is a call of a tool the host runs.
+  const end = yield* runSteps({
+    ask: () => decide,
+    owns: () => true,
+    run: ({ answer }) => "decision" in answer ? act(answer.decision) : Effect.succeed(undefined),
+    stopWhen: [
+      { reason: "settled", when: ({ ran }) => ran !== undefined },
+      stepCountIs(options.maxSteps, "limit")
+    ],
+    atomic: true
+  })
+  switch (end.reason) {
+    case "answered":
+      // No decision: the planner gave none (the lease lost, or it failed past its retries).
+      return "end" in end.answer ? end.answer.end : yield* limit
+    case "settled":
+      return { _tag: "Result", result: end.ran! } satisfies LoopEnd
+    case "limit":
+      return yield* limit
+  }
+})

@@ -43,7 +43,7 @@ export class ControlPlane extends Context.Service<ControlPlane, {
   /** The new `leaseExpiresAt` (ISO-8601). */
   renewLease(task: TaskAttempt): Effect.Effect<string, ControlPlaneError>
   reportResult(task: TaskAttempt, result: ReportedResult): Effect.Effect<void, ControlPlaneError>
-}>()("switchboard/cli/hosts/ControlPlane") {
+}>()("switchboard/host-agent/ControlPlane") {
   /** Over the typed HttpApi client, whose requests carry the host token (see `ApiClient`). */
   static readonly layerNoDeps = (hostId: string): Layer.Layer<ControlPlane, never, ApiClient> =>
     Layer.effect(

@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { plannerTools } from "../../src/hosts/HostTool.ts"
-import { makeHostRegistry } from "../../src/hosts/HostRegistry.ts"
+import { plannerTools } from "../src/HostTool.ts"
+import { makeHostRegistry } from "../src/HostRegistry.ts"
 import { tempDir } from "@switchboard/client/testing/Fakes"
 
 const parameter = (key: string, description: string) => ({ key, type: "string" as const, required: true, description })

@@ -43,7 +43,7 @@ export class PlannerError extends Data.TaggedError("PlannerError")<{
 
 export class Planner extends Context.Service<Planner, {
   decide(request: DecisionRequest): Effect.Effect<Decision, PlannerError>
-}>()("switchboard/cli/hosts/Planner") {
+}>()("switchboard/host-agent/Planner") {
   /** A planner answering with `decide`: tests script decisions with it. */
   static readonly layerTest = (
     decide: (request: DecisionRequest) => Effect.Effect<Decision, PlannerError>
