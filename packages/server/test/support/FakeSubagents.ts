@@ -65,18 +65,22 @@ export const makeFakeSubagents = () => {
 /**
  * A research sub-agent that asks the provider once, with its own model (`research-model`), and
  * reports what it said; a provider failure is a defect unless `onFailure` makes it a brief.
+ * `before` runs first: a test that must order the job's call after something else waits there.
  */
-export const oneCallResearcher = (onFailure?: (error: ProviderError) => Effect.Effect<string>) =>
+export const oneCallResearcher = (
+  onFailure?: (error: ProviderError) => Effect.Effect<string>,
+  before: Effect.Effect<void> = Effect.void
+) =>
   Layer.effect(Subagents, Effect.gen(function*() {
     const provider = yield* ProviderAdapter
     return Subagents.of({
       run: (job) =>
-        provider.chat({
+        Effect.andThen(before, provider.chat({
           messages: [{ id: "q", role: "user", content: `research ${JSON.stringify(job.input)}`, timestamp: 1 }],
           systemPrompt: "You research.",
           toolSchemas: [],
           model: "research-model"
-        }).pipe(
+        })).pipe(
           Effect.map((answer) => answer.content),
           onFailure === undefined ? Effect.orDie : Effect.catchTag("ProviderError", onFailure),
           Effect.map(researchResult)

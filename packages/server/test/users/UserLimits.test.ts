@@ -5,7 +5,7 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, JobRecord, ProviderChatResponse } from "@switchboard/domain"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
 import { providerFailureNote } from "../../src/jobs/subagents/ToolLoop.ts"
 import { readEventStream, streamInit } from "../support/EventStream.ts"
@@ -23,8 +23,13 @@ const user = (id: string, content: string): ChatMessage => ({ id, role: "user", 
 /** Every call uses 10 + 5 tokens. */
 const withUsage = (response: ProviderChatResponse): ProviderChatResponse => ({ ...response, usage: { inputTokens: 10, outputTokens: 5 } })
 
-/** A research sub-agent asking the provider once (its own model). */
-const researcher = oneCallResearcher(providerFailureNote)
+/**
+ * A research sub-agent asking the provider once (its own model) — once the dispatching turn has
+ * answered: a job runs beside its turn's next round, and the test wants the turn's 30 tokens used
+ * before the job asks (otherwise which of the two is refused is a race).
+ */
+const turnAnswered = Deferred.makeUnsafe<void>()
+const researcher = oneCallResearcher(providerFailureNote, Deferred.await(turnAnswered))
 
 describe("per-user limits", () => {
   const fake = makeFakeProvider()
@@ -86,6 +91,7 @@ describe("per-user limits", () => {
         fake.answerWith((params) => Effect.succeed(withUsage(teacher(params))))
         const turn = yield* postJson("/api/agent/chat", { chatId: "job", messages: [user("c0", "research sigma.js v3")] }, as("carol"))
         assert.strictEqual(turn.status, 200, turn.text)
+        yield* Deferred.succeed(turnAnswered, undefined)
         const jobs = (id: string) =>
           Effect.map(request(`/api/jobs?chatId=${id}`, { headers: as("carol") }), (r) => r.json.jobs as Array<JobRecord>)
         // The steer is stored before its wake turn calls the provider, which the budget holds back too
