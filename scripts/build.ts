@@ -13,6 +13,13 @@
  * Files are overwritten in place (never a `dist/` removed under a running
  * server's lazy imports).
  *
+ * `node scripts/build.ts --pack` (`npm run pack:client`) builds the client as
+ * a library for use outside the workspace, with the domain it depends on:
+ * JavaScript and declarations in `dist/pack/<name>`, each with the package.json
+ * of its packed form (the source's, its `publishConfig` applied: `exports` with
+ * `types`/`import` conditions, `files`), and packs each with `npm pack` into
+ * `dist/pack/switchboard-<name>-<version>.tgz`.
+ *
  * The web console (`packages/web`) is built by Vite into `dist/web`, which the
  * server serves at `/` (docs/console.md) — only when its inputs changed since
  * the last build (its sources, the client and domain sources it bundles, the
@@ -29,11 +36,11 @@ import { gzipSync } from "node:zlib"
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..")
 const PACKAGES = ["domain", "providers", "server"] as const
+const TSC = join(ROOT, "node_modules", ".bin", "tsc")
 
 /** Compiles into `dist/`; throws with the compiler's output when it fails. */
 export const build = () => {
-  const tsc = join(ROOT, "node_modules", ".bin", "tsc")
-  execFileSync(tsc, ["-p", join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
+  execFileSync(TSC, ["-p", join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
   for (const name of PACKAGES) {
     const source = JSON.parse(readFileSync(join(ROOT, "packages", name, "package.json"), "utf8")) as {
       name: string
@@ -47,6 +54,50 @@ export const build = () => {
     symlinkSync(join("..", "..", name), link, "dir")
   }
 }
+
+/** The libraries packed for use outside the workspace: the client, and the domain it depends on. */
+const LIBRARIES = ["domain", "client"] as const
+
+interface LibraryManifest {
+  readonly name: string
+  readonly version: string
+  readonly private?: boolean
+  readonly type: string
+  readonly dependencies?: Record<string, string>
+  /** The workspace's exports: the TypeScript sources. */
+  readonly exports: Record<string, string>
+  /** The packed form's `exports` (conditions `types` and `import`) and `files`. */
+  readonly publishConfig: { readonly exports: Record<string, unknown>; readonly files: ReadonlyArray<string> }
+}
+
+/**
+ * Builds the libraries into `outDir/<name>` (JavaScript and declarations, packages/client/tsconfig.build.json),
+ * each with its packed form's package.json: the source's, its `publishConfig` in place of the workspace's
+ * exports. Returns their directories.
+ */
+export const buildLibraries = (outDir: string = join(ROOT, "dist", "pack")): Array<string> => {
+  const config = join(ROOT, "packages", "client", "tsconfig.build.json")
+  // From scratch (nothing runs from here): a module since removed must not be packed.
+  for (const name of LIBRARIES) rmSync(join(outDir, name), { recursive: true, force: true })
+  execFileSync(TSC, ["-p", config, "--outDir", outDir], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
+  return LIBRARIES.map((name) => {
+    const source = JSON.parse(readFileSync(join(ROOT, "packages", name, "package.json"), "utf8")) as LibraryManifest
+    const { dependencies, exports: _workspace, publishConfig, ...identity } = source
+    const packed = { ...identity, ...publishConfig, dependencies }
+    writeFileSync(join(outDir, name, "package.json"), JSON.stringify(packed, null, 2) + "\n")
+    return join(outDir, name)
+  })
+}
+
+/** Builds the libraries into `outDir` and packs each there (`npm pack`): the tarballs' paths, the domain's first. */
+export const packLibraries = (outDir: string = join(ROOT, "dist", "pack")): Array<string> =>
+  buildLibraries(outDir).map((dir) => {
+    const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", outDir, dir], {
+      cwd: outDir,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    return join(outDir, (JSON.parse(packed.toString()) as Array<{ filename: string }>)[0]!.filename)
+  })
 
 /** Where the console is built, and the hash of the inputs it was built from. */
 export const WEB_DIST = join(ROOT, "dist", "web")
@@ -112,7 +163,9 @@ export const buildWeb = (): boolean => {
 /** The built server's entry point. */
 export const BUILT_SERVER_MAIN = join(ROOT, "dist", "server", "src", "main.js")
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--pack")) {
+  for (const tarball of packLibraries()) console.log(`packed ${relative(ROOT, tarball)}`)
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now()
   let web: { readonly built: boolean; readonly ms: number }
   try {

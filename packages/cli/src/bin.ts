@@ -6,11 +6,11 @@
  *
  * A stop asked for by SIGTERM or SIGINT that ends cleanly exits 0, as
  * `npm start` does: `serve` and `host run` run under process managers, which
- * read runMain's default 130 as a crash (see the server's ShutdownExit.ts).
+ * read runMain's default 130 as a crash (see the domain's ShutdownExit.ts).
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { shutdownTeardown, watchShutdownSignals } from "@switchboard/providers"
+import { shutdownTeardown, watchShutdownSignals } from "@switchboard/domain"
 import { Effect } from "effect"
 import { run } from "./cli/Cli.ts"
 

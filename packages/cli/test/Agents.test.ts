@@ -10,9 +10,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { tempDir } from "@switchboard/client/testing/Fakes"
-import { startFakeServer } from "@switchboard/client/testing/FakeServer"
-import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
+import { startFakeServer, tempDir } from "@switchboard/client/testing"
+import type { RecordedRequest } from "@switchboard/client/testing"
 import { runCli } from "./support/RunCli.ts"
 
 const examples = path.resolve(import.meta.dirname, "../../../examples/agents")

@@ -10,11 +10,9 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { chatStoreName } from "@switchboard/client"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { gate, startFakeServer, streamedReply, tempDir, turnChunks, until } from "@switchboard/client/testing"
+import type { RecordedRequest } from "@switchboard/client/testing"
 import { runCli, spawnCli } from "./support/RunCli.ts"
-import { startFakeServer } from "@switchboard/client/testing/FakeServer"
-import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
-import { gate, streamedReply, turnChunks, until } from "@switchboard/client/testing/FakeStream"
 import { SSE_DONE, sseEvent } from "@switchboard/domain"
 
 /** A fake model: asks for transcribe_video when there is a video, answers with what the tool returned. */

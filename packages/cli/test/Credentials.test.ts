@@ -7,9 +7,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { tempDir } from "@switchboard/client/testing/Fakes"
-import { startFakeServer } from "@switchboard/client/testing/FakeServer"
-import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
+import { startFakeServer, tempDir } from "@switchboard/client/testing"
+import type { RecordedRequest } from "@switchboard/client/testing"
 import { runCli } from "./support/RunCli.ts"
 
 const refusal = "Missing or invalid bearer token (a user's JWT or CHAT_TOKEN)"

@@ -11,9 +11,9 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as ProviderConfig from "@switchboard/providers"
-import { baseUrl, layerTestServer, request } from "@switchboard/server/testing/TestServer"
+import { baseUrl, layerTestServer, request } from "@switchboard/server/testing"
 import { chatStoreName } from "@switchboard/client"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 import { runCli } from "./support/RunCli.ts"
 
 const script = path.resolve(import.meta.dirname, "../../../examples/scripted-demo.json")

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { agentStoreName, chatStoreName, makeAgentStore, makeChatStore } from "@switchboard/client"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"

@@ -5,9 +5,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { ApiClient, makeDefaultRegistry, makeTranscribeVideo, MediaTranscriber, resolveAsset, TranscribeVideoError } from "@switchboard/client"
-import { recordingTranscriber, tempDir } from "@switchboard/client/testing/Fakes"
-import { formDataOf, startFakeServer } from "@switchboard/client/testing/FakeServer"
-import type { RecordedRequest } from "@switchboard/client/testing/FakeServer"
+import { formDataOf, recordingTranscriber, startFakeServer, tempDir } from "@switchboard/client/testing"
+import type { RecordedRequest } from "@switchboard/client/testing"
 import { readAssetFromDisk } from "../src/tools/FileAssets.ts"
 
 // The tool as the terminal runs it: assets read from disk.

@@ -1,5 +1,5 @@
 /**
- * The chat wire model: messages, tool calls and results, the agent context.
+ * The chat wire model: messages, tool calls and results, the request.
  *
  * These schemas are the single source of truth for the chat route, the
  * transcript store, the provider adapters and the client orchestrator. They
@@ -89,27 +89,6 @@ export const ChatMessage = Schema.Struct({
 }))
 export type ChatMessage = typeof ChatMessage.Type
 
-export const MediaKind = Schema.Literals(["video", "audio", "image"])
-export type MediaKind = typeof MediaKind.Type
-
-export const MediaAsset = Schema.Struct({
-  id: NonEmptyText,
-  name: Text,
-  kind: MediaKind,
-  /** A `file://` URL, a local path or an `http(s)://` URL the client can read. */
-  uri: NonEmptyText,
-  durationMs: Schema.optionalKey(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
-})
-export type MediaAsset = typeof MediaAsset.Type
-
-export const AgentContext = Schema.Struct({
-  projectId: NonEmptyText,
-  activeSceneId: Schema.NullOr(Text),
-  mediaAssets: Schema.Array(MediaAsset),
-  playbackTimeMs: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))
-})
-export type AgentContext = typeof AgentContext.Type
-
 /** Chat ids appear in URLs: keep them to a safe alphabet. */
 export const ChatId = Text.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,128}$/u, {
   description: "1 to 128 characters of A-Z a-z 0-9 _ . : -"
@@ -119,9 +98,8 @@ export type ChatId = typeof ChatId.Type
 export const ChatRequest = Schema.Struct({
   messages: Schema.Array(ChatMessage).check(Schema.isMinLength(1)),
   /**
-   * What the agent's prompt and tools know of the session: for the built-in `media-editor` an
-   * `AgentContext` (checked as such: a 400 names the path), for another agent any JSON object,
-   * checked against the agent's `contextSchema` when it has one.
+   * What the agent's prompt and tools know of the session: any JSON object, checked against the
+   * agent's context schema (the built-in `media-editor`'s is `AgentContext`: a 400 names the path).
    */
   context: Schema.optionalKey(JsonObject),
   chatId: Schema.optionalKey(ChatId),

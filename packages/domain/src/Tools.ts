@@ -7,15 +7,13 @@
  * here are what both sides agree on, so they cannot drift apart.
  */
 import type { Effect } from "effect"
-import { Schema } from "effect"
-import type { AgentContext } from "./Chat.ts"
-import { Text } from "./Json.ts"
-import { toolFromSchema } from "./ToolFromSchema.ts"
+import type { JsonObject } from "./Json.ts"
 import type { ToolSchema } from "./ToolSchema.ts"
 
 /** What a tool sees besides its arguments. */
 export interface ToolContext {
-  readonly agentContext: AgentContext | null
+  /** The turn's context, as its agent's context schema took it (the media editor's: an `AgentContext`). */
+  readonly agentContext: JsonObject | null
 }
 
 /**
@@ -55,20 +53,3 @@ export abstract class DefinitionRegistry<K, V> {
   }
 }
 
-/** The arguments of `transcribe_video`: the one declaration its parameters and JSON Schema are derived from. */
-export const TranscribeVideoArgs = Schema.Struct({
-  assetId: Schema.optionalKey(Text.annotate({ description: "Id of the media asset to transcribe." })),
-  language: Schema.optionalKey(Text.annotate({ description: "ISO-639-1 code of the spoken language, e.g. \"en\"." }))
-})
-export type TranscribeVideoArgs = typeof TranscribeVideoArgs.Type
-
-/** `transcribe_video`: the one client-side tool of this phase. */
-export const TranscribeVideo: ToolSchema = toolFromSchema(
-  "transcribe_video",
-  "Transcribe the speech in one of the project's media assets (video or audio). " +
-    "Without assetId, the first video asset of the project is used. Returns the transcript text.",
-  TranscribeVideoArgs
-)
-
-/** The schemas of every tool the client executes, in registration order. */
-export const clientToolSchemas: ReadonlyArray<ToolSchema> = [TranscribeVideo]

@@ -1,9 +1,13 @@
 /**
  * The import picture of the workspace: domain ← providers ← server; domain ← client ← host-agent,
- * cli and web; host-agent ← cli; providers ← host-agent (its direct transport) and cli (the
- * shutdown's exit code). The CLI reaches the server only by the lazy
- * import `switchboard serve` needs. Tests may use another package's exports (its test helpers
- * included), never a relative path into it.
+ * cli and web; host-agent ← cli; providers ← host-agent (its direct transport). The CLI reaches
+ * the server only by the lazy import `switchboard serve` needs. Tests may use another package's
+ * exports (its test helpers included), never a relative path into it.
+ *
+ * Each library's face is `.` and, where it ships fakes for other packages' tests, one `./testing`
+ * module; the console (web) is an app that nothing imports. The client and the domain it needs
+ * are packed as libraries (scripts/build.ts `packLibraries`, packages/client/test/Pack.test.ts):
+ * their packed form exports built JavaScript and declarations.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { readdirSync, readFileSync, statSync } from "node:fs"
@@ -18,7 +22,7 @@ const allowed: Record<string, ReadonlyArray<string>> = {
   server: ["domain", "providers"],
   client: ["domain"],
   "host-agent": ["domain", "client", "providers"],
-  cli: ["domain", "client", "providers", "host-agent"],
+  cli: ["domain", "client", "host-agent"],
   web: ["domain", "client"]
 }
 
@@ -33,6 +37,14 @@ const filesUnder = (dir: string): Array<string> => {
     return []
   }
 }
+
+interface Manifest {
+  readonly exports: Record<string, unknown>
+  readonly dependencies?: Record<string, string>
+  readonly publishConfig?: unknown
+}
+
+const manifestOf = (name: string): Manifest => JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")) as Manifest
 
 /** Every module specifier of a file, static or dynamic, with whether it is a dynamic `import()`. */
 const importsOf = (text: string) =>
@@ -57,11 +69,17 @@ describe("package arrows", () => {
     assert.deepStrictEqual(found, [])
   })
 
-  it("every package is reached through its face: `@switchboard/<name>` (and its `testing/*` helpers), never a module of theirs", () => {
+  it("every package is reached through its face: `@switchboard/<name>` (and its `/testing` helpers), never a module of theirs", () => {
     const libraries = ["domain", "providers", "client", "server", "host-agent", "cli", "web"]
     for (const name of libraries) {
-      const exports = JSON.parse(readFileSync(join(PACKAGES, name, "package.json"), "utf8")).exports as Record<string, string>
-      assert.deepStrictEqual(Object.keys(exports).filter((key) => key !== "." && key !== "./testing/*"), [], `${name}'s exports`)
+      const exports = manifestOf(name).exports as Record<string, unknown> | undefined
+      if (name === "web") {
+        assert.isUndefined(exports, "the console is an app: it exports nothing")
+        continue
+      }
+      assert.deepStrictEqual(Object.keys(exports ?? {}).filter((key) => key !== "./testing"), ["."], `${name}'s exports`)
+      // One module each: no wildcard, no conditions (the workspace runs the sources).
+      for (const target of Object.values(exports ?? {})) assert.match(String(target), /^\.\/[\w/.-]+\.ts$/, `${name}'s exports`)
     }
     const found: Array<string> = []
     for (const name of Object.keys(allowed)) {
@@ -69,12 +87,26 @@ describe("package arrows", () => {
       for (const file of [...filesUnder(join(root, "src")), ...filesUnder(join(root, "test"))]) {
         for (const { specifier } of importsOf(readFileSync(file, "utf8"))) {
           const deep = /^@switchboard\/([^/]+)\/(.+)$/.exec(specifier)
-          if (deep === null || !libraries.includes(deep[1]!) || deep[2]!.startsWith("testing/")) continue
+          if (deep === null || !libraries.includes(deep[1]!) || deep[2] === "testing") continue
           found.push(`${relative(PACKAGES, file)} → ${specifier}`)
         }
       }
     }
     assert.deepStrictEqual(found, [])
+  })
+
+  it("the client and the domain pack as libraries: their packed exports are the built JavaScript and its declarations", () => {
+    for (const name of ["domain", "client"]) {
+      const manifest = manifestOf(name)
+      assert.strictEqual(manifest.exports["."], "./src/index.ts")
+      assert.deepStrictEqual(manifest.publishConfig, {
+        exports: { ".": { types: "./src/index.d.ts", import: "./src/index.js" } },
+        files: ["src/**/*.js", "src/**/*.d.ts"]
+      }, `${name}'s packed form`)
+    }
+    // What the packed client depends on of the workspace is packed as well.
+    const workspace = Object.keys(manifestOf("client").dependencies ?? {}).filter((dep) => dep.startsWith("@switchboard/"))
+    assert.deepStrictEqual(workspace, ["@switchboard/domain"])
   })
 
   it("no file reaches into another package by a relative path", () => {

@@ -18,7 +18,7 @@ import type { HostAgentOptions } from "../src/HostAgent.ts"
 import { makeHostRegistry } from "../src/HostRegistry.ts"
 import { Planner, PlannerError } from "../src/Planner.ts"
 import type { Decision, DecisionRequest } from "../src/Planner.ts"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 
 const claimed = (leaseMs: number, now = 0): ClaimedTask => ({
   taskId: "task_1",

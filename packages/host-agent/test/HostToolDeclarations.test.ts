@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { plannerTools } from "../src/HostTool.ts"
 import { makeHostRegistry } from "../src/HostRegistry.ts"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 
 const parameter = (key: string, description: string) => ({ key, type: "string" as const, required: true, description })
 

@@ -13,7 +13,7 @@ import { plannerTools } from "../src/HostTool.ts"
 import { makeHostRegistry } from "../src/HostRegistry.ts"
 import type { HostTools } from "../src/HostRegistry.ts"
 import { takeScreenshot } from "../src/Screenshot.ts"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 
 const node = process.execPath
 

@@ -10,16 +10,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import * as FakeAnthropic from "@switchboard/providers/testing/FakeAnthropic"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeAnthropic, FakeOpenAi } from "@switchboard/providers/testing"
 import { ApiClient } from "@switchboard/client"
 import * as CloudProxyPlanner from "../src/CloudProxyPlanner.ts"
 import { ControlPlane, isFatal } from "../src/ControlPlane.ts"
 import * as DirectPlanner from "../src/DirectPlanner.ts"
 import { Planner } from "../src/Planner.ts"
 import type { DecisionRequest } from "../src/Planner.ts"
-import { startFakeServer } from "@switchboard/client/testing/FakeServer"
-import type { Reply } from "@switchboard/client/testing/FakeServer"
+import { startFakeServer } from "@switchboard/client/testing"
+import type { Reply } from "@switchboard/client/testing"
 
 const png = { mediaType: "image/png" as const, data: "iVBORw0KGgo=" }
 

@@ -195,6 +195,9 @@ const stringNames = [
   "LLM_SCRIPT"
 ] as const
 
+/** Every variable this package reads: the server holds each to a rule at start (its test checks it has one). */
+export const providerVariables: ReadonlyArray<string> = [...stringNames, "LLM_API_KEY"]
+
 /** The variables from the current ConfigProvider (the environment, by default). */
 export const readProviderEnv: Effect.Effect<ProviderEnv> = Effect.gen(function*() {
   const env: Record<string, string | Redacted.Redacted<string>> = {}

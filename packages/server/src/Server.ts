@@ -8,7 +8,6 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Api } from "@switchboard/domain"
 import { Config, Effect, Layer, Logger, References } from "effect"
-import type { LogLevel } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import * as AdminAuth from "./admin/AdminAuth.ts"
@@ -47,6 +46,7 @@ import { ProfilesRepo } from "./planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "./planner/ProviderProfiles.ts"
 import { batchedJsonLogger } from "./system/BatchedLog.ts"
 import { InvalidSetting, withStartupChecks } from "./system/StartupFailure.ts"
+import { HostSetting, LogFormatSetting, LogLevelSetting, PortSetting } from "./system/ServerSettings.ts"
 import { SystemHttp } from "./system/SystemHttp.ts"
 import { JobsBackground } from "./jobs/Jobs.ts"
 import { JobsConfig } from "./jobs/JobsConfig.ts"
@@ -158,9 +158,9 @@ export const ROUTER_CONFIG = { maxParamLength: 1024 }
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 export const ListenConfig = Config.all({
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.Port("PORT").pipe(Config.withDefault(8787)),
-  chatToken: ChatAuth.ChatToken
+  host: HostSetting.config,
+  port: PortSetting.config,
+  chatToken: ChatAuth.ChatTokenSetting.config
 })
 
 /** Refuses a non-loopback address without `CHAT_TOKEN`: the chat route spends the operator's provider key. */
@@ -191,10 +191,6 @@ export const makeServer = <E, R>(provider: Layer.Layer<ProviderAdapter | Transcr
  */
 const LISTEN_BACKLOG = 65_535
 
-const LEVELS: Record<string, LogLevel.LogLevel> = {
-  trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error", none: "None"
-}
-
 /**
  * Observability settings. `LOG_FORMAT=json` for log shippers, written in
  * batches (`BatchedLog.ts`; default: the readable console format); `LOG_LEVEL` (default `info`, which includes one
@@ -205,11 +201,11 @@ const LEVELS: Record<string, LogLevel.LogLevel> = {
  * on and exports the spans (`telemetry/Tracing.ts`).
  */
 export const layerObservability = Layer.unwrap(Effect.gen(function*() {
-  const format = yield* Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty"))
-  const level = yield* Config.Literals(Object.keys(LEVELS), "LOG_LEVEL").pipe(Config.withDefault("info"))
+  const format = yield* LogFormatSetting.config
+  const level = yield* LogLevelSetting.config
   return Layer.mergeAll(
     format === "json" ? Logger.layer([batchedJsonLogger()]) : Layer.empty,
-    Layer.succeed(References.MinimumLogLevel, LEVELS[level] ?? "Info"),
+    Layer.succeed(References.MinimumLogLevel, level),
     Tracing.layer
   )
 }))

@@ -14,6 +14,7 @@
 import { setFlagsFromString } from "node:v8"
 import { refusal } from "./process/InvalidSetting.ts"
 import { tooOldNode } from "./system/NodeVersion.ts"
+import { SchemaJitRule } from "./system/RuntimeSettings.ts"
 import { v8TuningFor } from "./system/V8Tuning.ts"
 
 const tooOld = tooOldNode(process.versions.node)
@@ -29,7 +30,7 @@ if (tuning._tag === "Invalid") {
 }
 for (const flag of tuning.flags) setFlagsFromString(flag)
 // Any other invalid value (SCHEMA_JIT's included) is refused by `runServer`, before anything starts.
-if (process.env["SCHEMA_JIT"] !== "off") await import("effect/schema/SchemaJITCompiler/enable")
+if (process.env[SchemaJitRule.name] !== "off") await import("effect/schema/SchemaJITCompiler/enable")
 // Checked here as well as by `runServer`: a refusal then costs loading the settings' modules, not the whole server.
 const { invalidSettings } = await import("./system/Settings.ts")
 const invalid = invalidSettings(process.env)
@@ -39,7 +40,7 @@ if (invalid.length > 0) {
 }
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { runServer } = await import("./Server.ts")
-const { shutdownTeardown, watchShutdownSignals } = await import("@switchboard/providers")
+const { shutdownTeardown, watchShutdownSignals } = await import("@switchboard/domain")
 
-// A clean SIGTERM/SIGINT shutdown exits 0, not runMain's 130 (see ShutdownExit.ts).
+// A clean SIGTERM/SIGINT shutdown exits 0, not runMain's 130 (see the domain's ShutdownExit.ts).
 NodeRuntime.runMain(runServer, { teardown: shutdownTeardown(watchShutdownSignals()) })

@@ -8,8 +8,7 @@
  * its server sees no request, while an image of an origin in `CONSOLE_IMAGE_ORIGINS` loads, under
  * a Content-Security-Policy that says the same. A bad `CONSOLE_IMAGE_ORIGINS` refuses to start.
  */
-import { runServerProcess } from "@switchboard/server/testing/ServerProcess"
-import { signWithSecret } from "@switchboard/server/testing/ProductAuth"
+import { runServerProcess, signWithSecret } from "@switchboard/server/testing"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"

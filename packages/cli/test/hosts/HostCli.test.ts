@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { parseAllowList } from "../../src/cli/HostCommand.ts"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 import { runCli } from "../support/RunCli.ts"
 
 const hostEnv = {

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import * as path from "node:path"
-import { tempDir } from "@switchboard/client/testing/Fakes"
+import { tempDir } from "@switchboard/client/testing"
 
 const root = path.resolve(import.meta.dirname, "../../../..")
 const node = path.join(root, "node_modules/.bin/node")

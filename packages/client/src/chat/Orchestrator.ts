@@ -39,9 +39,8 @@
  * the transcript the server persists under `chatId` has no duplicates.
  */
 import type { ChatMessage, ChatRequest, ChatResponse, DispatchedJob, ToolCall, ToolResult, UiChunk } from "@switchboard/domain"
-import { runSteps, toolMessageContent, unansweredToolCalls } from "@switchboard/domain"
-import { Cause, Clock, Effect, References, Stream } from "effect"
-import type { Tracer } from "effect"
+import { runSteps, toolMessageContent, traced, unansweredToolCalls } from "@switchboard/domain"
+import { Cause, Clock, Effect, Stream } from "effect"
 import type { NewChatMessage } from "../stores/ChatStore.ts"
 import { newMessageId } from "../stores/Ids.ts"
 import { agentToolsMissing } from "./AgentToolsMissing.ts"
@@ -76,15 +75,11 @@ interface Answer {
 const serverId = (response: ChatResponse): { readonly id?: string } => response.messageId !== "" ? { id: response.messageId } : {}
 
 /**
- * The loop's spans, without a stack trace (an `Error` per span, twice), and
- * only when a tracer records them: with tracing off (`run()` turns it off) a
- * no-op span still copies the fiber's context twice, on every tool call.
+ * The loop's spans (`traced`: only when a tracer records them — with tracing off, `run()` turns it
+ * off, a no-op span still copies the fiber's context twice, on every tool call) without a stack
+ * trace: an `Error` per span, twice.
  */
-const traced = (name: string, options?: Tracer.SpanOptionsNoTrace) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiber((fiber) =>
-    fiber.getRef(References.TracerEnabled) ? Effect.withSpan(self, name, { ...options, captureStackTrace: false }) : self
-  )
+const noStackTrace = { captureStackTrace: false } as const
 
 export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
   const { agent: agentName, agentStore, chatStore, onDelta, registry } = deps
@@ -109,7 +104,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
 
   /** Validate, then execute; never fails: every outcome is a ToolResult. */
   const resolveToolCall = (call: ToolCall, context: TurnContext | null) =>
-    resolveCall(registry, call, context).pipe(traced("Orchestrator.resolveToolCall", { attributes: { tool: call.name } }))
+    resolveCall(registry, call, context).pipe(traced("Orchestrator.resolveToolCall", () => ({ ...noStackTrace, attributes: { tool: call.name } })))
 
   /** The server stops the turn; once, and whatever it answers (a turn that already ended is no failure). */
   const stopOnServer = (turn: TurnState): Effect.Effect<void, never, ChatTransport> =>
@@ -345,7 +340,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       Effect.ensuring(Effect.sync(() => {
         if (chat().loading) chat().setLoading(false)
       })),
-      traced("Orchestrator.run")
+      traced("Orchestrator.run", () => noStackTrace)
     )
 
   // Checked before the message is stored: a refused agent leaves no unanswered message in the history.

@@ -4,7 +4,7 @@
  * fails, throws or dies — made the call's error for the model to recover
  * from. Only an interruption (the user stopping the turn) is not a result.
  */
-import type { AgentContext, ToolCall, ToolResult } from "@switchboard/domain"
+import type { ToolCall, ToolResult } from "@switchboard/domain"
 import { Cause, Effect } from "effect"
 import { describeUnknown } from "../api/ApiFailure.ts"
 import type { ToolRegistry } from "../tools/ToolRegistry.ts"
@@ -39,9 +39,8 @@ export const resolveCall = (registry: ToolRegistry, call: ToolCall, context: Tur
     return Effect.succeed({ toolCallId: call.id, name: call.name, error: stripNul(validation.error) })
   }
   // suspend: a tool that throws while *building* its effect is captured like one that dies inside it.
-  // The domain's ToolContext names the media editor's context; another agent's tools get its own object.
-  const agentContext = context as AgentContext | null
-  return Effect.suspend(() => validation.tool.execute(validation.args, { agentContext })).pipe(
+  // The turn's context, whichever agent's: a tool reads what it needs of it (the media editor's decodes its project).
+  return Effect.suspend(() => validation.tool.execute(validation.args, { agentContext: context })).pipe(
     // A tool that returns nothing still answers the call: `result: null`, as the contract's shape has it.
     Effect.map((value): ToolResult => ({ toolCallId: call.id, name: call.name, result: toJsonValue(value) ?? null })),
     Effect.catchCause((cause) =>

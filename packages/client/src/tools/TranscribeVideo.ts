@@ -12,9 +12,9 @@
  * model, which sees it in the tool result and can recover (pick another asset,
  * ask the user).
  */
-import { maxRequestBodyBytes, TranscribeVideo } from "@switchboard/domain"
-import type { AgentContext, MediaAsset, ToolDefinition } from "@switchboard/domain"
-import { Data, Effect } from "effect"
+import { AgentContext, maxRequestBodyBytes, TranscribeVideo } from "@switchboard/domain"
+import type { JsonObject, MediaAsset, ToolDefinition } from "@switchboard/domain"
+import { Data, Effect, Option, Schema } from "effect"
 import type { MediaTranscriber, MediaUpload } from "../api/MediaTranscriber.ts"
 
 export type TranscribeVideoErrorReason =
@@ -53,6 +53,15 @@ export interface TranscribeVideoOptions {
 
 const fail = (reason: TranscribeVideoErrorReason, message: string, cause?: unknown) =>
   Effect.fail(new TranscribeVideoError({ reason, message, ...(cause === undefined ? {} : { cause }) }))
+
+const decodeProject = Schema.decodeUnknownOption(AgentContext)
+
+/** The turn's context as the media editor's project (the tool is that agent's: another's context has no assets). */
+const projectOf = (context: JsonObject): Effect.Effect<AgentContext, TranscribeVideoError> =>
+  Option.match(decodeProject(context), {
+    onNone: () => fail("NoContext", "The turn's context is not a media project (an AgentContext): there are no media assets to transcribe"),
+    onSome: Effect.succeed
+  })
 
 /** The asset to transcribe: by id when given, else the project's first video. */
 export const resolveAsset = (
@@ -189,7 +198,7 @@ export const makeTranscribeVideo = (
       // Arguments were validated against the schema before execute: present ones are strings.
       const assetId = typeof args["assetId"] === "string" ? args["assetId"] : undefined
       const language = typeof args["language"] === "string" ? args["language"] : undefined
-      const asset = yield* resolveAsset(agentContext, assetId)
+      const asset = yield* resolveAsset(agentContext === null ? null : yield* projectOf(agentContext), assetId)
       const bytes = yield* (options.readAsset ?? fetchAsset)(asset, options.maxBytes ?? defaultMaxBytes)
       const text = yield* transcriber.transcribe({ ...bytes, ...(language === undefined ? {} : { language }) }).pipe(
         Effect.mapError((cause) => new TranscribeVideoError({ reason: "UploadFailed", message: cause.message, cause }))

@@ -14,6 +14,7 @@
  * `provider_not_configured`), naming no variable, since none would fix it.
  */
 import { Effect, Layer, Redacted } from "effect"
+import { traced } from "@switchboard/domain"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { buildMessagesRequest, buildMessagesStreamRequest, parseMessage } from "./AnthropicWire.ts"
 import { messageEventsReader } from "./MessageEvents.ts"
@@ -21,7 +22,6 @@ import { ProviderAdapter, ProviderError, Transcriber } from "../ProviderAdapter.
 import type { StreamSink } from "../ProviderAdapter.ts"
 import { endpointUrl, maxResponseBytesOf, secretsOf, withDeadline } from "../ProviderHttp.ts"
 import * as UndiciPool from "../openai/UndiciPool.ts"
-import { traced } from "../Spans.ts"
 import { readAnswer } from "../StreamedAnswer.ts"
 
 export const DEFAULT_BASE_URL = "https://api.anthropic.com/v1"

@@ -10,6 +10,7 @@
  */
 import { Effect, Layer } from "effect"
 import type { Redacted } from "effect"
+import { traced } from "@switchboard/domain"
 import type { ProviderChatParams } from "@switchboard/domain"
 import { ChatCompletionsTransport } from "./ChatCompletionsTransport.ts"
 import type { TransportKind } from "./ChatCompletionsTransport.ts"
@@ -20,7 +21,6 @@ import type { StreamSink, TranscriptionInput } from "../ProviderAdapter.ts"
 import { secretsOf, withDeadline } from "../ProviderHttp.ts"
 import { readAnswer } from "../StreamedAnswer.ts"
 import * as UndiciTransport from "./UndiciTransport.ts"
-import { traced } from "../Spans.ts"
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
 export const DEFAULT_TIMEOUT_MS = 60_000

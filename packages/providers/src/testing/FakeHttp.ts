@@ -144,10 +144,11 @@ const parseJson = (raw: Buffer): unknown => {
   }
 }
 
-// The platform's own multipart parser (fetch's Response.formData) keeps this file dependency-free.
+// The platform's own multipart parser (fetch's Response.formData) keeps this file dependency-free. A
+// Uint8Array, not the Buffer: under the DOM's lib (the console's tests reach this file) a Buffer is no BodyInit.
 const parseUpload = async (raw: Buffer, contentType: string): Promise<RecordedUpload | undefined> => {
   try {
-    const form = await new Response(raw, { headers: { "content-type": contentType } }).formData()
+    const form = await new Response(new Uint8Array(raw), { headers: { "content-type": contentType } }).formData()
     let file: { name: string; size: number; type: string } | undefined
     const fields: Record<string, string> = {}
     for (const [key, value] of form.entries()) {

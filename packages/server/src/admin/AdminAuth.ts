@@ -7,10 +7,13 @@
 import { AdminAuth, Unauthenticated } from "@switchboard/domain"
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { tokenMatches } from "../http/ChatAuth.ts"
+import { setting } from "../process/Setting.ts"
+
+export const AdminTokenSetting = setting({ name: "ADMIN_TOKEN", secret: true, blankIsUnset: true }, (name) =>
+  Config.option(Config.Redacted(name)).pipe(Config.map(Option.filter((t) => Redacted.value(t).trim() !== ""))))
 
 export const layer = Layer.effect(AdminAuth, Effect.gen(function*() {
-  const configured = yield* Config.option(Config.Redacted("ADMIN_TOKEN")).pipe(Effect.orElseSucceed(() => Option.none()))
-  const token = Option.filter(configured, (t) => Redacted.value(t).trim() !== "")
+  const token = yield* AdminTokenSetting.config.pipe(Effect.orElseSucceed(() => Option.none()))
   if (Option.isNone(token)) yield* Effect.logWarning("ADMIN_TOKEN is not set: every /admin route answers 401")
   return AdminAuth.of({
     adminToken: (httpEffect, { credential }) => {

@@ -3,15 +3,15 @@
  * written (so a turn never finds a broken agent): tool names unique and not
  * the server's own (the job tools), and a `contextSchema` that is a JSON
  * Schema a validator compiles. And, per turn, the request's context checked
- * against the agent's schema — the built-in's `AgentContext`, or the stored
+ * against the agent's schema — a built-in agent's own, or the definition's
  * JSON Schema — with a 400 naming the path.
  */
 import type { AgentDefinition, JsonObject } from "@switchboard/domain"
-import { AgentContext, BUILT_IN_AGENT, InvalidRequest, JobKind } from "@switchboard/domain"
+import { InvalidRequest, JobKind } from "@switchboard/domain"
 import { Ajv } from "ajv"
 import type { ValidateFunction } from "ajv"
-import { Effect, Schema } from "effect"
-import { describeSchemaError } from "../http/RequestErrors.ts"
+import { Effect } from "effect"
+import { builtInOf } from "./BuiltInAgents.ts"
 
 // strict: false — an operator's schema may carry keywords this validator does not know (`examples`, vendor ones).
 const ajv = new Ajv({ strict: false, allErrors: false })
@@ -60,8 +60,6 @@ export const checkAgent = (agent: AgentDefinition): Effect.Effect<AgentDefinitio
     return agent
   })
 
-const decodeAgentContext = Schema.decodeUnknownEffect(AgentContext)
-
 /** `/a/b/0` (a JSON pointer) → `a.b[0]`, the way the other 400s name a path. */
 const pathOf = (pointer: string): string =>
   pointer.split("/").slice(1).map((key) => key.replace(/~1/g, "/").replace(/~0/g, "~"))
@@ -69,18 +67,14 @@ const pathOf = (pointer: string): string =>
 
 /**
  * The request's context as the agent takes it, or a 400 naming the first path that fails its schema.
- * The built-in's is decoded as an `AgentContext` (what it always was: keys it does not know dropped).
  */
 export const checkContext = (
   agent: AgentDefinition,
   context: JsonObject | undefined
 ): Effect.Effect<JsonObject | undefined, InvalidRequest> => {
   if (context === undefined) return Effect.succeed(undefined)
-  if (agent.name === BUILT_IN_AGENT) {
-    return decodeAgentContext(context).pipe(
-      Effect.mapError((error) => invalid(`Invalid request body: ${describeSchemaError(error.message).replace(/ at /, " at context.")}`))
-    )
-  }
+  const own = builtInOf(agent)?.context
+  if (own !== undefined) return own(context)
   if (agent.contextSchema === undefined) return Effect.succeed(context)
   const validate = validatorFor(agent.contextSchema)
   if (validate(context)) return Effect.succeed(context)

@@ -5,8 +5,7 @@
  * invalidate. The built-in agent is never stored (see Agents.ts).
  */
 import type { AgentDefinition } from "@switchboard/domain"
-import { AgentDefinition as AgentDefinitionSchema } from "@switchboard/domain"
-import { traced } from "@switchboard/providers"
+import { AgentDefinition as AgentDefinitionSchema, traced } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 

@@ -1,52 +1,20 @@
 /**
- * `buildSystemPrompt(context)`: what the model is told about the session.
- *
- * Pure, and deterministic for a given context, so that identical requests send
- * identical prompts (provider-side prompt caching keys on the prefix).
+ * The system prompt of a turn: the agent's template filled from the request's
+ * context (`fillSystemPrompt`), what the offered server tools say of
+ * themselves appended when some are — or, for a built-in agent with a prompt
+ * of its own, that prompt.
  */
-import type { AgentContext } from "@switchboard/domain"
+import type { AgentDefinition, JsonObject } from "@switchboard/domain"
+import { fillSystemPrompt } from "@switchboard/domain"
+import { builtInOf } from "./BuiltInAgents.ts"
 
-const formatMs = (ms: number) => {
-  const total = Math.floor(ms / 1000)
-  const minutes = Math.floor(total / 60)
-  const seconds = String(total % 60).padStart(2, "0")
-  return `${minutes}:${seconds}`
-}
-
-const BASE = [
-  "You are the assistant inside a media editing project. Help the user with their project.",
-  "Use the tools you are given when they help; call a tool only with the arguments its schema declares.",
-  "When a tool result carries an error, explain what went wrong or try another way instead of repeating the same call.",
-  "Answer in plain prose once you have what you need."
-].join("\n")
-
-/** What `GET /admin/agents` shows as the built-in agent's prompt: the fixed part, and what follows it. */
-export const BUILT_IN_PROMPT_DESCRIPTION = `${BASE}\n\n` +
-  "(then, in a persisted chat, what the job tools do; then the request's project context: the project, the " +
-  "active scene, the playback position and the media assets — built by buildSystemPrompt(context))"
-
-export interface SystemPromptOptions {
-  /** What the server tools' port says of them, while they are offered (a persisted chat). */
-  readonly serverTools?: string | undefined
-}
-
-export const buildSystemPrompt = (context: AgentContext | undefined | null, options: SystemPromptOptions = {}): string => {
-  const base = options.serverTools === undefined ? BASE : `${BASE}\n${options.serverTools}`
-  if (!context) return `${base}\n\nNo project context was provided.`
-  const assets = context.mediaAssets.length === 0
-    ? "- (none)"
-    : context.mediaAssets.map((a) => {
-      const duration = a.durationMs === undefined ? "" : `, ${formatMs(a.durationMs)}`
-      return `- ${a.id}: "${a.name}" (${a.kind}${duration})`
-    }).join("\n")
-  return [
-    base,
-    "",
-    "Project context:",
-    `- project: ${context.projectId}`,
-    `- active scene: ${context.activeSceneId ?? "none"}`,
-    `- playback position: ${formatMs(context.playbackTimeMs)}`,
-    "Media assets (id: name):",
-    assets
-  ].join("\n")
+export const systemPromptOf = (
+  agent: AgentDefinition,
+  context: JsonObject | undefined,
+  serverTools: string | undefined
+): string => {
+  const own = builtInOf(agent)?.prompt
+  if (own !== undefined) return own(context, serverTools)
+  const filled = fillSystemPrompt(agent.systemPrompt, context)
+  return serverTools === undefined ? filled : `${filled}\n\n${serverTools}`
 }

@@ -15,13 +15,14 @@ import {
 } from "@switchboard/domain"
 import { ChatNotFound, CurrentUser } from "@switchboard/domain"
 import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
-import { Clock, Config, Effect, Exit, Schema, Stream } from "effect"
+import { Clock, Effect, Exit, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { HttpServerRequest } from "effect/http"
 import { Readable } from "node:stream"
 import { HttpApiBuilder } from "effect/http-api"
 import { toWireError, Transcriber } from "@switchboard/providers"
 import { ChatRepo } from "./ChatRepo.ts"
+import { MaxMessagesSetting } from "./ChatSettings.ts"
 import { chatKey } from "../users/ChatKey.ts"
 import type { ChatKey } from "../users/ChatKey.ts"
 import { ChatTurns, ownedBy } from "./ChatTurns.ts"
@@ -35,16 +36,6 @@ import { Admission } from "../limits/Admission.ts"
 import { UserBudgets } from "../usage/UserBudgets.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
-
-/**
- * `CHAT_MAX_MESSAGES`: the most messages one turn may carry (default 1,000).
- * A client with a longer history sends only what the server has not stored
- * (the transcript is the conversation). Not a positive integer: the server
- * refuses to start, naming the variable.
- */
-export const MaxMessagesConfig = Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), "CHAT_MAX_MESSAGES").pipe(
-  Config.withDefault(1_000)
-)
 
 /**
  * A persisted turn's message the transcript could not hold, as a 413 naming it. Only a body
@@ -102,7 +93,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const turns = yield* ChatTurns
   const repo = yield* ChatRepo
   const transcriber = yield* Transcriber
-  const maxMessages = yield* MaxMessagesConfig
+  const maxMessages = yield* MaxMessagesSetting.config
   const streams = yield* TurnStreams
   const limits = yield* RateLimits
   const admission = yield* Admission

@@ -8,12 +8,11 @@
  * provider is called. Only this module writes it: the server tools' writes
  * (ServerTools.ts) ride in its statements as fragments.
  */
-import { ChatMessage, ChatNotFound, chatTitle } from "@switchboard/domain"
+import { ChatMessage, ChatNotFound, chatTitle, traced } from "@switchboard/domain"
 import type { ChatSummary } from "@switchboard/domain"
 import { Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { retryDeadlock } from "../db/RetryDeadlock.ts"
-import { traced } from "@switchboard/providers"
 import type { Statement } from "effect/sql"
 import type { ToolWrites, WrittenRow } from "./ServerTools.ts"
 import type { ChatKey } from "../users/ChatKey.ts"

@@ -11,7 +11,7 @@
  * end that stores its answer and releases the marker — so a server tool adds
  * no round trip, and the in-flight marker is written by chat alone.
  */
-import type { ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
+import type { AgentDefinition, ChatMessage, DispatchedJob, JsonObject, ToolCall, ToolSchema } from "@switchboard/domain"
 import { Context, Effect } from "effect"
 import type { Statement } from "effect/sql"
 import type { ChatKey } from "../users/ChatKey.ts"
@@ -57,15 +57,22 @@ export interface Settlement {
   readonly status: "done" | "error"
 }
 
-export interface ServerToolsShape {
-  /** Offered beside the client's tools in a persisted turn. */
+/** The server tools a turn of an agent is offered, and what its system prompt says of them. */
+export interface OfferedTools {
+  /** Offered beside the client's tools; a call to any other is the client's, as an unknown tool's is. */
   readonly schemas: ReadonlyArray<ToolSchema>
-  /** What the system prompt says of them while they are offered; `undefined`: nothing. */
+  /** What the system prompt says of them; `undefined`: nothing. */
   readonly instructions: string | undefined
-  /** What the system prompt says of some of them only (an agent offered a few); absent: `instructions`. */
-  readonly instructionsFor?: (names: ReadonlyArray<string>) => string | undefined
-  /** Whether a call is to one of these tools (else it is the client's to execute). */
-  readonly owns: (name: string) => boolean
+}
+
+export const nothingOffered: OfferedTools = { schemas: [], instructions: undefined }
+
+export interface ServerToolsShape {
+  /**
+   * What a persisted turn of `agent` is offered: the tool's feature decides from the definition
+   * (the job tools: the agent's `jobKinds`), so the turn has no rule of its own for any agent.
+   */
+  offeredTo(agent: AgentDefinition): OfferedTools
   /** Executes one round's calls to these tools. Never fails: a bad call is answered by a tool error the model reads. */
   execute(
     turn: { readonly chatId: ChatKey; readonly context: JsonObject | undefined },
@@ -77,9 +84,7 @@ export interface ServerToolsShape {
 
 /** The default: no server tools (a server without jobs). */
 export const noServerTools: ServerToolsShape = {
-  schemas: [],
-  instructions: undefined,
-  owns: () => false,
+  offeredTo: () => nothingOffered,
   execute: () => Effect.succeed({ results: [], dispatched: [], writes: noWrites }),
   turnEnded: () => noWrites
 }

@@ -8,9 +8,10 @@
  * `DATABASE_WAIT_SECONDS` before the server gives up.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { join } from "node:path"
+import { DatabaseMaxConnectionsSetting, DatabaseUrlSetting, DatabaseWaitSecondsSetting, DataDirSetting } from "./DatabaseSettings.ts"
 import * as Migrations from "./Migrations.ts"
 
 /** One connection, one `SELECT 1`, closed again: does the server at `url` answer? */
@@ -36,16 +37,15 @@ export const waitForDatabase = (url: Redacted.Redacted, wait: Duration.Input) =>
   )
 
 const layerClient = Layer.unwrap(Effect.gen(function*() {
-  const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
+  const url = yield* DatabaseUrlSetting.config
   if (Option.isSome(url)) {
-    const waitSeconds = yield* Config.Int("DATABASE_WAIT_SECONDS").pipe(Config.withDefault(30))
+    const waitSeconds = yield* DatabaseWaitSecondsSetting.config
     yield* Effect.logInfo("database: PostgreSQL from DATABASE_URL")
     yield* waitForDatabase(url.value, Duration.seconds(Math.max(0, waitSeconds)))
-    // Per replica; PostgreSQL's own max_connections bounds the sum over replicas.
-    const maxConnections = yield* Config.Int("DATABASE_MAX_CONNECTIONS").pipe(Config.withDefault(10))
+    const maxConnections = yield* DatabaseMaxConnectionsSetting.config
     return PgClient.layer({ url: url.value, maxConnections: Math.max(1, maxConnections) })
   }
-  const dataDir = join(yield* Config.String("DATA_DIR").pipe(Config.withDefault("./.switchboard")), "pgdata")
+  const dataDir = join(yield* DataDirSetting.config, "pgdata")
   yield* Effect.logInfo(`database: embedded PGlite in ${dataDir}`)
   // Imported here, not at the top: a server on PostgreSQL never loads PGlite (its modules are megabytes resident).
   const { layerEmbeddedPg } = yield* Effect.promise(() => import("./EmbeddedPostgres.ts"))

@@ -6,15 +6,22 @@
  * task; a host agent renews well before it runs out.
  */
 import { Api, CurrentHost, Forbidden } from "@switchboard/domain"
-import { Config, Effect } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { wholeNumberSetting } from "../process/Setting.ts"
 import { HostsRepo } from "./HostsRepo.ts"
 import { TasksRepo } from "./TasksRepo.ts"
 
 export const DEFAULT_LEASE_SECONDS = 60
 
-export const leaseMillis = Config.Int("TASK_LEASE_SECONDS").pipe(
-  Config.withDefault(DEFAULT_LEASE_SECONDS),
+export const TaskLeaseSecondsSetting = wholeNumberSetting(
+  "TASK_LEASE_SECONDS",
+  "a whole number of seconds from 1 to 86400",
+  { min: 1, max: 86_400 },
+  DEFAULT_LEASE_SECONDS
+)
+
+export const leaseMillis = TaskLeaseSecondsSetting.config.pipe(
   Effect.flatMap((s) => s >= 1 && s <= 86_400 ? Effect.succeed(s * 1000) : Effect.fail(new Error("out of range"))),
   Effect.catch(() =>
     Effect.logWarning(`TASK_LEASE_SECONDS must be 1 to 86400 seconds; using ${DEFAULT_LEASE_SECONDS}`).pipe(

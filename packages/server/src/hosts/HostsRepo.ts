@@ -8,12 +8,11 @@
  * host keeps its row, so its tasks and decisions still name it.
  */
 import type { HostView } from "@switchboard/domain"
-import { HostNotFound } from "@switchboard/domain"
+import { HostNotFound, traced } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { iso, isoOrNull } from "../db/SqlTime.ts"
-import { traced } from "@switchboard/providers"
 
 /** The 404 of a host id that names no host (every admin route about a host answers it the same). */
 export const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })

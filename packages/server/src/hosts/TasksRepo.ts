@@ -18,13 +18,12 @@
  *   (`cancelled`) in one statement, and its host's next write for it is
  *   refused with 409 `task_cancelled`.
  */
-import { Forbidden, LeaseLost, TaskCancelled, TaskNotFound, TaskTerminal } from "@switchboard/domain"
+import { Forbidden, LeaseLost, TaskCancelled, TaskNotFound, TaskTerminal, traced } from "@switchboard/domain"
 import type { ClaimedTask, ResultStatus, TaskStatus, TaskView } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { newId } from "./HostsRepo.ts"
-import { traced } from "@switchboard/providers"
 
 export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost | TaskCancelled
 

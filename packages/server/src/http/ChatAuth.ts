@@ -13,6 +13,7 @@ import { ChatAuth, CurrentUser, DEFAULT_USER, InvalidRequest, Unauthenticated, U
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { createHash, timingSafeEqual } from "node:crypto"
+import { setting } from "../process/Setting.ts"
 import { AuthConfig, makeVerifier, usesJwt } from "../users/JwtAuth.ts"
 
 const digest = (s: string) => createHash("sha256").update(s).digest()
@@ -20,8 +21,12 @@ const digest = (s: string) => createHash("sha256").update(s).digest()
 export const tokenMatches = (expected: string, given: string) => timingSafeEqual(digest(expected), digest(given))
 
 /** `CHAT_TOKEN`, when set (empty is unset): what every `/api/*` request must carry. */
-export const ChatToken = Config.option(Config.Redacted("CHAT_TOKEN")).pipe(
-  Config.map((token) => Option.isNone(token) || Redacted.value(token.value) === "" ? undefined : Redacted.value(token.value))
+export const ChatTokenSetting = setting(
+  { name: "CHAT_TOKEN", secret: true, blankIsUnset: true },
+  (name) =>
+    Config.option(Config.Redacted(name)).pipe(
+      Config.map((token) => Option.isNone(token) || Redacted.value(token.value) === "" ? undefined : Redacted.value(token.value))
+    )
 )
 
 const MAX_USER_CHARS = 256
@@ -36,7 +41,7 @@ const namedUser = Effect.map(HttpServerRequest.HttpServerRequest, (request): str
 })
 
 export const layer = Layer.effect(ChatAuth, Effect.gen(function*() {
-  const token = yield* ChatToken
+  const token = yield* ChatTokenSetting.config
   const auth = yield* AuthConfig
   const verify = usesJwt(auth) ? makeVerifier(auth) : undefined
   const refused = (why: string) => new Unauthenticated({ error: `Missing or invalid bearer token (${why})` })

@@ -2,6 +2,8 @@
  * `CONSOLE_IMAGE_ORIGINS`, read: the origins beyond its own the web console
  * may load an answer's images from (`WebConsole`: its Content-Security-Policy).
  */
+import { Config, Option } from "effect"
+import { setting } from "../process/Setting.ts"
 
 /** What `CONSOLE_IMAGE_ORIGINS` accepts, as the refusal says it. */
 export const CONSOLE_IMAGE_ORIGINS_EXPECTED =
@@ -28,3 +30,10 @@ export const consoleImageOrigins = (value: string): ReadonlyArray<string> | unde
   }
   return origins
 }
+
+export const ConsoleImageOriginsSetting = setting({
+  name: "CONSOLE_IMAGE_ORIGINS",
+  expected: CONSOLE_IMAGE_ORIGINS_EXPECTED,
+  accepts: (value) => consoleImageOrigins(value) !== undefined,
+  blankIsUnset: true
+}, (name) => Config.option(Config.String(name)).pipe(Config.map(Option.getOrElse(() => ""))))

@@ -10,6 +10,7 @@
  * origin gets no CORS header, so the browser keeps the answer from its page.
  */
 import { Config } from "effect"
+import { setting } from "../process/Setting.ts"
 
 export interface CorsPolicy {
   /** Exact origins allowed (scheme://host[:port]); empty with `any` false: CORS off. */
@@ -19,12 +20,30 @@ export interface CorsPolicy {
 
 export const CorsOff: CorsPolicy = { origins: new Set(), any: false }
 
+const entriesOf = (value: string) => value.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter((s) => s.length > 0)
+
 export const parseCorsOrigins = (value: string): CorsPolicy => {
-  const entries = value.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter((s) => s.length > 0)
+  const entries = entriesOf(value)
   return { origins: new Set(entries.filter((s) => s !== "*")), any: entries.includes("*") }
 }
 
-export const CorsConfig = Config.String("CORS_ORIGINS").pipe(Config.withDefault(""), Config.map(parseCorsOrigins))
+/** `*`, or origins as a browser sends them: `scheme://host[:port]`, no path (a trailing `/` is tolerated). */
+const corsOrigins = (value: string) =>
+  entriesOf(value).every((entry) => {
+    if (entry === "*") return true
+    try {
+      return new URL(entry).origin === entry
+    } catch {
+      return false
+    }
+  })
+
+export const CorsOriginsSetting = setting({
+  name: "CORS_ORIGINS",
+  expected: "* or a comma-separated list of origins such as https://app.example",
+  accepts: corsOrigins,
+  blankIsUnset: true
+}, (name) => Config.String(name).pipe(Config.withDefault(""), Config.map(parseCorsOrigins)))
 
 /** Request headers a browser app may send (the bearer token and the body's type). */
 const ALLOWED_HEADERS = "authorization, content-type"

@@ -14,7 +14,7 @@ import { maxRequestBodyBytes, statusOfCode } from "@switchboard/domain"
 import type { ErrorCode } from "@switchboard/domain"
 import { ByteSize, Cause, Effect, Layer } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse, Multipart } from "effect/http"
-import { CorsConfig, corsHeaders, isPreflight, preflightHeaders } from "./Cors.ts"
+import { CorsOriginsSetting, corsHeaders, isPreflight, preflightHeaders } from "./Cors.ts"
 import type { RouteTable } from "./RouteTable.ts"
 
 export const MAX_BODY_BYTES = maxRequestBodyBytes
@@ -94,7 +94,7 @@ const isMultipartTooLarge = (failure: unknown) =>
 
 export const layer = (routes: RouteTable) =>
   Layer.unwrap(Effect.gen(function*() {
-    const cors = yield* CorsConfig
+    const cors = yield* CorsOriginsSetting.config
     return (HttpRouter.middleware as unknown as AnyMiddleware)((httpEffect) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

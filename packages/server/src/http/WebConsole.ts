@@ -27,13 +27,14 @@
  * Files are read per request (a rebuild under a running server is served at
  * once); `WEB_DIR` names another build directory.
  */
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readFile } from "node:fs/promises"
 import { extname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { invalidSetting } from "../process/InvalidSetting.ts"
-import { CONSOLE_IMAGE_ORIGINS_EXPECTED, consoleImageOrigins } from "./ConsoleImageOrigins.ts"
+import { optionalText, setting } from "../process/Setting.ts"
+import { CONSOLE_IMAGE_ORIGINS_EXPECTED, consoleImageOrigins, ConsoleImageOriginsSetting } from "./ConsoleImageOrigins.ts"
 import { chooseCoding, compress } from "./ApiDocs.ts"
 import type { CompressedBody } from "./ApiDocs.ts"
 
@@ -176,15 +177,17 @@ export const routes = (dir: string, imageOrigins: ReadonlyArray<string> = []) =>
     yield* router.add("GET", "/assets/*", asset)
   }))
 
+/** The console's build (docs/console.md), by default `dist/web`; a directory without one serves no console. */
+export const WebDirSetting = setting({ name: "WEB_DIR", blankIsUnset: true }, (name) =>
+  optionalText(name).pipe(Config.map((dir) => dir ?? DEFAULT_WEB_DIR)))
+
 /**
- * The console over `WEB_DIR`, by default the build's `dist/web`, with `CONSOLE_IMAGE_ORIGINS`
- * (checked before the server starts, `Settings.ts`: an invalid value here is a defect).
+ * The console over `WEB_DIR`, with `CONSOLE_IMAGE_ORIGINS` (checked before the server starts,
+ * `system/Settings.ts`: an invalid value here is a defect).
  */
 export const layer = Layer.unwrap(Effect.gen(function*() {
-  const configured = yield* Config.option(Config.String("WEB_DIR")).pipe(Effect.orElseSucceed(() => Option.none()))
-  const dir = Option.getOrElse(Option.filter(Option.map(configured, (s) => s.trim()), (s) => s !== ""), () => DEFAULT_WEB_DIR)
-  const images = yield* Config.option(Config.String("CONSOLE_IMAGE_ORIGINS")).pipe(Effect.orElseSucceed(() => Option.none()))
-  const value = Option.getOrElse(images, () => "")
+  const dir = yield* WebDirSetting.config
+  const value = yield* ConsoleImageOriginsSetting.config
   const imageOrigins = consoleImageOrigins(value)
   if (imageOrigins === undefined) {
     return yield* Effect.die(new Error(invalidSetting("CONSOLE_IMAGE_ORIGINS", value, CONSOLE_IMAGE_ORIGINS_EXPECTED)))

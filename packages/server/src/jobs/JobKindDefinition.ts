@@ -15,7 +15,7 @@ import type { SubagentOverrides, SubagentSettings } from "./subagents/SubagentSe
 export type SubagentRun<I, R> = (input: I, reportActivity: (line: string) => Effect.Effect<void>) => Effect.Effect<R, never, ProviderAdapter>
 
 export interface JobKindDefinition<K extends JobKind = JobKind, I = JobInputs[K], R = JobResults[K]> extends JobKindSpec<K, I, R> {
-  /** The variable naming the sub-agent's model (else `LLM_MODEL`): listed in system/Settings.ts too. */
+  /** The variable naming the sub-agent's model (else `LLM_MODEL`): its setting is made from it (`SubagentConfig.ts`). */
   readonly modelVariable: string
   /** What the job is to do, from its input (which may be invalid: the line is then the kind's verb alone). */
   readonly startActivity: (input: unknown) => string

@@ -11,7 +11,7 @@ import type { ChatMessage, ToolCall } from "@switchboard/domain"
 import { jobAcknowledgement } from "@switchboard/domain"
 import { Clock, Effect, Layer, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { ServerTools } from "../chat/ServerTools.ts"
+import { nothingOffered, ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
 import { isRegisteredKind, kindOf, registeredKinds } from "./JobKinds.ts"
 import { JobSignals } from "./JobSignals.ts"
@@ -76,10 +76,13 @@ export const layerNoDeps = Layer.effect(ServerTools, Effect.gen(function*() {
   })
 
   return ServerTools.of({
-    schemas: registeredKinds.map((k) => k.tool),
-    instructions: jobsInstructions(registeredKinds.map((k) => k.kind)),
-    instructionsFor: jobsInstructions,
-    owns: isRegisteredKind,
+    offeredTo: (agent) => {
+      const kinds = new Set<string>(agent.jobKinds)
+      const offered = registeredKinds.filter((k) => kinds.has(k.kind))
+      return offered.length === 0
+        ? nothingOffered
+        : { schemas: offered.map((k) => k.tool), instructions: jobsInstructions(offered.map((k) => k.kind)) }
+    },
     execute,
     turnEnded: (chatId, settles) => ({
       ...repo.turnEnd(chatId, settles === undefined ? undefined : { jobId: settles.id, status: settles.status }),

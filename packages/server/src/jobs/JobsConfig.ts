@@ -12,11 +12,14 @@
  * |                   |          | of the notifications, which are what makes completions fast        |
  *
  * `JOB_MODEL_RESEARCH`, `JOB_MODEL_DEMO` and `JOB_MODEL_VISUAL` are the
- * sub-agents' (read by their layer). An invalid value stops `npm start`
+ * sub-agents' (`subagents/SubagentConfig.ts`). An invalid value stops `npm start`
  * (`system/Settings.ts`); the fallback below only serves callers that bypass
  * that check (tests with their own ConfigProvider).
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { MILLISECONDS, POSITIVE } from "../process/Accepts.ts"
+import type { Setting } from "../process/Setting.ts"
+import { wholeNumberSetting } from "../process/Setting.ts"
 
 export interface JobsSettings {
   readonly concurrency: number
@@ -41,21 +44,25 @@ export const defaultJobsSettings: JobsSettings = {
   maxWakes: 5
 }
 
-const positive = (name: string, fallback: number) =>
-  Config.Int(name).pipe(
-    Config.withDefault(fallback),
-    Effect.flatMap((n) => n > 0 ? Effect.succeed(n) : Effect.fail(new Error(`${name} must be positive`))),
-    Effect.catch((e) => Effect.logWarning(`${name}: invalid value, using ${fallback}`, e).pipe(Effect.as(fallback)))
+export const JobConcurrencySetting = wholeNumberSetting("JOB_CONCURRENCY", POSITIVE, { min: 1 }, defaultJobsSettings.concurrency)
+export const JobTimeoutMsSetting = wholeNumberSetting("JOB_TIMEOUT_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.timeoutMs)
+export const JobLeaseMsSetting = wholeNumberSetting("JOB_LEASE_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.leaseMs)
+export const JobSweepMsSetting = wholeNumberSetting("JOB_SWEEP_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.sweepMs)
+
+const positive = (variable: Setting<number>, fallback: number) =>
+  variable.config.pipe(
+    Effect.flatMap((n) => n > 0 ? Effect.succeed(n) : Effect.fail(new Error(`${variable.name} must be positive`))),
+    Effect.catch((e) => Effect.logWarning(`${variable.name}: invalid value, using ${fallback}`, e).pipe(Effect.as(fallback)))
   )
 
 export class JobsConfig extends Context.Service<JobsConfig, JobsSettings>()("switchboard/server/jobs/JobsConfig") {
   static readonly layer = Layer.effect(JobsConfig, Effect.gen(function*() {
     return JobsConfig.of({
       ...defaultJobsSettings,
-      concurrency: yield* positive("JOB_CONCURRENCY", defaultJobsSettings.concurrency),
-      timeoutMs: yield* positive("JOB_TIMEOUT_MS", defaultJobsSettings.timeoutMs),
-      leaseMs: yield* positive("JOB_LEASE_MS", defaultJobsSettings.leaseMs),
-      sweepMs: yield* positive("JOB_SWEEP_MS", defaultJobsSettings.sweepMs)
+      concurrency: yield* positive(JobConcurrencySetting, defaultJobsSettings.concurrency),
+      timeoutMs: yield* positive(JobTimeoutMsSetting, defaultJobsSettings.timeoutMs),
+      leaseMs: yield* positive(JobLeaseMsSetting, defaultJobsSettings.leaseMs),
+      sweepMs: yield* positive(JobSweepMsSetting, defaultJobsSettings.sweepMs)
     })
   }))
 

@@ -21,12 +21,11 @@
  * is never claimed nor listed by it.
  */
 import type { JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
-import { BUILT_IN_AGENT, ChatMessage } from "@switchboard/domain"
+import { BUILT_IN_AGENT, ChatMessage, traced } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
-import { traced } from "@switchboard/providers"
 import type { ToolWrites } from "../chat/ServerTools.ts"
 import { chatAgent, chatGeneration, transcriptRows, turnInFlight } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"

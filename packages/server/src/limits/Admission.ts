@@ -17,15 +17,20 @@
  * may be served by another. `/metrics` shows both counts and the refusals.
  */
 import { Overloaded } from "@switchboard/domain"
-import { Config, Context, Effect, Layer, Schema } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 import type { AdmittedKind } from "../telemetry/Metrics.ts"
+import { POSITIVE, wholeNumber } from "../process/Accepts.ts"
+import { positiveInt, setting } from "../process/Setting.ts"
 import { recordInFlight, recordOverloaded } from "../telemetry/Metrics.ts"
 
 const limit = (name: string) =>
-  Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name).pipe(Config.withDefault(5_000))
+  setting(
+    { name, expected: `${POSITIVE} (default 5000)`, accepts: wholeNumber(1) },
+    (variable) => positiveInt(variable).pipe(Config.withDefault(5_000))
+  )
 
-export const MaxConcurrentTurnsConfig = limit("MAX_CONCURRENT_TURNS")
-export const MaxConcurrentDecisionsConfig = limit("PLANNER_MAX_CONCURRENT_DECISIONS")
+export const MaxConcurrentTurnsSetting = limit("MAX_CONCURRENT_TURNS")
+export const MaxConcurrentDecisionsSetting = limit("PLANNER_MAX_CONCURRENT_DECISIONS")
 
 /**
  * The wait a refusal suggests. Places free up as turns end — a replica at its limit ends many every
@@ -81,8 +86,13 @@ export class Admission extends Context.Service<Admission, {
   readonly turnsInFlight: () => number
 }>()("switchboard/server/limits/Admission") {
   static readonly layer = Layer.effect(Admission, Effect.gen(function*() {
-    const turns = makeGate("turn", yield* MaxConcurrentTurnsConfig, "MAX_CONCURRENT_TURNS", "turns")
-    const decisions = makeGate("decision", yield* MaxConcurrentDecisionsConfig, "PLANNER_MAX_CONCURRENT_DECISIONS", "planner decisions")
+    const turns = makeGate("turn", yield* MaxConcurrentTurnsSetting.config, MaxConcurrentTurnsSetting.name, "turns")
+    const decisions = makeGate(
+      "decision",
+      yield* MaxConcurrentDecisionsSetting.config,
+      MaxConcurrentDecisionsSetting.name,
+      "planner decisions"
+    )
     const within = (gate: Gate) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.acquireUseRelease(gate.enter, () => effect, (place) => place.release)
     return Admission.of({

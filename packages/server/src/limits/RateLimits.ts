@@ -19,21 +19,24 @@
  */
 import type { CurrentUser } from "@switchboard/domain"
 import { RateLimited } from "@switchboard/domain"
-import { Config, Context, Duration, Effect, Layer, Option, Random, Schema } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Random } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { createHash } from "node:crypto"
-import { ChatToken } from "../http/ChatAuth.ts"
+import { ChatTokenSetting } from "../http/ChatAuth.ts"
+import { PER_MINUTE, wholeNumber } from "../process/Accepts.ts"
+import { positiveInt, setting } from "../process/Setting.ts"
 import { RateLimitsRepo } from "./RateLimitsRepo.ts"
 import type { Take } from "./RateLimitsRepo.ts"
 
 /** A limit: a whole number of requests a minute, at least 1; unset: none. */
 const perMinute = (name: string) =>
-  Config.option(Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)), name)).pipe(
-    Config.map(Option.getOrUndefined)
+  setting(
+    { name, expected: PER_MINUTE, accepts: wholeNumber(1) },
+    (variable) => Config.option(positiveInt(variable)).pipe(Config.map(Option.getOrUndefined))
   )
 
-export const ChatRpmConfig = perMinute("CHAT_RPM")
-export const PlannerHostRpmConfig = perMinute("PLANNER_HOST_RPM")
+export const ChatRpmSetting = perMinute("CHAT_RPM")
+export const PlannerHostRpmSetting = perMinute("PLANNER_HOST_RPM")
 
 /** How often each replica deletes the windows no request reads any more (±20 %). */
 const SWEEP_MS = 60_000
@@ -92,13 +95,13 @@ export class RateLimits extends Context.Service<RateLimits, {
   plannerDecision<A, E, R>(hostId: string, decide: Effect.Effect<A, E, R>): Effect.Effect<A, E | RateLimited, R>
 }>()("switchboard/server/limits/RateLimits") {
   static readonly layer = Layer.effect(RateLimits, Effect.gen(function*() {
-    const chatRpm = yield* ChatRpmConfig
-    const hostRpm = yield* PlannerHostRpmConfig
+    const chatRpm = yield* ChatRpmSetting.config
+    const hostRpm = yield* PlannerHostRpmSetting.config
     if (chatRpm === undefined && hostRpm === undefined) {
       return RateLimits.of({ chatTurn: (_, __, turn) => turn, plannerDecision: (_, decide) => decide })
     }
     const repo = yield* RateLimitsRepo
-    const tokenChecked = (yield* ChatToken) !== undefined
+    const tokenChecked = (yield* ChatTokenSetting.config) !== undefined
 
     const sweepOnce = repo.prune.pipe(
       // A failed sweep (the database away for a moment) is retried at the next tick, not fatal.

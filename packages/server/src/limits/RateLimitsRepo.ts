@@ -14,7 +14,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { traced } from "@switchboard/providers"
+import { traced } from "@switchboard/domain"
 
 /** What the counters said about one request. */
 export interface Take {

@@ -14,6 +14,7 @@
 import { CredentialUnavailable } from "@switchboard/domain"
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
+import { setting } from "../process/Setting.ts"
 
 /** A sealed credential, as stored. */
 export interface Sealed {
@@ -53,6 +54,22 @@ export const parseKey = (name: string, raw: string | undefined): KeySlot => {
   }
   return { _tag: "Key", key: { id: keyIdOf(bytes), bytes } }
 }
+
+/** A refusal names the variable and says why ("it decodes to 12 bytes"), never the value. */
+const keySetting = (name: string, expected: string) =>
+  setting({
+    name,
+    expected,
+    accepts: (value) => {
+      const slot = parseKey(name, value)
+      return slot._tag === "Key" ? true : { problem: slot.reason.replace(`${name} is `, "") }
+    },
+    blankIsUnset: true,
+    secret: true
+  }, (variable) => Config.option(Config.Redacted(variable)).pipe(Config.map(Option.map(Redacted.value)), Config.map(Option.getOrUndefined)))
+
+export const CredentialKeySetting = keySetting("CREDENTIAL_KEY", "base64 of 32 random bytes, e.g. from: openssl rand -base64 32")
+export const CredentialKeyPreviousSetting = keySetting("CREDENTIAL_KEY_PREVIOUS", "base64 of 32 bytes: the key before a rotation")
 
 const ALGORITHM = "aes-256-gcm"
 
@@ -121,17 +138,12 @@ export class CredentialKeys extends Context.Service<CredentialKeys, {
 
   /** From `CREDENTIAL_KEY` and `CREDENTIAL_KEY_PREVIOUS`; never fails (an unusable key fails each use instead). */
   static readonly layer = Layer.effect(CredentialKeys, Effect.gen(function*() {
-    const read = (name: string) =>
-      Config.option(Config.Redacted(name)).pipe(
-        Effect.map(Option.map(Redacted.value)),
-        Effect.map(Option.getOrUndefined),
-        Effect.orElseSucceed(() => undefined)
-      )
-    const current = parseKey("CREDENTIAL_KEY", yield* read("CREDENTIAL_KEY"))
-    const previousRaw = yield* read("CREDENTIAL_KEY_PREVIOUS")
+    const read = (key: typeof CredentialKeySetting) => key.config.pipe(Effect.orElseSucceed(() => undefined))
+    const current = parseKey(CredentialKeySetting.name, yield* read(CredentialKeySetting))
+    const previousRaw = yield* read(CredentialKeyPreviousSetting)
     const previous = previousRaw === undefined || previousRaw.trim() === ""
       ? undefined
-      : parseKey("CREDENTIAL_KEY_PREVIOUS", previousRaw)
+      : parseKey(CredentialKeyPreviousSetting.name, previousRaw)
     if (current._tag === "Unavailable") {
       yield* Effect.logWarning(`${current.reason}: provider profiles cannot be created or used until it is set`)
     } else {

@@ -24,6 +24,8 @@
  * hourly rows older than the window, in batches of `USAGE_PRUNE_BATCH`.
  */
 import { Clock, Config, Context, Duration, Effect, Layer, Random } from "effect"
+import { POSITIVE } from "../process/Accepts.ts"
+import { setting, wholeNumberSetting } from "../process/Setting.ts"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
 import { windowStart } from "../usage/BudgetWindow.ts"
 import { UsageRepo } from "../usage/UsageRepo.ts"
@@ -43,6 +45,19 @@ export const parseRetention = (raw: string): number | undefined => {
   return Number.isSafeInteger(ms) ? ms : undefined
 }
 
+export const DecisionRetentionSetting = setting(
+  {
+    name: "PLANNER_DECISION_RETENTION",
+    expected: "N seconds, N minutes, N hours or N days",
+    accepts: (value) => parseRetention(value) !== undefined
+  },
+  (name) => Config.String(name).pipe(Config.withDefault(DEFAULT_RETENTION))
+)
+
+export const PruneIntervalSecondsSetting = wholeNumberSetting("PLANNER_PRUNE_INTERVAL_SECONDS", POSITIVE, { min: 1 }, 600)
+export const PruneBatchSizeSetting = wholeNumberSetting("PLANNER_PRUNE_BATCH_SIZE", POSITIVE, { min: 1 }, 5000)
+export const PruneBatchMillisSetting = wholeNumberSetting("PLANNER_PRUNE_BATCH_MILLIS", POSITIVE, { min: 1 }, 200)
+
 /** The next batch's rows: the last batch's rate × the time a batch should take, at most 16 × the last batch. */
 export const nextBatchSize = (limit: number, tookMs: number, targetMs: number): number =>
   Math.max(1, Math.min(limit * 16, Math.floor(limit * targetMs / Math.max(tookMs, 1)), 10_000_000))
@@ -57,15 +72,15 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
   static readonly layer = Layer.effect(DecisionRetention, Effect.gen(function*() {
     const repo = yield* DecisionsRepo
     const usage = yield* UsageRepo
-    const raw = yield* Config.String("PLANNER_DECISION_RETENTION").pipe(Config.withDefault(DEFAULT_RETENTION))
+    const raw = yield* DecisionRetentionSetting.config
     const retentionMs = parseRetention(raw)
     if (retentionMs === undefined) {
       return yield* Effect.fail(new Error(
         `Invalid PLANNER_DECISION_RETENTION ${JSON.stringify(raw)}: expected N seconds, N minutes, N hours or N days`
       ))
     }
-    const batchSize = yield* Config.Int("PLANNER_PRUNE_BATCH_SIZE").pipe(Config.withDefault(5000))
-    const targetMs = Math.max(1, yield* Config.Int("PLANNER_PRUNE_BATCH_MILLIS").pipe(Config.withDefault(200)))
+    const batchSize = yield* PruneBatchSizeSetting.config
+    const targetMs = Math.max(1, yield* PruneBatchMillisSetting.config)
     const firstLimit = Math.max(1, batchSize)
     const prune = Effect.gen(function*() {
       let total = 0
@@ -94,7 +109,7 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
 /** The periodic sweep of this replica, for the server's lifetime. */
 export const layerSweep = Layer.effectDiscard(Effect.gen(function*() {
   const retention = yield* DecisionRetention
-  const seconds = yield* Config.Int("PLANNER_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(600))
+  const seconds = yield* PruneIntervalSecondsSetting.config
   const intervalMs = Math.max(1, seconds) * 1000
   const sweepOnce = retention.prune.pipe(
     Effect.tap((deleted) => deleted > 0 ? Effect.logInfo(`planner decisions pruned: ${deleted}`) : Effect.void),

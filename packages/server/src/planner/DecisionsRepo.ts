@@ -26,7 +26,7 @@ import type { DecisionRecord, JsonObject } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
-import { traced } from "@switchboard/providers"
+import { traced } from "@switchboard/domain"
 
 /** Any constant shared by every replica: the key of the sweep's advisory lock. */
 export const PRUNE_LOCK = 5_202_512

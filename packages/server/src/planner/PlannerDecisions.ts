@@ -22,7 +22,7 @@
  * Nothing is persisted on any failure, and no transaction or lock is held
  * across the provider call.
  */
-import { PlannerProviderError, ProviderTimeout } from "@switchboard/domain"
+import { PlannerProviderError, ProviderTimeout, traced } from "@switchboard/domain"
 import type {
   BudgetExceeded,
   CredentialUnavailable,
@@ -39,7 +39,7 @@ import { LeaseLost, maxStoredValueBytes, NoActiveProfile, PayloadTooLarge } from
 import { Context, Effect, Layer } from "effect"
 import { storedBytes } from "../db/StoredSize.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
-import { callProvider, decisionParams, ProviderError, ProviderPools, publicReason, resolveDecision, traced } from "@switchboard/providers"
+import { callProvider, decisionParams, ProviderError, ProviderPools, publicReason, resolveDecision } from "@switchboard/providers"
 import { CredentialKeys } from "./CredentialKeys.ts"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
 import { ProfilesRepo } from "./ProfilesRepo.ts"

@@ -5,13 +5,12 @@
  * both of its updates in one transaction, serialised by an advisory lock so
  * two concurrent activations cannot trip the index.
  */
-import { ProfileNotFound } from "@switchboard/domain"
+import { ProfileNotFound, traced } from "@switchboard/domain"
 import type { ProfileView, ProviderKind } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso } from "../db/SqlTime.ts"
 import type { Sealed } from "./CredentialKeys.ts"
-import { traced } from "@switchboard/providers"
 
 /** What the planner needs of the active profile (the key still sealed). */
 export interface ProfileRecord {

@@ -9,10 +9,9 @@
  * configuration problem and keeps Effect's full report.
  */
 import { Cause, Data, Effect, Runtime } from "effect"
-import { invalidSetting, refusal } from "../process/InvalidSetting.ts"
-import { invalidSettings, settingNamed } from "./Settings.ts"
-
-type Env = Readonly<Record<string, string | undefined>>
+import { refusal } from "../process/InvalidSetting.ts"
+import type { Env } from "../process/SettingRule.ts"
+import { configErrorLine, invalidSettings } from "./Settings.ts"
 
 /** A setting, or a combination of them, that the server refuses; `message` is the line to print. */
 export class InvalidSetting extends Data.TaggedError("InvalidSetting")<{ readonly message: string }> {}
@@ -47,24 +46,12 @@ const listenLine = (error: unknown, env: Env): string | undefined => {
     : `cannot listen on ${where} (${cause?.code}): ${advice}`
 }
 
-/** Effect's `ConfigError`: the variable is the schema error's path, its expectation the table's when known. */
-const configLine = (error: unknown, env: Env): string | undefined => {
-  if (typeof error !== "object" || error === null || (error as { _tag?: unknown })._tag !== "ConfigError") return undefined
-  const message = String((error as { cause?: { message?: unknown } }).cause?.message ?? (error as Error).message)
-  const name = /at \["([^"]+)"\]/.exec(message)?.[1]
-  if (name === undefined) return `invalid configuration: ${message.split("\n")[0]}`
-  const setting = settingNamed(name)
-  return invalidSetting(name, env[name] ?? "", setting?.expected ?? message.split("\n")[0]!.replace(/^Expected /, ""), {
-    ...(setting?.secret === true ? { secret: true } : {})
-  })
-}
-
 /** The lines a failed start prints, or undefined when it is no configuration problem. */
 export const startupFailureLines = (cause: Cause.Cause<unknown>, env: Env): ReadonlyArray<string> | undefined => {
   if (Cause.hasInterruptsOnly(cause)) return undefined
   const error = Cause.squash(cause)
   if (error instanceof InvalidSetting) return error.message.split("\n")
-  const line = listenLine(error, env) ?? configLine(error, env)
+  const line = listenLine(error, env) ?? configErrorLine(error, env)
   return line === undefined ? undefined : [line]
 }
 

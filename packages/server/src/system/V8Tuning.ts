@@ -15,7 +15,8 @@
  *   concurrent persisted turns on PostgreSQL the peak RSS fell from ~210–220 MB
  *   to ~165–180 MB, CPU per request within the noise of the runs.
  */
-import { invalidSetting } from "../process/InvalidSetting.ts"
+import { ruleRefusal } from "../process/SettingRule.ts"
+import { HeapGrowingPercentRule, PretenuringRule } from "./RuntimeSettings.ts"
 
 export type V8Tuning =
   | { readonly _tag: "Flags"; readonly flags: ReadonlyArray<string> }
@@ -24,19 +25,11 @@ export type V8Tuning =
 export const DEFAULT_HEAP_GROWING_PERCENT = 20
 
 export const v8TuningFor = (env: Readonly<Record<string, string | undefined>>): V8Tuning => {
+  const refused = ruleRefusal(PretenuringRule, env) ?? ruleRefusal(HeapGrowingPercentRule, env)
+  if (refused !== undefined) return { _tag: "Invalid", message: refused }
   const flags: Array<string> = []
-  const pretenuring = env["PRETENURING"] ?? "off"
-  if (pretenuring !== "on" && pretenuring !== "off") {
-    return { _tag: "Invalid", message: invalidSetting("PRETENURING", pretenuring, "on or off") }
-  }
-  if (pretenuring === "off") flags.push("--no-allocation-site-pretenuring")
-  const growing = env["HEAP_GROWING_PERCENT"] ?? String(DEFAULT_HEAP_GROWING_PERCENT)
-  if (!/^\d{1,4}$/.test(growing)) {
-    return {
-      _tag: "Invalid",
-      message: invalidSetting("HEAP_GROWING_PERCENT", growing, "a whole number of percent, 0 to 9999; 0: V8's own growth")
-    }
-  }
+  if ((env[PretenuringRule.name] ?? "off") === "off") flags.push("--no-allocation-site-pretenuring")
+  const growing = env[HeapGrowingPercentRule.name] ?? String(DEFAULT_HEAP_GROWING_PERCENT)
   if (Number(growing) > 0) flags.push(`--heap-growing-percent=${Number(growing)}`)
   return { _tag: "Flags", flags }
 }

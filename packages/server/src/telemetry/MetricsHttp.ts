@@ -13,11 +13,12 @@
  * says so (`switchboard_metrics_database_up 0`) instead of waiting, and the
  * process's own metrics are served all the same.
  */
-import { Config, Context, Effect, Metric, Option, Redacted } from "effect"
+import { Context, Effect, Metric } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import { tokenMatches } from "../http/ChatAuth.ts"
+import { MetricsTokenSetting } from "./TelemetrySettings.ts"
 import { untraced } from "./Tracing.ts"
 
 export const METRICS_ROUTES = [{ method: "GET", path: "/metrics" }] as const
@@ -71,8 +72,7 @@ const bearer = (header: string | undefined) => /^Bearer\s+(.*)$/i.exec(header ??
 
 export const layer = HttpRouter.use(Effect.fnUntraced(function*(router) {
   const sql = yield* SqlClient.SqlClient
-  const token = yield* Config.option(Config.Redacted("METRICS_TOKEN"))
-  const required = Option.isSome(token) && Redacted.value(token.value).trim() !== "" ? Redacted.value(token.value).trim() : undefined
+  const required = yield* MetricsTokenSetting.config
 
   const jobs = sql.withTransaction(Effect.gen(function*() {
     yield* sql`SELECT set_config('statement_timeout', ${String(JOBS_STATEMENT_MS)}, true)`

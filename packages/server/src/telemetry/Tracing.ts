@@ -14,29 +14,27 @@
  * may name what the operator's log may hold). The probes and `/metrics` make
  * no span: a scrape every few seconds is not a trace anyone wants.
  */
-import { Config, Effect, Exit, Layer, Option, References, Tracer } from "effect"
+import { Config, Effect, Exit, Layer, References, Tracer } from "effect"
 import { FetchHttpClient, HttpClient, HttpMiddleware } from "effect/http"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
 import { boundedExportClient } from "./ExportClient.ts"
 import type { ExportBounds } from "./ExportClient.ts"
 import { CaptureContent } from "./GenAi.ts"
-
-/** `OTEL_EXPORTER_OTLP_PROTOCOL`'s values (gRPC is not spoken: OTLP over HTTP only). */
-export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const
-
-
-const onOff = (name: string) => Config.Literals(["on", "off"], name).pipe(Config.withDefault("off"))
-
-/** A variable that is unset when blank. */
-const optional = (name: string) =>
-  Config.option(Config.String(name)).pipe(Config.map(Option.filter((s: string) => s.trim() !== "")), Config.map(Option.getOrUndefined))
+import {
+  CaptureContentSetting,
+  OTLP_PROTOCOLS,
+  OtlpEndpointSetting,
+  OtlpProtocolSetting,
+  ServiceNameSetting,
+  TracingSetting
+} from "./TelemetrySettings.ts"
 
 export const TracingConfig = Config.all({
-  tracing: onOff("TRACING"),
-  endpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT"),
-  protocol: Config.Literals(OTLP_PROTOCOLS, "OTEL_EXPORTER_OTLP_PROTOCOL").pipe(Config.withDefault("http/protobuf")),
-  capture: onOff("OTEL_CAPTURE_CONTENT"),
-  serviceName: optional("OTEL_SERVICE_NAME")
+  tracing: TracingSetting.config,
+  endpoint: OtlpEndpointSetting.config,
+  protocol: OtlpProtocolSetting.config,
+  capture: CaptureContentSetting.config,
+  serviceName: ServiceNameSetting.config
 })
 
 /** `{endpoint}/v1/traces`, the OTLP/HTTP path of traces under a base endpoint (one trailing `/` tolerated). */

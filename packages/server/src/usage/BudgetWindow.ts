@@ -4,21 +4,25 @@
  * hourly rows plus what this replica counted and has not flushed yet.
  */
 import { BudgetExceeded } from "@switchboard/domain"
-import { Config, Option } from "effect"
+import { Config } from "effect"
+import { wholeNumber } from "../process/Accepts.ts"
+import { optionalText, setting } from "../process/Setting.ts"
 
 import type { UsageLedger } from "./UsageLedger.ts"
 import type { UsageKey, UsageWindow } from "./UsageRepo.ts"
 import { HOUR_MS, hourOf } from "./UsageRepo.ts"
 
-/**
- * A daily budget's variable (`USER_DAILY_TOKENS`, `PLANNER_HOST_DAILY_TOKENS`): blank is unset and
- * the value may be padded, as the settings' check at start (Settings.ts) reads it.
- */
-export const dailyTokensConfig = (name: string): Config.Config<number | undefined> =>
-  Config.option(Config.String(name)).pipe(Config.map((value) => {
-    const trimmed = Option.getOrUndefined(value)?.trim()
-    return trimmed === undefined || trimmed === "" ? undefined : Number(trimmed)
-  }))
+/** A daily budget's variable: blank is unset and the value may be padded. */
+const dailyTokens = (name: string, whose: string) =>
+  setting({
+    name,
+    expected: `a whole number of tokens, 0 or more (${whose} per 24 hours; unset: none)`,
+    accepts: wholeNumber(0),
+    blankIsUnset: true
+  }, (variable) => optionalText(variable).pipe(Config.map((value) => value === undefined ? undefined : Number(value))))
+
+export const HostDailyTokensSetting = dailyTokens("PLANNER_HOST_DAILY_TOKENS", "a host's default budget")
+export const UserDailyTokensSetting = dailyTokens("USER_DAILY_TOKENS", "every user's budget")
 
 /** Hours before the current one counted in a budget's window. */
 export const WINDOW_HOURS = 24

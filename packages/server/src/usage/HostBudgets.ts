@@ -15,7 +15,7 @@ import type { HostBudget } from "@switchboard/domain"
 import type { BudgetExceeded, HostNotFound } from "@switchboard/domain"
 import { hostNotFound } from "../hosts/HostsRepo.ts"
 import { Clock, Context, Effect, Layer } from "effect"
-import { dailyTokensConfig, overBudget, windowStart, withPending } from "./BudgetWindow.ts"
+import { HostDailyTokensSetting, overBudget, windowStart, withPending } from "./BudgetWindow.ts"
 import { UsageLedger } from "./UsageLedger.ts"
 import { UsageRepo } from "./UsageRepo.ts"
 import type { HostBudgetRow } from "./UsageRepo.ts"
@@ -32,7 +32,7 @@ export class HostBudgets extends Context.Service<HostBudgets, {
   static readonly layer = Layer.effect(HostBudgets, Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* UsageLedger
-    const defaultDailyTokens = (yield* dailyTokensConfig("PLANNER_HOST_DAILY_TOKENS")) ?? null
+    const defaultDailyTokens = (yield* HostDailyTokensSetting.config) ?? null
 
     /** The host's budget row with this replica's unflushed calls added. */
     const read = (hostId: string) =>

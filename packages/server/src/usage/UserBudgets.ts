@@ -16,7 +16,7 @@ import type { BudgetExceeded } from "@switchboard/domain"
 import { Clock, Context, Effect, Layer } from "effect"
 import { ProviderAdapter, ProviderError, Transcriber } from "@switchboard/providers"
 import { currentScope } from "../telemetry/GenAi.ts"
-import { dailyTokensConfig, overBudget, windowStart, withPending } from "./BudgetWindow.ts"
+import { UserDailyTokensSetting, overBudget, windowStart, withPending } from "./BudgetWindow.ts"
 import { UsageLedger } from "./UsageLedger.ts"
 import { UsageRepo } from "./UsageRepo.ts"
 
@@ -29,7 +29,7 @@ export class UserBudgets extends Context.Service<UserBudgets, {
   static readonly layer = Layer.effect(UserBudgets, Effect.gen(function*() {
     const repo = yield* UsageRepo
     const ledger = yield* UsageLedger
-    const dailyTokens = yield* dailyTokensConfig("USER_DAILY_TOKENS")
+    const dailyTokens = yield* UserDailyTokensSetting.config
     if (dailyTokens === undefined) return UserBudgets.of({ dailyTokens, check: () => Effect.void })
 
     const check = (userId: string) =>

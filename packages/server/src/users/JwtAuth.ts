@@ -15,6 +15,8 @@
 import { Config, Effect, Option, Redacted } from "effect"
 import type { JWTVerifyGetKey, JWTVerifyOptions } from "jose"
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify } from "jose"
+import { httpUrl } from "../process/Accepts.ts"
+import { optionalText, setting } from "../process/Setting.ts"
 
 /** The algorithms a JWKS key may sign with: asymmetric only, so a public key is never taken as a secret. */
 export const JWKS_ALGORITHMS = ["RS256", "ES256", "EdDSA"]
@@ -31,19 +33,33 @@ export interface AuthSettings {
   readonly audience: string | undefined
 }
 
-const optionalText = (name: string) =>
-  Config.option(Config.String(name)).pipe(
-    Config.map((value) => Option.isSome(value) && value.value.trim() !== "" ? value.value.trim() : undefined)
-  )
+export const AuthJwksUrlSetting = setting({
+  name: "AUTH_JWKS_URL",
+  expected: "an http(s) URL of the product's JSON Web Key Set (not with AUTH_JWT_SECRET)",
+  accepts: (value, env) => httpUrl(value) && (env.AUTH_JWT_SECRET ?? "").trim() === "",
+  blankIsUnset: true
+}, (name) => optionalText(name).pipe(Config.map((url) => url === undefined ? undefined : new URL(url))))
 
-/** `AUTH_*`; the values were checked at start-up (`Settings.ts`). */
-export const AuthConfig: Config.Config<AuthSettings> = Config.all({
-  jwksUrl: optionalText("AUTH_JWKS_URL").pipe(Config.map((url) => url === undefined ? undefined : new URL(url))),
-  secret: Config.option(Config.Redacted("AUTH_JWT_SECRET")).pipe(
+export const AuthJwtSecretSetting = setting({
+  name: "AUTH_JWT_SECRET",
+  expected: `an HS256 secret of at least ${MIN_SECRET_BYTES} bytes`,
+  accepts: (value) => Buffer.byteLength(value, "utf8") >= MIN_SECRET_BYTES,
+  blankIsUnset: true,
+  secret: true
+}, (name) =>
+  Config.option(Config.Redacted(name)).pipe(
     Config.map((secret) => Option.isSome(secret) && Redacted.value(secret.value) !== "" ? secret.value : undefined)
-  ),
-  issuer: optionalText("AUTH_ISSUER"),
-  audience: optionalText("AUTH_AUDIENCE")
+  ))
+
+export const AuthIssuerSetting = setting({ name: "AUTH_ISSUER", blankIsUnset: true }, optionalText)
+
+export const AuthAudienceSetting = setting({ name: "AUTH_AUDIENCE", blankIsUnset: true }, optionalText)
+
+export const AuthConfig: Config.Config<AuthSettings> = Config.all({
+  jwksUrl: AuthJwksUrlSetting.config,
+  secret: AuthJwtSecretSetting.config,
+  issuer: AuthIssuerSetting.config,
+  audience: AuthAudienceSetting.config
 })
 
 /** Whether users are signed in by JWT at all. */

@@ -10,7 +10,7 @@ import { DefaultChatTransport, readUIMessageStream, validateUIMessages } from "a
 import type { UIMessage } from "ai"
 import { maxStoredValueBytes, subagentResultOf } from "@switchboard/domain"
 import { Effect } from "effect"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { eventually, settled, teacher, transcriptOf } from "../support/JobsHelpers.ts"
 import { readEventStream, streamInit } from "../support/EventStream.ts"

@@ -7,7 +7,7 @@ import type { ChatMessage } from "@switchboard/domain"
 import { clientToolSchemas } from "@switchboard/domain"
 import { Deferred, Effect, Fiber } from "effect"
 import { ProviderError } from "@switchboard/providers"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const user = (id: string, content: string): ChatMessage => ({ id, role: "user", content, timestamp: 1_700_000_000_000 })

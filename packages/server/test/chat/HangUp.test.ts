@@ -7,7 +7,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Effect } from "effect"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { hangUpAfterWrite, rawPost } from "../support/RawSocket.ts"
 import { backend } from "../support/TestDatabase.ts"
 import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"

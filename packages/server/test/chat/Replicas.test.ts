@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { baseUrl } from "../support/TestServer.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
 import { layerReplica, postJsonAt, requestAt } from "../support/TestServer.ts"
 

@@ -11,11 +11,12 @@ import type { ChatMessage, ProviderChatParams, ProviderChatResponse, ToolCall, T
 import { clientToolSchemas } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { mediaEditorDefinition } from "../../src/agents/MediaEditor.ts"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
 import { ServerTools } from "../../src/chat/ServerTools.ts"
 import type { WrittenRow } from "../../src/chat/ServerTools.ts"
 import { TurnComposer } from "../../src/chat/turn/TurnComposer.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
 import { storedChatKey } from "../../src/users/ChatKey.ts"
 
@@ -35,9 +36,7 @@ const makeDice = () => {
   const layerTest = Layer.effect(ServerTools, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return ServerTools.of({
-      schemas: [RollDice],
-      instructions: "Roll dice with roll_dice.",
-      owns: (name) => name === RollDice.name,
+      offeredTo: () => ({ schemas: [RollDice], instructions: "Roll dice with roll_dice." }),
       execute: (turn, calls) =>
         Effect.sync(() => {
           executed.push(calls)
@@ -100,7 +99,7 @@ describe(`the server tools port on ${backend} PostgreSQL`, () => {
         const dice = makeDice()
         const { chats, composer, sql } = yield* buildComposer(fake, dice.layerTest)
 
-        const outcome = yield* composer.persisted({ chatId: storedChatKey("dice-1"), messages: [user("u1", "roll a die")], context: undefined })
+        const outcome = yield* composer.persisted({ chatId: storedChatKey("dice-1"), messages: [user("u1", "roll a die")], context: undefined, agent: mediaEditorDefinition })
         assert.strictEqual(outcome._tag, "Answered")
         if (outcome._tag !== "Answered") return
         assert.strictEqual(outcome.response.content, "you rolled 4")
@@ -140,7 +139,7 @@ describe(`the server tools port on ${backend} PostgreSQL`, () => {
         fake.answerWith((params) => Effect.succeed(player(params)))
         const { chats, composer } = yield* buildComposer(fake, Layer.empty)
 
-        const outcome = yield* composer.persisted({ chatId: storedChatKey("dice-2"), messages: [user("u1", "roll a die")], context: undefined })
+        const outcome = yield* composer.persisted({ chatId: storedChatKey("dice-2"), messages: [user("u1", "roll a die")], context: undefined, agent: mediaEditorDefinition })
         assert.strictEqual(outcome._tag, "Answered")
         if (outcome._tag !== "Answered") return
         assert.strictEqual(fake.calls.length, 1)

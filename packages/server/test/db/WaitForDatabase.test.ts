@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Redacted } from "effect"
 import { waitForDatabase } from "../../src/db/Database.ts"
 import { serveWire } from "../../src/db/EmbeddedWire.ts"
-import { closedPort } from "@switchboard/providers/testing/FakeHttp"
+import { closedPort } from "@switchboard/providers/testing"
 
 const urlOf = (port: number) => Redacted.make(`postgres://postgres@127.0.0.1:${port}/postgres`)
 

@@ -22,7 +22,7 @@ import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { fromSchema, jsonValue } from "../support/DocumentArbitrary.ts"
 import { checkDocumented, document } from "../support/DocumentedResponses.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { rawRequest } from "../support/RawHttp.ts"
 import { baseUrl, layerTestServer, postJsonAt, requestAt } from "../support/TestServer.ts"
 

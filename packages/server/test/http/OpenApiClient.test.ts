@@ -14,7 +14,7 @@ import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
 
 const TOOL = fileURLToPath(new URL("../../../../tools/openapi-client/", import.meta.url))

@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { chooseCoding } from "../../src/http/ApiDocs.ts"
 import { checkDocumented } from "../support/DocumentedResponses.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { rawRequest } from "../support/RawHttp.ts"
 import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
 

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
 import { afterAll } from "vitest"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
 import { ASSET_CACHE_CONTROL, CONSOLE_CSP, DEFAULT_WEB_DIR, SANDBOX_CSP } from "../../src/http/WebConsole.ts"
 

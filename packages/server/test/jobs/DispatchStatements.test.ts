@@ -14,10 +14,11 @@ import { TurnComposer } from "../../src/chat/turn/TurnComposer.ts"
 import { JobSignals } from "../../src/jobs/JobSignals.ts"
 import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
 import * as JobTools from "../../src/jobs/JobTools.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { teacher, user } from "../support/JobsHelpers.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
 import { storedChatKey } from "../../src/users/ChatKey.ts"
+import { mediaEditorDefinition } from "../../src/agents/MediaEditor.ts"
 
 const fake = makeFakeProvider()
 
@@ -49,7 +50,7 @@ describe(`a dispatching turn's statements on ${backend} PostgreSQL`, () => {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
         const composer = yield* TurnComposer
         const { result, seen } = yield* statementsOf(
-          composer.persisted({ chatId: storedChatKey("statements-1"), messages: [user("u1", "research graph layouts")], context: undefined })
+          composer.persisted({ chatId: storedChatKey("statements-1"), messages: [user("u1", "research graph layouts")], context: undefined, agent: mediaEditorDefinition })
         )
         assert.strictEqual(result._tag, "Answered")
         assert.strictEqual(result._tag === "Answered" ? result.response.jobs?.length : 0, 1)

@@ -17,6 +17,7 @@ import * as JobTools from "../../src/jobs/JobTools.ts"
 import { SETTINGS } from "../../src/system/Settings.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
 import { storedChatKey } from "../../src/users/ChatKey.ts"
+import { mediaEditorDefinition } from "../../src/agents/MediaEditor.ts"
 
 /** A valid call of each kind, built from its tool's required parameters. */
 const callOf = (kind: JobKind, n: number): ToolCall => ({
@@ -54,13 +55,16 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
     Layer.provideMerge(TestDatabase)
   )
   layer(services, { excludeTestServices: true })("the port and the repository", (it) => {
-    it.effect("the port offers, owns and executes exactly the registered kinds", () =>
+    it.effect("the port offers an agent its job kinds, and executes exactly the registered kinds", () =>
       Effect.gen(function*() {
         const tools = yield* ServerTools
-        assert.deepStrictEqual(tools.schemas.map((t) => t.name), [...kindNames])
-        for (const kind of kindNames) assert.isTrue(tools.owns(kind), kind)
-        assert.isFalse(tools.owns("transcribe_video"))
-        assert.isFalse(tools.owns("bogus"))
+        const offered = tools.offeredTo(mediaEditorDefinition)
+        assert.deepStrictEqual(offered.schemas.map((t) => t.name), [...kindNames])
+        assert.include(offered.instructions, kindNames[0])
+        const researcher = { ...mediaEditorDefinition, name: "researcher", builtIn: false, jobKinds: ["research" as const] }
+        assert.deepStrictEqual(tools.offeredTo(researcher).schemas.map((t) => t.name), ["research"])
+        assert.notInclude(tools.offeredTo(researcher).instructions, "demo")
+        assert.deepStrictEqual(tools.offeredTo({ ...researcher, jobKinds: [] }), { schemas: [], instructions: undefined })
 
         const executed = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined }, kindNames.map(callOf))
         assert.deepStrictEqual(executed.dispatched.map((j) => j.kind), [...kindNames])

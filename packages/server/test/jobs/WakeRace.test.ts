@@ -20,11 +20,12 @@ import { JobSignals } from "../../src/jobs/JobSignals.ts"
 import { JobsRepo } from "../../src/jobs/JobsRepo.ts"
 import * as JobTools from "../../src/jobs/JobTools.ts"
 import * as WakePipeline from "../../src/jobs/WakePipeline.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { makeFakeSubagents } from "../support/FakeSubagents.ts"
 import { eventually, teacher, user } from "../support/JobsHelpers.ts"
 import { TestDatabase } from "../support/TestDatabase.ts"
 import { storedChatKey } from "../../src/users/ChatKey.ts"
+import { mediaEditorDefinition } from "../../src/agents/MediaEditor.ts"
 
 /**
  * The chat and job services on a test database, the wake pipeline and job runner given `wakeComposer`
@@ -83,7 +84,7 @@ describe("the wake pipeline under a race", () => {
               const isWake = input.messages.some((m) => subagentResultOf(m) !== undefined)
               if (isWake && clientTurn === undefined) {
                 clientTurn = yield* Effect.forkDetach(
-                  real.persisted({ chatId: input.chatId, messages: [user("u2", "racing in")], context: undefined })
+                  real.persisted({ chatId: input.chatId, messages: [user("u2", "racing in")], context: undefined, agent: mediaEditorDefinition })
                 )
                 yield* Deferred.await(clientInProvider)
               }
@@ -96,7 +97,7 @@ describe("the wake pipeline under a race", () => {
 
       const { composer, chats, jobs } = yield* buildPipeline(fake, subagents, RacingComposer)
 
-      const first = yield* composer.persisted({ chatId: storedChatKey("race"), messages: [user("u1", "research graphs")], context: undefined })
+      const first = yield* composer.persisted({ chatId: storedChatKey("race"), messages: [user("u1", "research graphs")], context: undefined, agent: mediaEditorDefinition })
       assert.strictEqual(first._tag, "Answered")
       const jobId = first._tag === "Answered" ? first.response.jobs![0]!.id : ""
 
@@ -147,7 +148,7 @@ describe("the wake pipeline under a race", () => {
               if (!isWake) return yield* real.persisted(input)
               assert.isTrue(yield* chats.remove(input.chatId), "the operator deleted the chat after the wake's claim")
               if (recreate) {
-                const fresh = yield* real.persisted({ chatId: input.chatId, messages: [user("n1", "new life")], context: undefined })
+                const fresh = yield* real.persisted({ chatId: input.chatId, messages: [user("n1", "new life")], context: undefined, agent: mediaEditorDefinition })
                 assert.strictEqual(fresh._tag, "Answered")
               }
               const exit = yield* Effect.exit(real.persisted(input))
@@ -158,7 +159,7 @@ describe("the wake pipeline under a race", () => {
       })).pipe(Layer.provide(TurnComposer.layerNoDeps))
       const { composer, chats, jobs } = yield* buildPipeline(fake, subagents, DeletingComposer)
 
-      const first = yield* composer.persisted({ chatId: storedChatKey(chatId), messages: [user("u1", "research graphs")], context: undefined })
+      const first = yield* composer.persisted({ chatId: storedChatKey(chatId), messages: [user("u1", "research graphs")], context: undefined, agent: mediaEditorDefinition })
       assert.strictEqual(first._tag, "Answered")
       yield* eventually(Effect.sync(() => wakeAttempts.length), (n) => n >= 1, "the wake's attempt")
       const attempt = wakeAttempts[0]!

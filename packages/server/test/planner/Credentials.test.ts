@@ -9,7 +9,7 @@ import { SqlClient } from "effect/sql"
 import { CredentialKeys, keyIdOf, open, parseKey, seal } from "../../src/planner/CredentialKeys.ts"
 import { ADMIN_TOKEN, client, decisionBody, newCredentialKey, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 
 // These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
 const STARTS_A_DATABASE = 120_000

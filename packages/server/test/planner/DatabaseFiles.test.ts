@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { layerEmbeddedPg } from "../../src/db/EmbeddedPostgres.ts"
 import { ADMIN_TOKEN, CREDENTIAL_KEY, client, decisionBody, layerPlannerReplica, plannerEnv } from "../support/ControlPlane.ts"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 import { baseUrl } from "../support/TestServer.ts"
 
 // These tests start their own database inside the test: on a loaded machine the embedded one takes a while.

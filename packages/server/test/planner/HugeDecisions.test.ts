@@ -11,7 +11,7 @@ import { maxStoredValueBytes } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { client, decisionBody, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 import { baseUrl } from "../support/TestServer.ts"
 
 const MiB = 1024 * 1024

@@ -17,7 +17,7 @@ import { UsageRepo } from "../../src/usage/UsageRepo.ts"
 import { DecisionsRepo, PRUNE_LOCK } from "../../src/planner/DecisionsRepo.ts"
 import { client, decisionBody, layerPlannerServer, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
-import { FakeOpenAiServer, reply } from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAiServer, openAiReply as reply } from "@switchboard/providers/testing"
 import { backend } from "../support/TestDatabase.ts"
 import { baseUrl } from "../support/TestServer.ts"
 

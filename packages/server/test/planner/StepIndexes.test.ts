@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { backend } from "../support/TestDatabase.ts"
 import { client, decisionBody, plannerEnv, startReplicas } from "../support/ControlPlane.ts"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 
 // These tests start their own database inside the test: on a loaded machine the embedded one takes a while.
 const STARTS_A_DATABASE = 120_000

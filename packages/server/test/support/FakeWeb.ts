@@ -16,8 +16,8 @@
  * any other path → the page registered for it, else 404.
  */
 import type { Effect, Scope } from "effect"
-import { baseReply, scopedFake, startFakeHttp } from "@switchboard/providers/testing/FakeHttp"
-import type { FakeHttpServer, FakeReply, RecordedRequest } from "@switchboard/providers/testing/FakeHttp"
+import { baseReply, scopedFake, startFakeHttp } from "@switchboard/providers/testing"
+import type { FakeHttpServer, FakeReply, RecordedRequest } from "@switchboard/providers/testing"
 
 export interface Hit {
   readonly title: string

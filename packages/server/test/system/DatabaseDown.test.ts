@@ -2,7 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Effect, Layer, Scope } from "effect"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
 import { baseUrl, layerReplica, postJsonAt, requestAt } from "../support/TestServer.ts"
 

@@ -2,7 +2,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { rawRequest } from "../support/RawHttp.ts"
 import { baseUrl, layerTestServer, request } from "../support/TestServer.ts"
 import { migrationCount } from "../../src/db/Migrations.ts"

@@ -7,7 +7,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { recordRequest } from "../../src/telemetry/Metrics.ts"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"

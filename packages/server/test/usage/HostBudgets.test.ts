@@ -9,7 +9,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 import { ADMIN_TOKEN, client, decisionBody, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
 import { baseUrl, requestAt } from "../support/TestServer.ts"

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 import { ADMIN_TOKEN, client, decisionBody, newCredentialKey } from "../support/ControlPlane.ts"
 import { eventually } from "../support/JobsHelpers.ts"
 import { startServerPair } from "../support/ServerProcess.ts"

@@ -6,7 +6,7 @@
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, JobRecord, ProviderChatResponse } from "@switchboard/domain"
 import { Deferred, Effect } from "effect"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { providerFailureNote } from "../../src/jobs/subagents/ToolLoop.ts"
 import { readEventStream, streamInit } from "../support/EventStream.ts"
 import { oneCallResearcher } from "../support/FakeSubagents.ts"

@@ -6,7 +6,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { audience, issuer, makeKey, signConfused, signToken, signWithSecret, startJwks, unsignedToken } from "../support/ProductAuth.ts"
 import { layerTestServer, postJson, request } from "../support/TestServer.ts"
 

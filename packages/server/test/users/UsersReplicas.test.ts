@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 import { ADMIN_TOKEN } from "../support/ControlPlane.ts"
 import { startServerPair } from "../support/ServerProcess.ts"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"

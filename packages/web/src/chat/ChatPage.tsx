@@ -3,7 +3,7 @@
  * conversation in the middle (messages as they stream, the status line, the composer), the
  * sub-agents and the project context on the right; on a phone, one column, the list folded at the
  * top and the sidebar below the conversation. The state and the agent loop are the client
- * package's (`ChatSession.tsx`); the sub-agents' views are the jobs views' (`JobViews.tsx`).
+ * package's (`ChatStores.ts`, `ChatSession.tsx`); the sub-agents' views are the jobs views' (`JobViews.tsx`).
  *
  * `/` shows the conversation the chat store holds and moves to its `/chats/:chatId` once it has a
  * message, so a reload or a link comes back to it; opening `/chats/:chatId` puts that chat in the
@@ -16,7 +16,9 @@ import { navigate } from "../app/Router.tsx"
 import type { PageProps } from "../app/Router.tsx"
 import { JobsChatContext, JobsProvider, SubagentsPanel } from "../jobs/JobViews.tsx"
 import type { JobsChatTarget } from "../jobs/JobViews.tsx"
-import { ChatSessionContext, chatStore, conversationsStore, openConversation, resync, sessionFor } from "./ChatSession.tsx"
+import { ChatSessionContext, openConversation, resync, sessionFor } from "./ChatSession.tsx"
+import { chatStore } from "./ChatStores.ts"
+import { conversationsStore } from "./ConversationList.ts"
 import { Composer, ErrorBanner, StatusLine } from "./Composer.tsx"
 import { ContextEditor } from "./ContextEditor.tsx"
 import { Conversations, DEFAULT_AGENT } from "./Conversations.tsx"

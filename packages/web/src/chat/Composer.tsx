@@ -8,7 +8,8 @@ import type { FormEvent, KeyboardEvent } from "react"
 import { useId, useState } from "react"
 import { isOverloaded } from "@switchboard/client"
 import { useStore } from "zustand"
-import { agentStore, chatStore, useChatSession } from "./ChatSession.tsx"
+import { useChatSession } from "./ChatSession.tsx"
+import { agentStore, chatStore } from "./ChatStores.ts"
 import { turnFailureText } from "./TurnFailure.ts"
 
 const statusText = (status: string, activeTool: string | null, busy: boolean): string => {

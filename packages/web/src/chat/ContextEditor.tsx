@@ -8,7 +8,7 @@ import type { AgentContext, MediaAsset, MediaKind } from "@switchboard/domain"
 import type { ChangeEvent, FormEvent } from "react"
 import { useId, useState } from "react"
 import { useStore } from "zustand"
-import { agentStore } from "./ChatSession.tsx"
+import { agentStore } from "./ChatStores.ts"
 import { forgetFile, isPicked, pickedFiles, pickedUri, rememberFile } from "./PickedFiles.ts"
 
 export const emptyContext: AgentContext = { projectId: "my-project", activeSceneId: null, mediaAssets: [], playbackTimeMs: 0 }

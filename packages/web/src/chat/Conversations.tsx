@@ -21,8 +21,10 @@ import { makeConsoleApi } from "../api/ConsoleApi.ts"
 import type { ConsoleApi } from "../api/ConsoleApi.ts"
 import { ownerOf, sessionStore } from "../api/Session.ts"
 import { Link, navigate } from "../app/Router.tsx"
-import type { Conversation } from "./ChatSession.tsx"
-import { adoptOwner, chatStore, conversationsStore, useChatSession } from "./ChatSession.tsx"
+import { useChatSession } from "./ChatSession.tsx"
+import { chatStore } from "./ChatStores.ts"
+import type { Conversation } from "./ConversationList.ts"
+import { adoptOwner, conversationsStore } from "./ConversationList.ts"
 
 export const DEFAULT_AGENT = "media-editor"
 

@@ -23,7 +23,7 @@ const subscribe = (wake: () => void) => {
 const current = () => render
 
 export const Markdown = memo(function Markdown({ text }: { readonly text: string }) {
-  const renderer = useSyncExternalStore(subscribe, current)
+  const renderer = useSyncExternalStore(subscribe, current, current)
   const html = useMemo(() => renderer?.(text), [renderer, text])
   return html === undefined
     ? <div className="markdown markdown-plain">{text}</div>

@@ -1,20 +1,27 @@
 /**
- * The conversation, scrolled in its own region. New text keeps the view at the bottom only when
+ * The conversation — the chat's UIMessages (`uiChatStore`), one `MessageItem` each — scrolled in
+ * its own region. New text keeps the view at the bottom only when
  * the reader is already there: someone who scrolled up to read stays where they are while an
  * answer streams. The region is keyboard-scrollable (it takes focus) and labelled.
  */
-import { useEffect, useLayoutEffect, useRef } from "react"
+import { useEffect, useLayoutEffect, useMemo, useRef } from "react"
 import { useStore } from "zustand"
-import { chatStore } from "./ChatSession.tsx"
+import { agentStore, chatStore, uiChatStore } from "./ChatStores.ts"
 import { isShown, MessageItem } from "./MessageItem.tsx"
+import type { TurnActivity } from "./parts/TurnActivity.ts"
+import { TurnActivityContext } from "./parts/TurnActivity.ts"
 
 /** Within this many pixels of the end counts as at the bottom. */
 const BOTTOM_SLACK = 32
 
 export const MessageList = () => {
-  const messages = useStore(chatStore, (state) => state.messages)
-  const streamingId = useStore(chatStore, (state) => state.streamingId)
-  const chatId = useStore(chatStore, (state) => state.chatId)
+  const messages = useStore(uiChatStore, (state) => state.messages)
+  const streamingId = useStore(uiChatStore, (state) => state.streamingId)
+  const chatId = useStore(uiChatStore, (state) => state.chatId)
+  // What the cards of calls still without a result show: running, waiting, not run.
+  const running = useStore(chatStore, (state) => state.loading)
+  const activeTool = useStore(agentStore, (state) => state.activeTool)
+  const activity = useMemo<TurnActivity>(() => ({ running, activeTool }), [running, activeTool])
   const scroller = useRef<HTMLDivElement>(null)
   const atBottom = useRef(true)
 
@@ -62,9 +69,11 @@ export const MessageList = () => {
           </div>
         )
         : (
-          <ol className="messages">
-            {shown.map((message) => <MessageItem key={message.id} message={message} streaming={message.id === streamingId} />)}
-          </ol>
+          <TurnActivityContext value={activity}>
+            <ol className="messages">
+              {shown.map((message) => <MessageItem key={message.id} message={message} streaming={message.id === streamingId} />)}
+            </ol>
+          </TurnActivityContext>
         )}
     </div>
   )

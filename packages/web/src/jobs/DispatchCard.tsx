@@ -4,7 +4,7 @@
  * ("research done · 3 sources"), the reason when it failed. Found by the call's id, which is the
  * job's `toolCallId`.
  */
-import type { ToolCall } from "@switchboard/domain"
+import type { JobKind } from "@switchboard/domain"
 import { jobOfToolCall } from "@switchboard/client"
 import { useEffect } from "react"
 import { useStore } from "zustand"
@@ -12,23 +12,30 @@ import { useJobsContext } from "./JobsContext.tsx"
 import { askedFor, finishedLine, jobFailed, kindLabel } from "./JobText.ts"
 
 export interface DispatchCardProps {
-  /** The job tool call as the transcript holds it (its `id` is the job's `toolCallId`). */
-  readonly call: ToolCall
+  /** The job tool call's id (the job's `toolCallId`): its tool part's `toolCallId`. */
+  readonly toolCallId: string
+  /** The job's kind: the tool's name. */
+  readonly kind: JobKind
+  /** The call's input, as its tool part carries it. */
+  readonly input: unknown
 }
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The id of a call's card in the page: the sub-agents panel scrolls to it. */
 export const dispatchCardId = (toolCallId: string) => `dispatch-${toolCallId}`
 
-export function DispatchCard({ call }: DispatchCardProps) {
+export function DispatchCard({ input, kind, toolCallId }: DispatchCardProps) {
   const { kick, store } = useJobsContext()
-  const job = useStore(store, (state) => jobOfToolCall(state, call.id))
+  const job = useStore(store, (state) => jobOfToolCall(state, toolCallId))
   const known = job !== undefined
   // A card whose job no poll has listed yet (a turn just dispatched it): poll now rather than idly.
   useEffect(() => {
     if (!known) kick()
   }, [known, kick])
 
-  const asked = askedFor(call.args)
+  const asked = isObject(input) ? askedFor(input) : undefined
   const state = job === undefined ? "pending" : job.status === "running" ? "running" : jobFailed(job) ? "failed" : "done"
   const line = job === undefined
     ? "dispatched"
@@ -39,13 +46,13 @@ export function DispatchCard({ call }: DispatchCardProps) {
   return (
     <div
       className={`job-card dispatch-card dispatch-card--${state}`}
-      id={dispatchCardId(call.id)}
+      id={dispatchCardId(toolCallId)}
       tabIndex={-1}
-      data-tool-call-id={call.id}
+      data-tool-call-id={toolCallId}
       data-job-status={state}
     >
       <div className="dispatch-card__head">
-        <span className={`job-kind job-kind--${call.name}`}>{kindLabel(call.name)}</span>
+        <span className={`job-kind job-kind--${kind}`}>{kindLabel(kind)}</span>
         {asked !== undefined && <span className="dispatch-card__asked" title={asked}>{asked}</span>}
       </div>
       <p className="dispatch-card__line" role="status">

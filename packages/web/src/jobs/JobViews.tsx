@@ -6,9 +6,11 @@
  * - `<JobsProvider chatId api>` around the conversation: the one poll of `/api/jobs` — the client
  *   package's job watch, the CLI's own — feeding the client's jobs store, while the chat is open;
  *   it stops when the chat closes or `chatId` changes;
- * - `<DispatchCard call />` for an assistant tool call whose name is a job kind (`isJobKind`);
- * - `<SteerCard message />` for a message `subagentResultOf` marks as a steer — never as the
- *   user's own message;
+ * - `<DispatchCard toolCallId kind input />` for an assistant's tool part whose tool is a job kind
+ *   (`isJobKind`);
+ * - `<SteerCard messageId marker artifact text />` for a steer's `data-subagent-artifact` part (or,
+ *   for a steer without a valid one, its text) — a message `subagentResultOf` marks as a steer,
+ *   never shown as the user's own message;
  * - `<SubagentsPanel />` in the sidebar: the chat's jobs.
  *
  * **What the chat page provides: `JobsChatContext`.** The job watch does for the browser what it

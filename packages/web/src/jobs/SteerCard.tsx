@@ -3,18 +3,24 @@
  * never shown as the user's own message): a card saying which sub-agent it is from, and its
  * result by kind — the research brief with its sources as links, the demo running in its
  * sandboxed frame, the figure as an image with a download — or why it failed. The card draws the
- * `data-subagent-artifact` part; the text part is the model's.
+ * steer's `data-subagent-artifact` part; the text part is the model's, shown only by a steer
+ * without a valid artifact.
  */
-import type { ChatMessage, DemoResult, JobKind, ResearchResult, SubagentResult, VisualResult } from "@switchboard/domain"
-import { subagentArtifactOf, subagentResultOf } from "@switchboard/domain"
+import type { DemoResult, JobKind, ResearchResult, SubagentArtifactData, SubagentResult, SubagentResultMeta, VisualResult } from "@switchboard/domain"
 import { BriefText, ExternalLink, webUrl } from "./BriefText.tsx"
 import { DemoFrame } from "./DemoFrame.tsx"
 import { failureReasonOf, kindLabel, resultSummary } from "./JobText.ts"
 import { SvgFigure } from "./SvgFigure.tsx"
 
 export interface SteerCardProps {
-  /** A steer message (`subagentResultOf(message)` is defined). */
-  readonly message: ChatMessage
+  /** The steer message's id. */
+  readonly messageId: string
+  /** The steer's marker (`metadata.subagentResult`: its job), when it has one. */
+  readonly marker: SubagentResultMeta | undefined
+  /** The full result, from the `data-subagent-artifact` part, when the steer carries a valid one. */
+  readonly artifact: SubagentArtifactData | undefined
+  /** Without an artifact: the steer's text, shown as the brief. */
+  readonly text?: string | undefined
 }
 
 const headings: Readonly<Record<JobKind, string>> = {
@@ -79,12 +85,10 @@ const body = (kind: JobKind, jobId: string, result: SubagentResult) => {
   }
 }
 
-export function SteerCard({ message }: SteerCardProps) {
-  const meta = subagentResultOf(message)
-  const artifact = subagentArtifactOf(message)
-  const kind = artifact?.kind ?? meta?.kind
-  const jobId = meta?.jobId ?? message.id
-  const headingId = `steer-${message.id}-heading`
+export function SteerCard({ artifact, marker, messageId, text }: SteerCardProps) {
+  const kind = artifact?.kind ?? marker?.kind
+  const jobId = marker?.jobId ?? messageId
+  const headingId = `steer-${messageId}-heading`
   const failure = artifact !== undefined ? failureReasonOf(artifact.kind, artifact.result) : undefined
   const state = artifact === undefined ? "text" : failure !== undefined ? "failed" : "done"
   return (
@@ -103,7 +107,7 @@ export function SteerCard({ message }: SteerCardProps) {
         )}
       </header>
       {artifact === undefined
-        ? <BriefText text={message.content} />
+        ? <BriefText text={text ?? ""} />
         : failure !== undefined
         ? <p className="steer-card__failure">{failure}</p>
         : body(artifact.kind, jobId, artifact.result)}

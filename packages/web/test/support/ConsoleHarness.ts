@@ -26,8 +26,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { chromium } from "playwright-core"
 import type { Browser, Page } from "playwright-core"
-import { freePort, startServerProcess } from "@switchboard/server/testing/ServerProcess"
-import { makeTestDatabase } from "@switchboard/server/testing/TestDatabase"
+import { freePort, makeTestDatabase, startServerProcess } from "@switchboard/server/testing"
 
 const ROOT = resolve(import.meta.dirname, "../../../..")
 

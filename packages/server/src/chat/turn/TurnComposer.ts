@@ -40,14 +40,15 @@
  * release of the marker guaranteed whatever ends the turn.
  */
 import type { AgentDefinition, ChatMessage, ChatResponse, JsonObject, ProviderChatParams } from "@switchboard/domain"
-import { ChatNotFound, TurnInFlight } from "@switchboard/domain"
-import { Config, Context, Duration, Effect, Layer } from "effect"
+import { ChatNotFound, traced, TurnInFlight } from "@switchboard/domain"
+import { Context, Duration, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { ProviderAdapter, ProviderError, traced } from "@switchboard/providers"
+import { ProviderAdapter, ProviderError } from "@switchboard/providers"
 import { ChatRepo } from "../ChatRepo.ts"
+import { TurnMarkerGraceMsSetting } from "../ChatSettings.ts"
+import { LlmTimeoutMsSetting } from "../ProviderSettings.ts"
 import { ServerTools } from "../ServerTools.ts"
-import { mediaEditor } from "../../agents/Agents.ts"
 import type { LiveTurn } from "../stream/LiveTurn.ts"
 import { publish } from "../stream/LiveTurn.ts"
 import { chatIdOf } from "../../users/ChatKey.ts"
@@ -66,7 +67,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
   unpersisted(
     messages: ReadonlyArray<ChatMessage>,
     context: JsonObject | undefined,
-    agent?: AgentDefinition,
+    agent: AgentDefinition,
     live?: LiveTurn
   ): Effect.Effect<ChatResponse, ProviderError>
   persisted(input: TurnInput): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError>
@@ -79,17 +80,8 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     const tools = yield* ServerTools
     const sql = yield* SqlClient.SqlClient
     // The marker must outlive the longest provider call, or a slow turn could be overtaken.
-    // An invalid value is the provider's to report (502 provider_not_configured), not a reason to refuse to start.
-    const providerTimeout = yield* Config.Int("LLM_TIMEOUT_MS").pipe(
-      Config.withDefault(60_000),
-      Effect.orElseSucceed(() => 60_000)
-    )
-    // The slack beyond the provider call (storing the answer, the tool rounds' writes); tests of a killed
-    // replica shorten it so that a dead turn's marker expires within the test.
-    const grace = yield* Config.Int("TURN_MARKER_GRACE_MS").pipe(
-      Config.withDefault(30_000),
-      Effect.orElseSucceed(() => 30_000)
-    )
+    const providerTimeout = yield* LlmTimeoutMsSetting.config
+    const grace = yield* TurnMarkerGraceMsSetting.config
     const markerTtl = Duration.millis(providerTimeout + Math.max(0, grace))
 
     const accept = makeAccept(repo, markerTtl)
@@ -98,7 +90,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
     const unpersisted = Effect.fnUntraced(function*(
       messages: ReadonlyArray<ChatMessage>,
       context: JsonObject | undefined,
-      agent: AgentDefinition = mediaEditor,
+      agent: AgentDefinition,
       live?: LiveTurn
     ) {
       const offer = offerOf(agent, context, undefined)

@@ -7,7 +7,6 @@ import type { ChatMessage } from "@switchboard/domain"
 import type { Duration } from "effect"
 import { Effect } from "effect"
 import type { ChatRepo } from "../ChatRepo.ts"
-import { mediaEditor } from "../../agents/Agents.ts"
 import type { TurnGuard, TurnInput } from "./TurnTypes.ts"
 import { chatGone, unstored } from "./TurnTypes.ts"
 
@@ -24,7 +23,7 @@ export const makeAccept = (repo: ChatRepo["Service"], markerTtl: Duration.Durati
       // A client turn: the marker, the stored transcript and the write-ahead append (ids already
       // stored are left as they were) in one statement (a large request's further batches right
       // after); the conversation is the transcript and then what was new in the request.
-      const opened = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Agent", messages: input.messages, agent: (input.agent ?? mediaEditor).name })
+      const opened = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Agent", messages: input.messages, agent: input.agent.name })
       if (opened._tag === "Held") return undefined
       if (opened._tag === "OtherAgent") return { otherAgent: opened.agent }
       const stored = opened.transcript

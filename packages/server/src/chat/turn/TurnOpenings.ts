@@ -4,10 +4,9 @@
  * write-ahead — in one statement, so accepting a turn is one round trip (docs/streaming.md).
  * `ChatRepo` answers with these; the turn (`TurnComposer`) calls them through it.
  */
-import { ChatMessage } from "@switchboard/domain"
+import { ChatMessage, traced } from "@switchboard/domain"
 import { Duration, Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
-import { traced } from "@switchboard/providers"
 import { retryDeadlock } from "../../db/RetryDeadlock.ts"
 import type { ChatKey } from "../../users/ChatKey.ts"
 import { appendTo, findTranscript, inBatches, insertMessages, liveChat, takeMarker, touchChat } from "../TranscriptSql.ts"

@@ -6,18 +6,17 @@
  * statement (the turn's end) — or with a client's calls, which end the turn.
  */
 import type { ChatMessage, DispatchedJob, ProviderChatParams, ToolCall } from "@switchboard/domain"
-import { maxStoredValueBytes, othersPending, runSteps, stepCountIs } from "@switchboard/domain"
+import { maxStoredValueBytes, othersPending, runSteps, stepCountIs, traced } from "@switchboard/domain"
 import type { Duration } from "effect"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
-import { ProviderError, traced } from "@switchboard/providers"
+import { ProviderError } from "@switchboard/providers"
 import type { ProviderAdapter } from "@switchboard/providers"
 import type { ChatRepo } from "../ChatRepo.ts"
 import { inBatches } from "../ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../../db/StoredSize.ts"
 import { bothWrites } from "../ServerTools.ts"
 import type { ServerToolsShape } from "../ServerTools.ts"
-import { mediaEditor } from "../../agents/Agents.ts"
 import { publish } from "../stream/LiveTurn.ts"
 import { offerOf } from "./Offer.ts"
 import { publishExecuted, streamRound } from "./StreamRound.ts"
@@ -42,7 +41,7 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
 ) {
   const { chatId, context, live } = input
   const conversation = [...transcript]
-  const offer = offerOf(input.agent ?? mediaEditor, context, tools)
+  const offer = offerOf(input.agent, context, tools)
   const { systemPrompt, owns } = offer
   const model = offer.model === undefined ? {} : { model: offer.model }
   const dispatched: Array<DispatchedJob> = []

@@ -25,10 +25,10 @@ export interface TurnInput {
   /** Checked against the agent's context schema by the caller (`checkContext`). */
   readonly context: JsonObject | undefined
   /**
-   * The agent the turn runs (default: the built-in). A client turn opens only a chat of this agent
-   * (or a new one, then created as its): a chat of another answers `OtherAgent`, nothing written.
+   * The agent the turn runs. A client turn opens only a chat of this agent (or a new one, then
+   * created as its): a chat of another answers `OtherAgent`, nothing written.
    */
-  readonly agent?: AgentDefinition
+  readonly agent: AgentDefinition
   /** `defer`: nothing is written, the turn is `Deferred`; `skip`: only `settles` is done. */
   readonly guard?: (transcript: ReadonlyArray<ChatMessage>) => TurnGuard
   /**

@@ -15,8 +15,8 @@
  */
 import { Cause, Effect, Layer } from "effect"
 import type { JobKind, SubagentResult } from "@switchboard/domain"
-import { subagentFailure } from "@switchboard/domain"
-import { ProviderAdapter, traced } from "@switchboard/providers"
+import { subagentFailure, traced } from "@switchboard/domain"
+import { ProviderAdapter } from "@switchboard/providers"
 import type { SubagentRun } from "../JobKindDefinition.ts"
 import { registeredKinds } from "../JobKinds.ts"
 import { Subagents } from "../Subagents.ts"

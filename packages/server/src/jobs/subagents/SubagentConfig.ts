@@ -14,46 +14,71 @@
  *
  * A blank value counts as unset, as for the provider's variables.
  */
-import { Config, Effect, Option } from "effect"
+import { Config, Effect } from "effect"
 import type { JobKind } from "@switchboard/domain"
-import { jobKinds, registeredKinds } from "../JobKinds.ts"
+import { LlmModelSetting } from "../../chat/ProviderSettings.ts"
+import { httpUrl } from "../../process/Accepts.ts"
+import type { Setting } from "../../process/Setting.ts"
+import { optionalText, setting } from "../../process/Setting.ts"
+import { registeredKinds } from "../JobKinds.ts"
 import type { SubagentSettings } from "./SubagentSettings.ts"
 
 export type { SubagentOverrides, SubagentSettings } from "./SubagentSettings.ts"
 
-/** An optional variable; blank or unreadable counts as absent. */
-const optional = (name: string): Effect.Effect<string | undefined> =>
-  Config.option(Config.String(name)).pipe(
-    Config.map(Option.map((s: string) => s.trim())),
-    Config.map(Option.filter((s: string) => s !== "")),
-    Effect.map(Option.getOrUndefined),
-    Effect.orElseSucceed(() => undefined)
-  )
+/** Each kind's model, under the variable its definition names (`JOB_MODEL_<KIND>`). */
+export const ModelSettings = Object.fromEntries(
+  registeredKinds.map((k) => [k.kind, setting({ name: k.modelVariable, blankIsUnset: true }, optionalText)])
+) as Readonly<Record<JobKind, Setting<string | undefined>>>
 
 /**
- * The model a sub-agent of this kind uses: its kind's variable (`JOB_MODEL_<KIND>`), else
+ * The model a sub-agent of this kind uses: its kind's variable, else
  * `LLM_MODEL`; undefined when neither is set (the adapter's own model is then
  * used, and an adapter without one is `NotConfigured` anyway).
  */
 export const modelFor = (role: JobKind): Effect.Effect<string | undefined> =>
   Effect.gen(function*() {
-    return (yield* optional(jobKinds[role].modelVariable)) ?? (yield* optional("LLM_MODEL"))
-  })
+    return (yield* ModelSettings[role].config) ?? (yield* LlmModelSetting.config)
+  }).pipe(Effect.orElseSucceed(() => undefined))
 
 export const DEFAULT_CHROMIUM_PATH = "/usr/bin/chromium"
 
+export const SearchUrlSetting = setting({
+  name: "SEARCH_URL",
+  expected: "an http(s) URL of a SearXNG-compatible JSON search API",
+  accepts: httpUrl,
+  blankIsUnset: true
+}, optionalText)
 
-const flag = (raw: string | undefined, byDefault: boolean): boolean =>
-  raw === undefined ? byDefault : ["1", "true", "yes", "on"].includes(raw.toLowerCase())
+export const ChromiumPathSetting = setting({ name: "CHROMIUM_PATH", blankIsUnset: true }, (name) =>
+  optionalText(name).pipe(Config.map((path) => path ?? DEFAULT_CHROMIUM_PATH)))
+
+const FLAG = ["1", "0", "true", "false", "yes", "no", "on", "off"]
+
+/** 1, true, yes, on (any case) are on; the others of `FLAG` off; unset is `byDefault`. */
+const flagSetting = (name: string, byDefault: boolean) =>
+  setting({
+    name,
+    expected: "1 or 0 (true/false, yes/no, on/off)",
+    accepts: (value) => FLAG.includes(value.toLowerCase()),
+    blankIsUnset: true
+  }, (variable) =>
+    optionalText(variable).pipe(
+      Config.map((raw) => raw === undefined ? byDefault : ["1", "true", "yes", "on"].includes(raw.toLowerCase()))
+    ))
+
+export const FetchAllowPrivateSetting = flagSetting("FETCH_ALLOW_PRIVATE", false)
+export const VisualVisionSetting = flagSetting("JOB_VISUAL_VISION", true)
 
 export const readSubagentSettings: Effect.Effect<SubagentSettings> = Effect.gen(function*() {
   return {
     models: Object.fromEntries(
       yield* Effect.forEach(registeredKinds, (k) => Effect.map(modelFor(k.kind), (model) => [k.kind, model] as const))
     ) as Record<JobKind, string | undefined>,
-    searchUrl: yield* optional("SEARCH_URL"),
-    fetchAllowPrivate: flag(yield* optional("FETCH_ALLOW_PRIVATE"), false),
-    chromiumPath: (yield* optional("CHROMIUM_PATH")) ?? DEFAULT_CHROMIUM_PATH,
-    visualVision: flag(yield* optional("JOB_VISUAL_VISION"), true)
+    ...yield* Config.all({
+      searchUrl: SearchUrlSetting.config,
+      fetchAllowPrivate: FetchAllowPrivateSetting.config,
+      chromiumPath: ChromiumPathSetting.config,
+      visualVision: VisualVisionSetting.config
+    }).pipe(Effect.orDie)
   }
 })

@@ -11,7 +11,7 @@ import { DEFAULT_CHROMIUM_PATH } from "../../../src/jobs/subagents/SubagentConfi
 import type { SubagentSettings } from "../../../src/jobs/subagents/SubagentConfig.ts"
 import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
 import type { SubagentOverrides } from "../../../src/jobs/subagents/RealSubagents.ts"
-import type { FakeOpenAi } from "@switchboard/providers/testing/FakeOpenAi"
+import type { FakeOpenAi } from "@switchboard/providers/testing"
 
 export const settings = (overrides: Partial<SubagentSettings> = {}): SubagentSettings => ({
   models: { research: "research-model", demo: "demo-model", visual: "visual-model" },
@@ -23,7 +23,7 @@ export const settings = (overrides: Partial<SubagentSettings> = {}): SubagentSet
   ...overrides
 })
 
-export const providerFor = (fake: FakeOpenAi) =>
+export const providerFor = (fake: FakeOpenAi.FakeOpenAi) =>
   OpenAiCompatible.layer({
     model: "default-model",
     baseUrl: fake.url,
@@ -34,7 +34,7 @@ export const providerFor = (fake: FakeOpenAi) =>
   })
 
 /** The sub-agents layer over the fake provider. */
-export const subagentsFor = (fake: FakeOpenAi, config: SubagentSettings, overrides: SubagentOverrides = {}) =>
+export const subagentsFor = (fake: FakeOpenAi.FakeOpenAi, config: SubagentSettings, overrides: SubagentOverrides = {}) =>
   RealSubagents.layerTest(config, overrides).pipe(Layer.provide(providerFor(fake)))
 
 export interface RunOutcome<R extends SubagentResult> {
@@ -57,19 +57,19 @@ export const runJob = <R extends SubagentResult>(kind: JobKind, input: JobInput)
   })
 
 /** The parsed `messages` of a recorded Chat Completions request. */
-export const wireMessages = (fake: FakeOpenAi, index: number): ReadonlyArray<Record<string, unknown>> =>
+export const wireMessages = (fake: FakeOpenAi.FakeOpenAi, index: number): ReadonlyArray<Record<string, unknown>> =>
   ((fake.chatRequests()[index]?.body as { messages?: unknown } | undefined)?.messages ?? []) as ReadonlyArray<
     Record<string, unknown>
   >
 
 /** The tool names a recorded request offered. */
-export const offeredTools = (fake: FakeOpenAi, index: number): ReadonlyArray<string> =>
+export const offeredTools = (fake: FakeOpenAi.FakeOpenAi, index: number): ReadonlyArray<string> =>
   (((fake.chatRequests()[index]?.body as { tools?: unknown } | undefined)?.tools ?? []) as ReadonlyArray<
     { function: { name: string } }
   >).map((t) => t.function.name)
 
 /** The tool results (parsed JSON content) a recorded request carried, in order. */
-export const toolResults = (fake: FakeOpenAi, index: number): ReadonlyArray<Record<string, unknown>> =>
+export const toolResults = (fake: FakeOpenAi.FakeOpenAi, index: number): ReadonlyArray<Record<string, unknown>> =>
   wireMessages(fake, index)
     .filter((m) => m["role"] === "tool")
     .map((m) => JSON.parse(String(m["content"])) as Record<string, unknown>)

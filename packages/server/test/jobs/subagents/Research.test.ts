@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { ResearchResult } from "@switchboard/domain"
 import { isSubagentFailure } from "@switchboard/domain"
 import { BRIEF_LIMIT, noSearchNote } from "../../../src/jobs/subagents/research/Research.ts"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi } from "@switchboard/providers/testing"
 import * as FakeWeb from "../../support/FakeWeb.ts"
 import { call, offeredTools, runJob, settings, subagentsFor, toolResults, wireMessages } from "./Harness.ts"
 

@@ -12,7 +12,7 @@ import { modelFor, readSubagentSettings } from "../../../src/jobs/subagents/Suba
 import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
 import { activityLine, runToolLoop, tool, ToolFailure } from "../../../src/jobs/subagents/ToolLoop.ts"
 import type { ToolLoopOptions } from "../../../src/jobs/subagents/ToolLoop.ts"
-import { makeFakeProvider } from "@switchboard/providers/testing/FakeProvider"
+import { makeFakeProvider } from "@switchboard/providers/testing"
 import { settings } from "./Harness.ts"
 
 const echo = tool({

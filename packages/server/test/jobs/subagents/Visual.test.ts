@@ -10,8 +10,7 @@ import { isSubagentFailure } from "@switchboard/domain"
 import { renderSvg, RENDER_WIDTH } from "../../../src/jobs/subagents/visual/SvgRender.ts"
 import { svgSafetyProblems } from "../../../src/jobs/subagents/visual/SvgSafety.ts"
 import { VISUAL_MAX_ATTEMPTS } from "../../../src/jobs/subagents/visual/Visual.ts"
-import * as FakeOpenAi from "@switchboard/providers/testing/FakeOpenAi"
-import { FakeOpenAiServer } from "@switchboard/providers/testing/FakeOpenAi"
+import { FakeOpenAi, FakeOpenAiServer } from "@switchboard/providers/testing"
 import { call, offeredTools, runJob, settings, subagentsFor, toolResults, wireMessages } from "./Harness.ts"
 
 const svg = (inner: string, attributes = "") =>

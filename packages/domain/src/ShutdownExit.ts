@@ -7,6 +7,14 @@
  * ran without failing: jobs given back, the database closed — exits 0.
  * Everything else keeps the default: a failed start (a taken port, a bad
  * setting, no database) or a finalizer that failed exits non-zero.
+ *
+ * Process plumbing, not vocabulary: it lives in the domain because both entry
+ * points that run under process managers need it — the server's `main.ts` and
+ * the CLI's `bin.ts` (`serve`, `host run`) — and the domain is the one package
+ * both already depend on (the providers would be a detour the CLI needs for
+ * nothing else; the server would make the CLI import it eagerly). `process` is
+ * touched only when `watchShutdownSignals` is called, so the browser bundles
+ * that take the domain are unaffected.
  */
 import { Cause, Exit, Runtime } from "effect"
 

@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Exit } from "effect"
-import { shutdownTeardown } from "@switchboard/providers"
+import { shutdownTeardown } from "../src/ShutdownExit.ts"
 
 const codeOf = (exit: Exit.Exit<unknown, unknown>, signalled: boolean) => {
   let code: number | undefined
