@@ -4,7 +4,7 @@
  * `admin agents list`, and `chat --agent` refusing an agent whose client
  * tools this CLI does not implement.
  */
-import { agentDefinitionOf, agentInfoOf, BUILT_IN_AGENT } from "@switchboard/domain"
+import { agentDefinitionOf, agentInfoOf, BUILT_IN_AGENT, keptHeaderNames } from "@switchboard/domain"
 import type { AgentBody, AgentDefinition } from "@switchboard/domain"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -32,7 +32,8 @@ const agentsServer = () => {
     const name = decodeURIComponent(request.path.split("/").at(-1) ?? "")
     if (request.method === "GET" && request.path === "/admin/agents") return { json: { agents: [...agents.values()] } }
     if (request.method === "PUT" && request.path.startsWith("/admin/agents/")) {
-      const definition = agentDefinitionOf(name, JSON.parse(request.body.toString("utf8")) as AgentBody)
+      // As the server does: a server written without headers keeps the stored ones' names.
+      const definition = agentDefinitionOf(name, JSON.parse(request.body.toString("utf8")) as AgentBody, keptHeaderNames(agents.get(name)))
       agents.set(name, definition)
       return { json: definition }
     }
@@ -75,6 +76,33 @@ describe("switchboard admin agents", () => {
       assert.strictEqual(third.code, 0, third.stderr)
       assert.deepStrictEqual(JSON.parse(third.stdout), { agents: [{ name: "support", action: "updated" }] })
       assert.strictEqual(puts(server.requests).length, 2)
+    }))
+
+  it.effect("MCP servers: applied as written; idempotent without header values, written every time with them (write-only)", () =>
+    Effect.gen(function*() {
+      const fake = agentsServer()
+      const server = yield* startFakeServer(fake.handler)
+      const calculator = path.join(examples, "calculator.yaml")
+      const first = yield* runCli(["admin", "agents", "apply", calculator, "--server", server.url], admin)
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.deepStrictEqual(fake.agents.get("calculator")?.mcpServers, [
+        { name: "everything", url: "http://127.0.0.1:3001/mcp", tools: ["get-sum", "echo"], headerNames: [] }
+      ])
+      const second = yield* runCli(["admin", "agents", "apply", calculator, "--server", server.url], admin)
+      assert.match(second.stdout, /^unchanged\s+calculator$/m)
+
+      const withToken = path.join(tempDir(), "crm.json")
+      const crm = { name: "crm", url: "https://crm.example/mcp" }
+      fs.writeFileSync(withToken, JSON.stringify([{ name: "crm-agent", systemPrompt: "CRM", mcpServers: [{ ...crm, headers: { Authorization: "Bearer t" } }] }]))
+      yield* runCli(["admin", "agents", "apply", withToken, "--server", server.url], admin)
+      const again = yield* runCli(["admin", "agents", "apply", withToken, "--server", server.url], admin)
+      assert.match(again.stdout, /^updated\s+crm-agent$/m, "a value the server never answers cannot be compared: written again")
+      // The same agent without the value (the token kept by the server): nothing to write.
+      const without = path.join(tempDir(), "crm-kept.json")
+      fs.writeFileSync(without, JSON.stringify([{ name: "crm-agent", systemPrompt: "CRM", mcpServers: [crm] }]))
+      const kept = yield* runCli(["admin", "agents", "apply", without, "--server", server.url], admin)
+      assert.match(kept.stdout, /^unchanged\s+crm-agent$/m)
+      assert.deepStrictEqual(fake.agents.get("crm-agent")?.mcpServers?.[0]?.headerNames, ["Authorization"])
     }))
 
   it.effect("accepts JSON, a bare list included, and lists the agents", () =>

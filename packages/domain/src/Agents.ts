@@ -11,6 +11,7 @@
 import { Schema } from "effect"
 import { JobKind } from "./JobKind.ts"
 import { JsonObject, Text } from "./Json.ts"
+import { MAX_MCP_SERVERS, McpServerBody, mcpServerViewOf, McpServerView } from "./McpServers.ts"
 import { ToolSchema } from "./ToolSchema.ts"
 
 /** The built-in agent: the spec's media editor. */
@@ -38,7 +39,9 @@ export const AgentBody = Schema.Struct({
   /** A JSON Schema the request's `context` must satisfy. */
   contextSchema: Schema.optionalKey(JsonObject),
   /** Overrides `LLM_MODEL` for this agent's turns. */
-  model: Schema.optionalKey(Text.check(Schema.isMinLength(1), Schema.isMaxLength(200)))
+  model: Schema.optionalKey(Text.check(Schema.isMinLength(1), Schema.isMaxLength(200))),
+  /** MCP servers whose tools the server runs in this agent's turns (docs/tools.md). */
+  mcpServers: Schema.optionalKey(Schema.Array(McpServerBody).check(Schema.isMaxLength(MAX_MCP_SERVERS)))
 })
 export type AgentBody = typeof AgentBody.Type
 
@@ -54,6 +57,8 @@ export const AgentDefinition = Schema.Struct({
   jobKinds: Schema.Array(JobKind),
   contextSchema: Schema.optionalKey(JsonObject),
   model: Schema.optionalKey(Text),
+  /** Its MCP servers, their headers' names only. */
+  mcpServers: Schema.optionalKey(Schema.Array(McpServerView)),
   builtIn: Schema.Boolean
 })
 export type AgentDefinition = typeof AgentDefinition.Type
@@ -76,8 +81,15 @@ export const agentInfoOf = (agent: AgentDefinition): AgentInfo => ({
   ...(agent.contextSchema === undefined ? {} : { contextSchema: agent.contextSchema })
 })
 
-/** The stored definition of a new or replaced agent, its optional fields at their defaults. */
-export const agentDefinitionOf = (name: string, body: AgentBody): AgentDefinition => ({
+/**
+ * The stored definition of a new or replaced agent, its optional fields at their defaults.
+ * `keptHeaders`: the header names of an MCP server whose headers the body leaves as they were.
+ */
+export const agentDefinitionOf = (
+  name: string,
+  body: AgentBody,
+  keptHeaders?: (server: McpServerBody) => ReadonlyArray<string> | undefined
+): AgentDefinition => ({
   name,
   description: body.description ?? "",
   systemPrompt: body.systemPrompt,
@@ -85,6 +97,9 @@ export const agentDefinitionOf = (name: string, body: AgentBody): AgentDefinitio
   jobKinds: body.jobKinds ?? [],
   ...(body.contextSchema === undefined ? {} : { contextSchema: body.contextSchema }),
   ...(body.model === undefined ? {} : { model: body.model }),
+  ...(body.mcpServers === undefined || body.mcpServers.length === 0
+    ? {}
+    : { mcpServers: body.mcpServers.map((server) => mcpServerViewOf(server, keptHeaders?.(server))) }),
   builtIn: false
 })
 

@@ -15,6 +15,7 @@ import {
   AgentNotFound,
   anyRouteErrors,
   bodyErrors,
+  CredentialUnavailable,
   DatabaseUnavailable,
   InvalidRequest,
   NotFound
@@ -49,18 +50,19 @@ export class AgentsAdminApi extends HttpApiGroup.make("agentsAdmin")
     HttpApiEndpoint.post("create", "/admin/agents", {
       payload: NewAgent,
       success: CreatedAgent.pipe(HttpApiSchema.status(201)),
-      error: [...anyRouteErrors, ...bodyErrors, AgentExists, AgentBuiltIn, DatabaseUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, AgentExists, AgentBuiltIn, CredentialUnavailable, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Define an agent",
       "Its system prompt (a template: `{{context.a.b}}` is filled from each turn's context), its client tools, " +
-        "the job kinds it may dispatch, an optional JSON Schema for its context and an optional model. Used by the " +
+        "the job kinds it may dispatch, its MCP servers (their `headers` write-only: sealed under `CREDENTIAL_KEY`, " +
+        "never answered), an optional JSON Schema for its context and an optional model. Used by the " +
         "next turn that names it, on every replica."
     )),
     HttpApiEndpoint.put("put", "/admin/agents/:name", {
       params: { name: AgentName },
       payload: AgentBody,
       success: AgentDefinition,
-      error: [...anyRouteErrors, ...bodyErrors, AgentBuiltIn, DatabaseUnavailable]
+      error: [...anyRouteErrors, ...bodyErrors, AgentBuiltIn, CredentialUnavailable, DatabaseUnavailable]
     }).annotateMerge(doc(
       "Define or replace an agent",
       "Creates the agent or replaces its whole definition (idempotent: what `switchboard admin agents apply` " +

@@ -223,7 +223,13 @@ export const RotationReport = Schema.Struct({
   reencrypted: Schema.Int,
   alreadyCurrent: Schema.Int,
   /** Profiles under a key that is neither CREDENTIAL_KEY nor CREDENTIAL_KEY_PREVIOUS: left as they are. */
-  undecryptable: Schema.Array(ProfileId)
+  undecryptable: Schema.Array(ProfileId),
+  /** The agents' MCP server headers, sealed under the same key: the same counts, by `agent/server`. */
+  mcpHeaders: Schema.optionalKey(Schema.Struct({
+    reencrypted: Schema.Int,
+    alreadyCurrent: Schema.Int,
+    undecryptable: Schema.Array(Schema.String)
+  }))
 })
 export type RotationReport = typeof RotationReport.Type
 

@@ -37,7 +37,7 @@ import { ProviderPools } from "@switchboard/providers"
 import type { ProviderAdapter, Transcriber } from "@switchboard/providers"
 import * as ProviderConfig from "@switchboard/providers"
 import * as CredentialCheck from "./planner/CredentialCheck.ts"
-import { CredentialKeys } from "./planner/CredentialKeys.ts"
+import { CredentialKeys } from "./secrets/CredentialKeys.ts"
 import { DecisionRetention, layerSweep } from "./planner/DecisionRetention.ts"
 import { DecisionsRepo } from "./planner/DecisionsRepo.ts"
 import { PlannerDecisions } from "./planner/PlannerDecisions.ts"
@@ -61,6 +61,9 @@ import { UsageLedger } from "./usage/UsageLedger.ts"
 import { UsageReports } from "./usage/UsageReports.ts"
 import { UsageRepo } from "./usage/UsageRepo.ts"
 import { observedServerTools } from "./chat/ObservedServerTools.ts"
+import { allServerTools, ServerTools } from "./chat/ServerTools.ts"
+import { McpClients } from "./mcp/McpClients.ts"
+import * as McpTools from "./mcp/McpTools.ts"
 import { observedProvider } from "./usage/ObservedProvider.ts"
 import { budgetedProvider, UserBudgets } from "./usage/UserBudgets.ts"
 import * as MetricsHttp from "./telemetry/MetricsHttp.ts"
@@ -81,7 +84,6 @@ export const PlannerServices = Layer.mergeAll(PlannerDecisions.layer, ProviderPr
     TasksRepo.layer,
     ProfilesRepo.layer,
     DecisionsRepo.layer,
-    CredentialKeys.layer,
     ProviderPools.layer
   ))
 )
@@ -109,10 +111,14 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   subagents: SubagentsLayer<E2, R2> = RealSubagents.layer as SubagentsLayer<E2, R2>,
   jobsConfig: Layer.Layer<JobsConfig> = JobsConfig.layer
 ) => {
-  // The chat turns get the job tools through chat's server tools port (chat/ServerTools.ts).
-  // The provider and the job tools are observed (telemetry/GenAi.ts): metrics, and spans when tracing.
+  // The chat turns get the job tools and the agents' MCP tools through chat's server tools port
+  // (chat/ServerTools.ts). The provider and the server tools are observed (telemetry/GenAi.ts):
+  // metrics, and spans when tracing.
+  const serverTools = Layer.effect(ServerTools, Effect.map(Effect.all([JobTools.make, McpTools.make]), allServerTools)).pipe(
+    Layer.provide(McpClients.layer)
+  )
   const core = TurnComposer.layerNoDeps.pipe(
-    Layer.provide(observedServerTools(JobTools.layerNoDeps)),
+    Layer.provide(observedServerTools(serverTools)),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
     Layer.provideMerge(budgetedProvider(observedProvider(provider)))
@@ -129,7 +135,9 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
   // (each has its own job runner, wake pipeline and signals, as separate processes would).
   const services = Layer.fresh(Layer.mergeAll(chat, PlannerServices, UsageReports.layer, RateLimits.layer, Admission.layer).pipe(
-    Layer.provideMerge(UsageServices)
+    Layer.provideMerge(UsageServices),
+    // The provider profiles' keys and the agents' MCP headers are sealed under the same key.
+    Layer.provideMerge(CredentialKeys.layer)
   ))
   const api = HttpApiBuilder.layer(Api).pipe(
     Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp, AgentsHttp, AgentsAdminHttp]),

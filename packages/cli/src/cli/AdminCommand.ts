@@ -374,15 +374,18 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
     Effect.gen(function*() {
       const report = yield* client.admin.rotateCredentialKey()
       if (json) return yield* printJson(report)
+      const mcp = report.mcpHeaders ?? { reencrypted: 0, alreadyCurrent: 0, undecryptable: [] }
+      const failed = [...report.undecryptable, ...mcp.undecryptable]
       yield* Console.log(
-        `re-encrypted ${report.reencrypted}, already current ${report.alreadyCurrent}; every profile is now under key ${report.keyId}` +
-          (report.undecryptable.length === 0 ? "" : ` except (undecryptable): ${report.undecryptable.join(", ")}`)
+        `re-encrypted ${report.reencrypted}, already current ${report.alreadyCurrent}; agents' MCP headers: re-encrypted ` +
+          `${mcp.reencrypted}, already current ${mcp.alreadyCurrent}; every credential is now under key ${report.keyId}` +
+          (failed.length === 0 ? "" : ` except (undecryptable): ${failed.join(", ")}`)
       )
-      if (report.undecryptable.length > 0) return yield* new CliFailure({ message: "some profiles could not be re-encrypted" })
+      if (failed.length > 0) return yield* new CliFailure({ message: "some credentials could not be re-encrypted" })
     })
   )).pipe(
     Command.withDescription(
-      "Re-encrypt every provider profile under the current CREDENTIAL_KEY (values under CREDENTIAL_KEY_PREVIOUS included)."
+      "Re-encrypt every provider profile and agent MCP header under the current CREDENTIAL_KEY (values under CREDENTIAL_KEY_PREVIOUS included)."
     )
   )
 

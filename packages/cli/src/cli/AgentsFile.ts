@@ -8,9 +8,11 @@
  *
  * `planApply` compares the file with the server's agents so that applying is
  * idempotent: only the agents that differ are written (`PUT`), and applying
- * the same file twice writes nothing the second time.
+ * the same file twice writes nothing the second time — but for an agent whose
+ * MCP servers are given header values: those are write-only (the server
+ * answers their names only), so such an agent is written every time.
  */
-import { agentDefinitionOf, NewAgent } from "@switchboard/domain"
+import { agentDefinitionOf, givesHeaderValues, keptHeaderNames, NewAgent } from "@switchboard/domain"
 import type { AgentBody, AgentDefinition } from "@switchboard/domain"
 import { Effect, FileSystem, Schema } from "effect"
 import * as YAML from "yaml"
@@ -97,7 +99,7 @@ export const planApply = (
       }
       const action: ApplyAction = current === undefined
         ? "created"
-        : sameDefinition(current, agentDefinitionOf(name, body))
+        : !givesHeaderValues(body.mcpServers) && sameDefinition(current, agentDefinitionOf(name, body, keptHeaderNames(current)))
         ? "unchanged"
         : "updated"
       planned.push({ name, action, body })

@@ -291,7 +291,7 @@ describe("switchboard host run against the server", () => {
         assert.match(ok(yield* admin(server, ["prune"]), "prune").stdout, /^deleted \d+ decisions, \d+ hourly usage rows$/m)
         assert.match(
           ok(yield* admin(server, ["rotate-credential-key"]), "rotate").stdout,
-          /^re-encrypted 0, already current \d+; every profile is now under key \S+$/m
+          /^re-encrypted 0, already current \d+; agents' MCP headers: re-encrypted 0, already current 0; every credential is now under key \S+$/m
         )
       }), spawnTimeout)
 

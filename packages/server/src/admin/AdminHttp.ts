@@ -7,6 +7,8 @@
 import { Api, ChatNotFound, DEFAULT_USER, HostRevoked } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { AgentsRepo } from "../agents/AgentsRepo.ts"
+import { rotateHeaders } from "../agents/McpHeaders.ts"
 import { ChatRepo } from "../chat/ChatRepo.ts"
 import { hostNotFound, HostsRepo } from "../hosts/HostsRepo.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
@@ -14,6 +16,7 @@ import { DecisionRetention } from "../planner/DecisionRetention.ts"
 import { DecisionsRepo } from "../planner/DecisionsRepo.ts"
 import { ProfilesRepo } from "../planner/ProfilesRepo.ts"
 import { ProviderProfiles } from "../planner/ProviderProfiles.ts"
+import { CredentialKeys } from "../secrets/CredentialKeys.ts"
 import { HostBudgets } from "../usage/HostBudgets.ts"
 import { UsageReports } from "../usage/UsageReports.ts"
 import { chatKey } from "../users/ChatKey.ts"
@@ -28,6 +31,11 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
   const chats = yield* ChatRepo
   const usage = yield* UsageReports
   const budgets = yield* HostBudgets
+  // The agents' MCP headers are sealed under the same key as the profiles: one rotation re-seals both.
+  const rotateMcpHeaders = rotateHeaders.pipe(
+    Effect.provideService(CredentialKeys, yield* CredentialKeys),
+    Effect.provideService(AgentsRepo, yield* AgentsRepo)
+  )
 
 
   return handlers.handleAll({
@@ -90,7 +98,18 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
       profilesRepo.activate(params.profileId).pipe(
         Effect.tap((p) => Effect.logInfo(`provider profile ${p.profileId} (${p.name}) is now the active one`))
       ),
-    rotateCredentialKey: () => profiles.rotate,
+    rotateCredentialKey: () =>
+      Effect.gen(function*() {
+        const report = yield* profiles.rotate
+        const mcpHeaders = yield* rotateMcpHeaders
+        if (mcpHeaders.reencrypted + mcpHeaders.undecryptable.length > 0) {
+          yield* Effect.logInfo(
+            `credential key rotation to ${report.keyId}: MCP headers ${mcpHeaders.reencrypted} re-encrypted, ` +
+              `${mcpHeaders.alreadyCurrent} already current, ${mcpHeaders.undecryptable.length} undecryptable`
+          )
+        }
+        return { ...report, mcpHeaders }
+      }),
     listDecisions: ({ query }) =>
       Effect.map(decisions.list(query.taskId, query.attempt), (list) => ({ decisions: list })),
     pruneDecisions: () =>

@@ -49,6 +49,13 @@ export const checkAgent = (agent: AgentDefinition): Effect.Effect<AgentDefinitio
       }
       seen.add(tool.name)
     }
+    const servers = new Set<string>()
+    for (const [i, server] of (agent.mcpServers ?? []).entries()) {
+      if (servers.has(server.name)) {
+        return yield* invalid(`Invalid request body: mcpServers[${i}]: the MCP server "${server.name}" is named twice`)
+      }
+      servers.add(server.name)
+    }
     if (agent.contextSchema !== undefined) {
       const schema = agent.contextSchema
       yield* Effect.try({

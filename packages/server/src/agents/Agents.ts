@@ -5,12 +5,14 @@
  * (a primary-key read in `AgentsRepo`), so every replica uses an agent's
  * latest definition on its next turn.
  */
-import type { AgentDefinition } from "@switchboard/domain"
+import type { AgentDefinition, CredentialUnavailable, McpServerBody } from "@switchboard/domain"
 import { AgentBuiltIn, AgentExists, AgentNotFound } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
+import { CredentialKeys } from "../secrets/CredentialKeys.ts"
 import { DefaultAgentSetting } from "./AgentSettings.ts"
 import { AgentsRepo } from "./AgentsRepo.ts"
 import { builtInAgents } from "./BuiltInAgents.ts"
+import { sealHeaders } from "./McpHeaders.ts"
 
 const seeded = [...builtInAgents.values()].map((agent) => agent.definition)
 const seededNamed = (name: string) => builtInAgents.get(name)?.definition
@@ -26,14 +28,23 @@ export class Agents extends Context.Service<Agents, {
   get(name: string): Effect.Effect<AgentDefinition, AgentNotFound>
   /** The built-in agents first, then the stored ones by name. */
   list: Effect.Effect<ReadonlyArray<AgentDefinition>>
-  create(agent: AgentDefinition): Effect.Effect<void, AgentExists | AgentBuiltIn>
+  /** `servers`: its MCP servers as written, headers included (sealed here). */
+  create(agent: AgentDefinition, servers: ReadonlyArray<McpServerBody>): Effect.Effect<void, AgentExists | AgentBuiltIn | CredentialUnavailable>
   /** Creates or replaces. */
-  put(agent: AgentDefinition): Effect.Effect<{ readonly existed: boolean }, AgentBuiltIn>
+  put(
+    agent: AgentDefinition,
+    servers: ReadonlyArray<McpServerBody>
+  ): Effect.Effect<{ readonly existed: boolean }, AgentBuiltIn | CredentialUnavailable>
+  /** The stored agent of that name (never a built-in one). */
+  stored(name: string): Effect.Effect<AgentDefinition | undefined>
   remove(name: string): Effect.Effect<void, AgentNotFound | AgentBuiltIn>
 }>()("switchboard/server/agents/Agents") {
   static readonly layerNoDeps = Layer.effect(Agents, Effect.gen(function*() {
     const repo = yield* AgentsRepo
+    const keys = yield* CredentialKeys
     const defaultName = yield* DefaultAgentSetting.config
+    const seal = (agent: AgentDefinition, servers: ReadonlyArray<McpServerBody>) =>
+      sealHeaders(agent, servers).pipe(Effect.provideService(CredentialKeys, keys))
     return Agents.of({
       defaultName,
       get: (name) => {
@@ -43,13 +54,20 @@ export class Agents extends Context.Service<Agents, {
           : repo.get(name).pipe(Effect.flatMap((agent) => agent === undefined ? Effect.fail(notFound(name)) : Effect.succeed(agent)))
       },
       list: Effect.map(repo.list, (stored) => [...seeded, ...stored]),
-      create: (agent) =>
+      create: (agent, servers) =>
         builtInAgents.has(agent.name)
           ? Effect.fail(builtIn(agent.name))
-          : repo.create(agent).pipe(Effect.flatMap((created) =>
-            created ? Effect.void : Effect.fail(new AgentExists({ error: `An agent named "${agent.name}" exists`, agent: agent.name }))
-          )),
-      put: (agent) => builtInAgents.has(agent.name) ? Effect.fail(builtIn(agent.name)) : repo.put(agent),
+          : seal(agent, servers).pipe(
+            Effect.flatMap((headers) => repo.create(agent, headers)),
+            Effect.flatMap((created) =>
+              created ? Effect.void : Effect.fail(new AgentExists({ error: `An agent named "${agent.name}" exists`, agent: agent.name }))
+            )
+          ),
+      put: (agent, servers) =>
+        builtInAgents.has(agent.name)
+          ? Effect.fail(builtIn(agent.name))
+          : Effect.flatMap(seal(agent, servers), (headers) => repo.put(agent, headers)),
+      stored: (name) => builtInAgents.has(name) ? Effect.succeed(undefined) : repo.get(name),
       remove: (name) =>
         builtInAgents.has(name)
           ? Effect.fail(builtIn(name))
@@ -57,5 +75,5 @@ export class Agents extends Context.Service<Agents, {
     })
   })).pipe(Layer.orDie)
 
-  static readonly layer = Agents.layerNoDeps.pipe(Layer.provide(AgentsRepo.layer))
+  static readonly layer = Agents.layerNoDeps.pipe(Layer.provideMerge(Layer.mergeAll(AgentsRepo.layer, CredentialKeys.layer)))
 }

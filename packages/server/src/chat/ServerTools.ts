@@ -1,9 +1,10 @@
 /**
  * The port through which a persisted chat turn offers and executes server
  * tools: tools the server runs itself, whose calls never reach the client
- * (the job tools are the ones there are). Chat defines it; a feature with
- * server tools implements it with a Layer (the jobs feature: JobTools).
- * Without one the default offers none, and chat is a plain chat.
+ * (the job tools, an agent's MCP servers' tools). Chat defines it; a feature
+ * with server tools implements it (the jobs feature: JobTools; the MCP
+ * feature: McpTools), and `allServerTools` makes one of several. Without one
+ * the default offers none, and chat is a plain chat.
  *
  * The SQL of a turn stays chat's. An implementation hands chat FRAGMENTS
  * (`ToolWrites`) that chat composes into the statements a turn runs anyway —
@@ -63,31 +64,89 @@ export interface OfferedTools {
   readonly schemas: ReadonlyArray<ToolSchema>
   /** What the system prompt says of them; `undefined`: nothing. */
   readonly instructions: string | undefined
+  /**
+   * Those whose calls wait on another service (an MCP server's): the turn's marker is renewed
+   * before they run, so a long call does not let it expire. Absent: none.
+   */
+  readonly remote?: ReadonlyArray<string> | undefined
+  /**
+   * Name prefixes these tools answer even when no offered tool has the name (an MCP server's
+   * `{server}__`: a call of a tool it does not have is a tool error the model reads, not a
+   * call left to the client). Absent: none.
+   */
+  readonly prefixes?: ReadonlyArray<string> | undefined
 }
 
 export const nothingOffered: OfferedTools = { schemas: [], instructions: undefined }
+
+/** The turn a round's calls are executed for. */
+export interface ToolTurn {
+  readonly chatId: ChatKey
+  readonly context: JsonObject | undefined
+  readonly agent: AgentDefinition
+}
 
 export interface ServerToolsShape {
   /**
    * What a persisted turn of `agent` is offered: the tool's feature decides from the definition
    * (the job tools: the agent's `jobKinds`), so the turn has no rule of its own for any agent.
    */
-  offeredTo(agent: AgentDefinition): OfferedTools
-  /** Executes one round's calls to these tools. Never fails: a bad call is answered by a tool error the model reads. */
-  execute(
-    turn: { readonly chatId: ChatKey; readonly context: JsonObject | undefined },
-    calls: ReadonlyArray<ToolCall>
-  ): Effect.Effect<ExecutedCalls>
+  offeredTo(agent: AgentDefinition): Effect.Effect<OfferedTools>
+  /** Whether a call of this name is one of these tools' (the one of several tools that runs it). */
+  handles(name: string): boolean
+  /**
+   * Executes one round's calls to these tools (those it `handles`), its results in the calls' order.
+   * Never fails: a bad call is answered by a tool error the model reads.
+   */
+  execute(turn: ToolTurn, calls: ReadonlyArray<ToolCall>): Effect.Effect<ExecutedCalls>
   /** What the end of every turn of `chatId` writes (the statement that releases its marker); `settles`: see `Settlement`. */
   turnEnded(chatId: ChatKey, settles: Settlement | undefined): ToolWrites
 }
 
 /** The default: no server tools (a server without jobs). */
 export const noServerTools: ServerToolsShape = {
-  offeredTo: () => nothingOffered,
+  offeredTo: () => Effect.succeed(nothingOffered),
+  handles: () => false,
   execute: () => Effect.succeed({ results: [], dispatched: [], writes: noWrites }),
   turnEnded: () => noWrites
 }
+
+/**
+ * Several features' tools as one: offered together (listed concurrently), each call executed by
+ * the one that handles it — each's calls of a round together, the results put back in the calls'
+ * order — and every feature's writes in the same statement.
+ */
+export const allServerTools = (parts: ReadonlyArray<ServerToolsShape>): ServerToolsShape => ({
+  offeredTo: (agent) =>
+    Effect.map(Effect.forEach(parts, (part) => part.offeredTo(agent), { concurrency: "unbounded" }), (offers) => {
+      const instructions = offers.flatMap((o) => o.instructions === undefined ? [] : [o.instructions])
+      return {
+        schemas: offers.flatMap((o) => o.schemas),
+        instructions: instructions.length === 0 ? undefined : instructions.join("\n\n"),
+        remote: offers.flatMap((o) => o.remote ?? []),
+        prefixes: offers.flatMap((o) => o.prefixes ?? [])
+      }
+    }),
+  handles: (name) => parts.some((part) => part.handles(name)),
+  execute: (turn, calls) =>
+    Effect.map(
+      Effect.forEach(parts, (part) => {
+        const mine = calls.filter((call) => part.handles(call.name))
+        return mine.length === 0 ? Effect.succeed(undefined) : part.execute(turn, mine)
+      }, { concurrency: "unbounded" }),
+      (done) => {
+        const executed = done.filter((d) => d !== undefined)
+        const order = new Map(calls.map((call, i) => [call.id, i]))
+        const position = (m: ChatMessage) => order.get(m.toolResult?.toolCallId ?? "") ?? calls.length
+        return {
+          results: executed.flatMap((d) => d.results).sort((a, b) => position(a) - position(b)),
+          dispatched: executed.flatMap((d) => d.dispatched),
+          writes: executed.map((d) => d.writes).reduce(bothWrites, noWrites)
+        }
+      }
+    ),
+  turnEnded: (chatId, settles) => parts.map((part) => part.turnEnded(chatId, settles)).reduce(bothWrites, noWrites)
+})
 
 /** A reference: a layer of the tools' feature provides them, and without one a turn has none. */
 export const ServerTools = Context.Reference<ServerToolsShape>("switchboard/server/chat/ServerTools", {

@@ -19,6 +19,7 @@ import usage from "./migrations/0010_usage.ts"
 import rateLimits from "./migrations/0011_rate_limits.ts"
 import chatUsers from "./migrations/0012_chat_users.ts"
 import usageUsers from "./migrations/0013_usage_users.ts"
+import agentMcpHeaders from "./migrations/0014_agent_mcp_headers.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -33,7 +34,8 @@ export const migrations = {
   "0010_usage": usage,
   "0011_rate_limits": rateLimits,
   "0012_chat_users": chatUsers,
-  "0013_usage_users": usageUsers
+  "0013_usage_users": usageUsers,
+  "0014_agent_mcp_headers": agentMcpHeaders
 }
 
 export const migrationCount = Object.keys(migrations).length

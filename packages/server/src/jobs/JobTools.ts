@@ -38,7 +38,7 @@ const invalidCall = (call: ToolCall, kind: string, reason: string, id: string, n
 }
 
 /** The job tools on the jobs' repository and this process's signals. */
-export const layerNoDeps = Layer.effect(ServerTools, Effect.gen(function*() {
+export const make = Effect.gen(function*() {
   const repo = yield* JobsRepo
   const signals = yield* JobSignals
 
@@ -79,10 +79,13 @@ export const layerNoDeps = Layer.effect(ServerTools, Effect.gen(function*() {
     offeredTo: (agent) => {
       const kinds = new Set<string>(agent.jobKinds)
       const offered = registeredKinds.filter((k) => kinds.has(k.kind))
-      return offered.length === 0
-        ? nothingOffered
-        : { schemas: offered.map((k) => k.tool), instructions: jobsInstructions(offered.map((k) => k.kind)) }
+      return Effect.succeed(
+        offered.length === 0
+          ? nothingOffered
+          : { schemas: offered.map((k) => k.tool), instructions: jobsInstructions(offered.map((k) => k.kind)) }
+      )
     },
+    handles: isRegisteredKind,
     execute,
     turnEnded: (chatId, settles) => ({
       ...repo.turnEnd(chatId, settles === undefined ? undefined : { jobId: settles.id, status: settles.status }),
@@ -90,4 +93,7 @@ export const layerNoDeps = Layer.effect(ServerTools, Effect.gen(function*() {
       after: (row) => row?.[wakesDueColumn] === true ? signals.wake.local : Effect.void
     })
   })
-}))
+})
+
+/** The job tools alone as chat's server tools. */
+export const layerNoDeps = Layer.effect(ServerTools, make)

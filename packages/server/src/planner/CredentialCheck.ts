@@ -7,7 +7,7 @@
  * starts all the same: the other profiles, and everything else, still work.
  */
 import { Effect, Layer } from "effect"
-import { CredentialKeys } from "./CredentialKeys.ts"
+import { CredentialKeys } from "../secrets/CredentialKeys.ts"
 import { ProfilesRepo } from "./ProfilesRepo.ts"
 
 export interface UndecryptableProfile {

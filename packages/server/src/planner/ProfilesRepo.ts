@@ -10,7 +10,7 @@ import type { ProfileView, ProviderKind } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso } from "../db/SqlTime.ts"
-import type { Sealed } from "./CredentialKeys.ts"
+import type { Sealed } from "../secrets/CredentialKeys.ts"
 
 /** What the planner needs of the active profile (the key still sealed). */
 export interface ProfileRecord {

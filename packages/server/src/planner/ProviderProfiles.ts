@@ -8,7 +8,8 @@ import { ProfileNameTaken } from "@switchboard/domain"
 import type { CreateProfileRequest, CredentialUnavailable, RotationReport } from "@switchboard/domain"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { newId } from "../hosts/HostsRepo.ts"
-import { CredentialKeys } from "./CredentialKeys.ts"
+import { CredentialKeys } from "../secrets/CredentialKeys.ts"
+import { resealAll } from "../secrets/Rotation.ts"
 import { defaultBaseUrl } from "@switchboard/providers"
 import { ProfilesRepo } from "./ProfilesRepo.ts"
 
@@ -41,23 +42,12 @@ export class ProviderProfiles extends Context.Service<ProviderProfiles, {
       }),
       rotate: Effect.gen(function*() {
         const keyId = yield* keys.currentKeyId
-        let reencrypted = 0
-        let alreadyCurrent = 0
-        const undecryptable: Array<string> = []
-        for (const profile of yield* repo.allSealed) {
-          if (profile.sealed.keyId === keyId) {
-            alreadyCurrent++
-            continue
-          }
-          const resealed = yield* Effect.result(keys.reseal(profile.profileId, profile.sealed))
-          if (resealed._tag === "Failure") {
-            undecryptable.push(profile.profileId)
-            continue
-          }
-          // Compare-and-set on the old key id: a concurrent rotation on another replica is not undone.
-          if (yield* repo.replaceSealed(profile.profileId, profile.sealed.keyId, resealed.success)) reencrypted++
-          else alreadyCurrent++
-        }
+        const { alreadyCurrent, reencrypted, undecryptable } = yield* resealAll(yield* repo.allSealed, {
+          sealed: (profile) => profile.sealed,
+          owner: (profile) => profile.profileId,
+          name: (profile) => profile.profileId,
+          replace: (profile, sealed, previousKeyId) => repo.replaceSealed(profile.profileId, previousKeyId, sealed)
+        }).pipe(Effect.provideService(CredentialKeys, keys))
         yield* Effect.logInfo(
           `credential key rotation to ${keyId}: ${reencrypted} re-encrypted, ${alreadyCurrent} already current, ${undecryptable.length} undecryptable`
         )

@@ -16,6 +16,7 @@
 import { Cause, ConfigProvider, Effect, Exit } from "effect"
 import { AdminTokenSetting } from "../admin/AdminAuth.ts"
 import { DefaultAgentSetting } from "../agents/AgentSettings.ts"
+import { McpTimeoutMsSetting, McpToolsTtlMsSetting } from "../mcp/McpSettings.ts"
 import { MaxMessagesSetting, TurnMarkerGraceMsSetting } from "../chat/ChatSettings.ts"
 import * as Provider from "../chat/ProviderSettings.ts"
 import * as Database from "../db/DatabaseSettings.ts"
@@ -28,7 +29,7 @@ import * as Jobs from "../jobs/JobsConfig.ts"
 import * as Subagents from "../jobs/subagents/SubagentConfig.ts"
 import { MaxConcurrentDecisionsSetting, MaxConcurrentTurnsSetting } from "../limits/Admission.ts"
 import { ChatRpmSetting, PlannerHostRpmSetting } from "../limits/RateLimits.ts"
-import { CredentialKeyPreviousSetting, CredentialKeySetting } from "../planner/CredentialKeys.ts"
+import { CredentialKeyPreviousSetting, CredentialKeySetting } from "../secrets/CredentialKeys.ts"
 import * as Retention from "../planner/DecisionRetention.ts"
 import { hasConfig } from "../process/Setting.ts"
 import type { Env, SettingRule } from "../process/SettingRule.ts"
@@ -82,8 +83,10 @@ export const SETTINGS: ReadonlyArray<SettingRule> = [
   SchemaJitRule,
   PretenuringRule,
   HeapGrowingPercentRule,
-  // Agents
+  // Agents and their MCP servers
   DefaultAgentSetting,
+  McpTimeoutMsSetting,
+  McpToolsTtlMsSetting,
   // Jobs and sub-agents
   Jobs.JobConcurrencySetting,
   Jobs.JobTimeoutMsSetting,

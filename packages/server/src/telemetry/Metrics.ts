@@ -123,3 +123,26 @@ export const recordInFlight = (kind: AdmittedKind, count: number) => inFlight({ 
 
 /** One request of `kind` refused because the replica was at its limit. */
 export const recordOverloaded = (kind: AdmittedKind) => refused({ kind }).updateUnsafe(1, noContext)
+
+/** An MCP call is a network round trip to another service: milliseconds up to `MCP_TIMEOUT_MS`. */
+const MCP_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+const mcpCalls = counter(
+  "switchboard_mcp_calls_total",
+  "MCP tool calls the server ran, by the agent's server name and outcome (ok, tool_error, timeout, unreachable, too_large)"
+)
+const mcpCallSeconds = histogram("switchboard_mcp_call_duration_seconds", "MCP tool calls' duration, by server and outcome", MCP_SECONDS)
+const mcpUnlisted = counter(
+  "switchboard_mcp_list_failures_total",
+  "MCP servers left out of a turn because their tools could not be listed, by server"
+)
+
+export type McpOutcome = "ok" | "tool_error" | "timeout" | "unreachable" | "too_large"
+
+/** One MCP tool call ended. `server` is an operator's name (bounded by the agents defined). */
+export const recordMcpCall = (server: string, outcome: McpOutcome, seconds: number) => {
+  mcpCalls({ server, outcome }).updateUnsafe(1, noContext)
+  mcpCallSeconds({ server, outcome }).updateUnsafe(Math.max(0, seconds), noContext)
+}
+
+/** A server whose tools a turn could not list (left out of that turn). */
+export const recordMcpListFailure = (server: string) => mcpUnlisted({ server }).updateUnsafe(1, noContext)

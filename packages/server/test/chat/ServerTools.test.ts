@@ -36,7 +36,8 @@ const makeDice = () => {
   const layerTest = Layer.effect(ServerTools, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return ServerTools.of({
-      offeredTo: () => ({ schemas: [RollDice], instructions: "Roll dice with roll_dice." }),
+      offeredTo: () => Effect.succeed({ schemas: [RollDice], instructions: "Roll dice with roll_dice." }),
+      handles: (name) => name === RollDice.name,
       execute: (turn, calls) =>
         Effect.sync(() => {
           executed.push(calls)

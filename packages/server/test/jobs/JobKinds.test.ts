@@ -58,21 +58,21 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
     it.effect("the port offers an agent its job kinds, and executes exactly the registered kinds", () =>
       Effect.gen(function*() {
         const tools = yield* ServerTools
-        const offered = tools.offeredTo(mediaEditorDefinition)
+        const offered = yield* tools.offeredTo(mediaEditorDefinition)
         assert.deepStrictEqual(offered.schemas.map((t) => t.name), [...kindNames])
         assert.include(offered.instructions, kindNames[0])
         const researcher = { ...mediaEditorDefinition, name: "researcher", builtIn: false, jobKinds: ["research" as const] }
-        assert.deepStrictEqual(tools.offeredTo(researcher).schemas.map((t) => t.name), ["research"])
-        assert.notInclude(tools.offeredTo(researcher).instructions, "demo")
-        assert.deepStrictEqual(tools.offeredTo({ ...researcher, jobKinds: [] }), { schemas: [], instructions: undefined })
+        assert.deepStrictEqual((yield* tools.offeredTo(researcher)).schemas.map((t) => t.name), ["research"])
+        assert.notInclude((yield* tools.offeredTo(researcher)).instructions, "demo")
+        assert.deepStrictEqual(yield* tools.offeredTo({ ...researcher, jobKinds: [] }), { schemas: [], instructions: undefined })
 
-        const executed = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined }, kindNames.map(callOf))
+        const executed = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined, agent: mediaEditorDefinition }, kindNames.map(callOf))
         assert.deepStrictEqual(executed.dispatched.map((j) => j.kind), [...kindNames])
         assert.deepStrictEqual(executed.results.map((m) => m.toolResult?.name), [...kindNames])
         for (const result of executed.results) assert.include(result.toolResult?.result as object, { status: "dispatched" })
 
         // Each kind's own input schema decides: a call without its required arguments is a tool error.
-        const bad = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined }, [{ id: "call_x", name: "demo", args: { title: "t" } }])
+        const bad = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined, agent: mediaEditorDefinition }, [{ id: "call_x", name: "demo", args: { title: "t" } }])
         assert.deepStrictEqual(bad.dispatched, [])
         assert.match(String(bad.results[0]?.toolResult?.error), /^invalid arguments for demo: /)
       }))

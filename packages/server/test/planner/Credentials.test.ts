@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
-import { CredentialKeys, keyIdOf, open, parseKey, seal } from "../../src/planner/CredentialKeys.ts"
+import { CredentialKeys, keyIdOf, open, parseKey, seal } from "../../src/secrets/CredentialKeys.ts"
 import { ADMIN_TOKEN, client, decisionBody, newCredentialKey, startReplicas } from "../support/ControlPlane.ts"
 import type { Client } from "../support/ControlPlane.ts"
 import { FakeOpenAi } from "@switchboard/providers/testing"
@@ -106,7 +106,9 @@ describe("CREDENTIAL_KEY on servers sharing a database", () => {
       assert.strictEqual((yield* decide(during!, host, task)).status, 200, "CREDENTIAL_KEY_PREVIOUS opens it")
       const rotated = yield* during!.admin.post("/admin/provider-profiles/rotate-credential-key")
       assert.strictEqual(rotated.status, 200, rotated.text)
-      assert.deepStrictEqual(rotated.json, { keyId: keyIdOf(keyOf(newKey).bytes), reencrypted: 1, alreadyCurrent: 0, undecryptable: [] })
+      assert.deepStrictEqual(rotated.json, { keyId: keyIdOf(keyOf(newKey).bytes), reencrypted: 1, alreadyCurrent: 0, undecryptable: [],
+        mcpHeaders: { reencrypted: 0, alreadyCurrent: 0, undecryptable: [] }
+      })
       const again = yield* during!.admin.post("/admin/provider-profiles/rotate-credential-key")
       assert.deepInclude(again.json, { reencrypted: 0, alreadyCurrent: 1 }, "idempotent")
 

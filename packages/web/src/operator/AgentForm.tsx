@@ -1,8 +1,9 @@
 /**
  * An agent's definition as a form (docs/agents.md): name (on creation only),
- * description, system prompt template, model, job kinds, and two JSON fields
- * — the client tools (an array of the spec's tool schemas) and the context's
- * JSON Schema. The JSON is parsed before anything is sent, and an error is
+ * description, system prompt template, model, job kinds, and three JSON
+ * fields — the client tools (an array of the spec's tool schemas), the MCP
+ * servers (their headers write-only: shown by name, kept unless given anew)
+ * and the context's JSON Schema. The JSON is parsed before anything is sent, and an error is
  * said at its field; what the server (or the typed client's schema) refuses
  * is said at the field its message names, else under the form.
  */
@@ -18,7 +19,7 @@ const JOB_KINDS: ReadonlyArray<{ readonly kind: JobKind; readonly label: string 
   { kind: "visual", label: "visual — an SVG visual" }
 ]
 
-export type FieldName = "name" | "description" | "systemPrompt" | "model" | "tools" | "contextSchema" | "form"
+export type FieldName = "name" | "description" | "systemPrompt" | "model" | "tools" | "mcpServers" | "contextSchema" | "form"
 
 export type FieldErrors = Partial<Record<FieldName, string>>
 
@@ -27,6 +28,7 @@ export const fieldOf = (failure: ApiFailure): FieldName => {
   if (failure.code === "agent_exists") return "name"
   const text = failure.message
   if (/contextSchema/.test(text)) return "contextSchema"
+  if (/mcpServers|MCP/.test(text)) return "mcpServers"
   if (/\btools\b/.test(text)) return "tools"
   if (/systemPrompt/.test(text)) return "systemPrompt"
   if (/\bmodel\b/.test(text)) return "model"
@@ -52,6 +54,13 @@ const parseJson = (text: string): { readonly ok: true; readonly value: unknown }
   }
 }
 
+/** What the note says of the stored headers: their names, kept when a server is saved without `headers`. */
+const headerNote = (agent: AgentDefinition | undefined): string => {
+  const named = (agent?.mcpServers ?? []).filter((server) => server.headerNames.length > 0)
+  if (named.length === 0) return "give them to send them with every request to that server."
+  return `${named.map((s) => `${s.name} has ${s.headerNames.join(", ")}`).join("; ")} — kept when its server is saved without headers.`
+}
+
 export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormProps) => {
   const id = useId()
   const [errors, setErrors] = useState<FieldErrors>({})
@@ -75,6 +84,13 @@ export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormP
       else if (!Array.isArray(parsed.value)) found.tools = "The tools are a JSON array of tool schemas ([] for none)."
       else tools = parsed.value
     }
+    let mcpServers: unknown = []
+    if (text("mcpServers").trim() !== "") {
+      const parsed = parseJson(text("mcpServers"))
+      if (!parsed.ok) found.mcpServers = parsed.error
+      else if (!Array.isArray(parsed.value)) found.mcpServers = "The MCP servers are a JSON array ([] for none)."
+      else mcpServers = parsed.value
+    }
     let contextSchema: unknown = undefined
     if (text("contextSchema").trim() !== "") {
       const parsed = parseJson(text("contextSchema"))
@@ -85,7 +101,7 @@ export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormP
     }
     setErrors(found)
     if (Object.keys(found).length > 0) {
-      const first = (["name", "systemPrompt", "tools", "contextSchema"] as const).find((field) => found[field] !== undefined)
+      const first = (["name", "systemPrompt", "tools", "mcpServers", "contextSchema"] as const).find((field) => found[field] !== undefined)
       form.querySelector<HTMLElement>(`[name="${first}"]`)?.focus()
       return
     }
@@ -98,6 +114,7 @@ export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormP
       description,
       tools,
       jobKinds: data.getAll("jobKinds").map(String),
+      mcpServers,
       ...(contextSchema === undefined ? {} : { contextSchema }),
       ...(model === "" ? {} : { model })
     } as unknown as AgentBody
@@ -180,6 +197,23 @@ export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormP
           An array of <code>{"{ name, description, parameters: [{ key, type, required }] }"}</code>; <code>[]</code> for none.
         </p>
         {errorOf("tools")}
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-mcp`}>MCP servers (JSON)</label>
+        <textarea
+          id={`${id}-mcp`}
+          name="mcpServers"
+          rows={5}
+          className="code"
+          spellCheck={false}
+          defaultValue={pretty((agent?.mcpServers ?? []).map(({ headerNames: _, ...server }) => server))}
+          {...wire("mcpServers", `${id}-mcp-note`)}
+        />
+        <p id={`${id}-mcp-note`} className="note">
+          An array of <code>{"{ name, url, headers?, tools?, requireApproval? }"}</code>; <code>[]</code> for none. Headers are
+          write-only: {headerNote(agent)}
+        </p>
+        {errorOf("mcpServers")}
       </div>
       <div className="field">
         <label htmlFor={`${id}-schema`}>Context schema (JSON Schema)</label>

@@ -6,6 +6,7 @@
  * and in agents/.
  */
 import type { AgentDefinition, JsonObject, ToolSchema } from "@switchboard/domain"
+import { Effect } from "effect"
 import { systemPromptOf } from "../../agents/SystemPrompt.ts"
 import type { ServerToolsShape } from "../ServerTools.ts"
 import { nothingOffered } from "../ServerTools.ts"
@@ -17,23 +18,33 @@ export interface Offer {
   readonly serverTools: ReadonlyArray<ToolSchema>
   /** Whether a call is to an offered server tool (else it is the client's to execute). */
   readonly owns: (name: string) => boolean
+  /** Whether an offered server tool's call waits on another service (`OfferedTools.remote`). */
+  readonly remote: (name: string) => boolean
   readonly systemPrompt: string
   readonly model: string | undefined
 }
 
-/** `tools` undefined: a turn without server tools (one without `chatId`). */
+/**
+ * `tools` undefined: a turn without server tools (one without `chatId`). A server tool named as
+ * one of the agent's client tools is not offered: the client's tool keeps its name.
+ */
 export const offerOf = (
   agent: AgentDefinition,
   context: JsonObject | undefined,
   tools: ServerToolsShape | undefined
-): Offer => {
-  const offered = tools?.offeredTo(agent) ?? nothingOffered
-  const names = new Set(offered.schemas.map((schema) => schema.name))
-  return {
-    clientTools: agent.tools,
-    serverTools: offered.schemas,
-    owns: (name) => names.has(name),
-    systemPrompt: systemPromptOf(agent, context, offered.instructions),
-    model: agent.model
-  }
-}
+): Effect.Effect<Offer> =>
+  Effect.map(tools?.offeredTo(agent) ?? Effect.succeed(nothingOffered), (offered) => {
+    const clientNames = new Set(agent.tools.map((tool) => tool.name))
+    const serverTools = offered.schemas.filter((schema) => !clientNames.has(schema.name))
+    const names = new Set(serverTools.map((schema) => schema.name))
+    const remote = new Set(offered.remote ?? [])
+    const prefixes = offered.prefixes ?? []
+    return {
+      clientTools: agent.tools,
+      serverTools,
+      owns: (name) => names.has(name) || (!clientNames.has(name) && prefixes.some((prefix) => name.startsWith(prefix))),
+      remote: (name) => remote.has(name),
+      systemPrompt: systemPromptOf(agent, context, offered.instructions),
+      model: agent.model
+    }
+  })

@@ -93,7 +93,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       agent: AgentDefinition,
       live?: LiveTurn
     ) {
-      const offer = offerOf(agent, context, undefined)
+      const offer = yield* offerOf(agent, context, undefined)
       const params: ProviderChatParams = {
         messages,
         systemPrompt: offer.systemPrompt,

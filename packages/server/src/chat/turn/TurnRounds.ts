@@ -41,7 +41,7 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
 ) {
   const { chatId, context, live } = input
   const conversation = [...transcript]
-  const offer = offerOf(input.agent, context, tools)
+  const offer = yield* offerOf(input.agent, context, tools)
   const { systemPrompt, owns } = offer
   const model = offer.model === undefined ? {} : { model: offer.model }
   const dispatched: Array<DispatchedJob> = []
@@ -93,7 +93,9 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
   /** A round's server calls executed and stored with their results; `gone`: the chat was deleted, nothing stored. */
   const run = ({ answer: { assistant }, others, owned }: { readonly answer: { readonly assistant: ChatMessage }; readonly owned: ReadonlyArray<ToolCall>; readonly others: ReadonlyArray<ToolCall> }) =>
     Effect.gen(function*() {
-      const executed = yield* tools.execute({ chatId, context }, owned)
+      // A call to another service may take long: the marker is renewed first, so it cannot expire meanwhile.
+      if (owned.some((call) => offer.remote(call.name))) yield* repo.renewTurn(chatId, turnId, markerTtl)
+      const executed = yield* tools.execute({ chatId, context, agent: input.agent }, owned)
       const results = executed.results
       if (live !== undefined) publishExecuted(live, owned, results)
       const last = others.length > 0

@@ -1,8 +1,8 @@
 /**
- * Provider credentials at rest: AES-256-GCM under `CREDENTIAL_KEY` (base64 of
- * 32 random bytes), a fresh 96-bit nonce per value, the profile id as
- * associated data (a sealed key copied onto another profile's row does not
- * open), and beside the ciphertext the id of the key that sealed it: a
+ * Credentials at rest — provider profiles' API keys, agents' MCP server
+ * headers: AES-256-GCM under `CREDENTIAL_KEY` (base64 of 32 random bytes), a
+ * fresh 96-bit nonce per value, the owner's id as associated data (a sealed
+ * key copied onto another profile's row, or another agent's, does not open), and beside the ciphertext the id of the key that sealed it: a
  * fingerprint, so a server holding `CREDENTIAL_KEY_PREVIOUS` knows which key
  * opens which value during a rotation.
  *
@@ -104,7 +104,7 @@ export class CredentialKeys extends Context.Service<CredentialKeys, {
   reseal(profileId: string, sealed: Sealed): Effect.Effect<Sealed, CredentialUnavailable>
 }>()("switchboard/server/planner/CredentialKeys") {
   static readonly make = (current: KeySlot, previous: KeySlot | undefined) => {
-    const unavailable = (reason: string) => new CredentialUnavailable({ error: `Provider credentials are unavailable: ${reason}` })
+    const unavailable = (reason: string) => new CredentialUnavailable({ error: `Credentials are unavailable: ${reason}` })
     const currentKey = current._tag === "Key" ? Effect.succeed(current.key) : Effect.fail(unavailable(current.reason))
     const keyFor = (keyId: string): Effect.Effect<Key, CredentialUnavailable> => {
       if (current._tag === "Key" && current.key.id === keyId) return Effect.succeed(current.key)
@@ -121,7 +121,7 @@ export class CredentialKeys extends Context.Service<CredentialKeys, {
       Effect.flatMap(keyFor(sealed.keyId), (key) => {
         const plaintext = open(key, profileId, sealed)
         return plaintext === undefined
-          ? Effect.fail(unavailable(`the stored credential of profile ${profileId} does not decrypt (altered, or sealed for another profile)`))
+          ? Effect.fail(unavailable(`the stored credential of ${profileId.startsWith("agent ") ? profileId : `profile ${profileId}`} does not decrypt (altered, or sealed for another profile)`))
           : Effect.succeed(plaintext)
       })
     return CredentialKeys.of({
