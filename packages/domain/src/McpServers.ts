@@ -34,8 +34,9 @@ const HeaderName = Schema.String.check(
 
 const HeaderValue = Schema.String.check(
   Schema.isMaxLength(MAX_MCP_HEADER_CHARS),
-  // No line breaks: a value that could end the header and start another is refused, not passed on.
-  Schema.isPattern(/^[^\r\n\u0000]*$/u, { message: "must not hold a line break" })
+  // Visible ASCII, spaces and tabs: no line break that could start another header, and nothing an
+  // HTTP client would refuse at request time (its error could quote the value).
+  Schema.isPattern(/^[\t\x20-\x7e]*$/u, { message: "must be visible ASCII characters, spaces and tabs" })
 )
 
 /** A tool name of the server's, as its `tools/list` names it. */

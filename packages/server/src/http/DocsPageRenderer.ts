@@ -9,4 +9,9 @@ import { Effect } from "effect"
 import { compress, scalarHtml } from "./ApiDocs.ts"
 
 const html = await Effect.runPromise(scalarHtml(Api))
-process.send?.(compress(html, "text/html; charset=utf-8"), undefined, {}, () => process.disconnect())
+// The server may have stopped meanwhile (a test's server shut down as the page was rendered): then
+// there is no channel left to close, and nothing to say.
+process.on("error", () => process.exit(0))
+process.send?.(compress(html, "text/html; charset=utf-8"), undefined, {}, () => {
+  if (process.connected) process.disconnect()
+})

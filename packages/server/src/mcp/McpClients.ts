@@ -82,10 +82,20 @@ const boundedFetch = (limit: number): typeof fetch => async (input, init) => {
 const keyOf = (target: McpTarget) =>
   [target.agent, target.server, target.url, createHash("sha256").update(JSON.stringify(target.headers)).digest("hex")].join("\u0000")
 
-/** A thrown SDK or network error as what the model reads; a header's value is never in it (the SDK does not quote them). */
-const failureOf = (server: string, what: string, timeoutMs: number) => (error: unknown): McpFailure => {
-  const cause = error instanceof Error ? error : new Error(String(error))
-  if (cause instanceof TooLarge || cause.cause instanceof TooLarge) {
+/** `text` with every header value of `target` blotted out (no error message should hold one; none may reach the model). */
+const withoutSecrets = (text: string, headers: Readonly<Record<string, string>>) =>
+  Object.values(headers).filter((value) => value.length >= 4).reduce((t, value) => t.split(value).join("[redacted]"), text)
+
+/** A thrown SDK or network error as what the model reads; a header's value is never in it. */
+const failureOf = (target: McpTarget, what: string, timeoutMs: number) => (error: unknown): McpFailure => {
+  const server = target.server
+  const thrown = error instanceof Error ? error : new Error(String(error))
+  const cause = Object.assign(new Error(withoutSecrets(thrown.message, target.headers)), {
+    name: thrown.name,
+    cause: thrown.cause,
+    code: (thrown as { code?: unknown }).code
+  })
+  if (thrown instanceof TooLarge || thrown.cause instanceof TooLarge) {
     return new McpFailure({ reason: "too_large", message: `${server}: ${what}: ${cause.message}` })
   }
   const code = (cause as { code?: unknown }).code
@@ -168,7 +178,7 @@ export class McpClients extends Context.Service<McpClients, {
           abandoned.catch(() => undefined)
           return { key, pending, fresh, connection: await Promise.race([pending, abandoned]) }
         },
-        catch: failureOf(target.server, "connecting", timeoutMs)
+        catch: failureOf(target, "connecting", timeoutMs)
       })
 
     const tools = (target: McpTarget): Effect.Effect<ReadonlyArray<Tool>, McpFailure> =>
@@ -197,7 +207,7 @@ export class McpClients extends Context.Service<McpClients, {
             } while (cursor !== undefined && all.length < MAX_LISTED_TOOLS)
             return all.slice(0, MAX_LISTED_TOOLS)
           },
-          catch: failureOf(target.server, "listing its tools", timeoutMs)
+          catch: failureOf(target, "listing its tools", timeoutMs)
         }).pipe(
           Effect.tapError(() => Effect.sync(() => close(key, pending))),
           Effect.mapError((failure) => ({ failure, retry: !fresh && failure.reason === "unreachable" }))
@@ -215,7 +225,7 @@ export class McpClients extends Context.Service<McpClients, {
             connection.client.callTool({ name: tool, arguments: { ...args } }, undefined, { timeout: timeoutMs, signal }) as Promise<
               CallToolResult
             >,
-          catch: failureOf(target.server, `calling ${tool}`, timeoutMs)
+          catch: failureOf(target, `calling ${tool}`, timeoutMs)
         }).pipe(Effect.tapError((failure) =>
           // A timeout says nothing of the connection; anything else may have broken it.
           failure.reason === "timeout" ? Effect.void : Effect.sync(() => close(key, pending))

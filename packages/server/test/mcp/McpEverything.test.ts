@@ -3,7 +3,8 @@
  * `@modelcontextprotocol/server-everything`, started in its Streamable HTTP
  * mode on a free port. Its tools are offered with their own schemas (only
  * those the allowlist names), and `get-sum` called by the model is run by the
- * server: its text is in the next provider request and in the transcript.
+ * server: its text is in the next provider request and in the transcript,
+ * and a streamed turn carries the call's input, then its output.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, ProviderChatParams } from "@switchboard/domain"
@@ -13,7 +14,8 @@ import { spawn } from "node:child_process"
 import { createRequire } from "node:module"
 import { createServer } from "node:net"
 import { transcriptOf, user } from "../support/JobsHelpers.ts"
-import { layerTestServer, postJson, request } from "../support/TestServer.ts"
+import { readEventStream } from "../support/EventStream.ts"
+import { baseUrl, layerTestServer, postJson, request } from "../support/TestServer.ts"
 
 const ADMIN_TOKEN = "admin-token-for-mcp-everything"
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
@@ -99,6 +101,22 @@ describe("an agent's MCP server: the real server-everything", () => {
         assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "assistant", "tool", "assistant"])
         assert.deepStrictEqual(transcript[1]!.toolCalls, [{ id: "call_sum", name: "everything__get-sum", args: { a: 2, b: 3 } }])
         assert.strictEqual(transcript[2]!.content, "The sum of 2 and 3 is 5.")
+
+        // Streamed, the server-run call is its input, then its output, then the answer.
+        const base = yield* baseUrl
+        const streamed = yield* readEventStream(`${base}/api/agent/chat`, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "text/event-stream" },
+          body: JSON.stringify({ agent: "calculator", chatId: "mcp-sum-stream", messages: [user("u2", "2 + 3?")] })
+        })
+        assert.strictEqual(streamed.status, 200)
+        const tool = streamed.chunks.filter((c) => c.type.startsWith("tool-"))
+        assert.deepInclude(tool, { type: "tool-input-available", toolCallId: "call_sum", toolName: "everything__get-sum", input: { a: 2, b: 3 } })
+        assert.deepInclude(tool, { type: "tool-output-available", toolCallId: "call_sum", output: "The sum of 2 and 3 is 5." })
+        const at = (type: string) => streamed.chunks.findIndex((c) => c.type === type)
+        assert.isBelow(at("tool-input-available"), at("tool-output-available"))
+        assert.isBelow(at("tool-output-available"), streamed.chunks.findLastIndex((c) => c.type === "text-delta"))
+        assert.isTrue(streamed.done)
       }))
   })
 })

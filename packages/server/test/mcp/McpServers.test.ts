@@ -92,6 +92,12 @@ describe(`an agent's MCP servers, against fakes (${backend})`, () => {
         const cleared = yield* putAgent(base, "crm-agent", { systemPrompt: "CRM v3", mcpServers: [{ name: "crm", url: mcp.url, headers: {} }] })
         assert.deepStrictEqual(cleared.json.mcpServers[0].headerNames, [])
         assert.deepStrictEqual(yield* sql`SELECT server FROM agent_mcp_headers WHERE agent = 'crm-agent'`, [])
+
+        // A value no HTTP request could carry is refused when written, never at a turn (where its error could quote it).
+        const broken = yield* putAgent(base, "crm-agent", { systemPrompt: "CRM", mcpServers: [{ ...server, headers: { Authorization: "Bearer a\nX-Other: b" } }] })
+        assert.strictEqual(broken.status, 400, broken.text)
+        assert.match(broken.json.error, /mcpServers/)
+        assert.notInclude(broken.text, "X-Other: b")
       }))
 
     it.effect("a server that is down is left out of the turn, which goes on with the others", () =>
@@ -135,12 +141,16 @@ describe(`an agent's MCP servers, against fakes (${backend})`, () => {
         const base = yield* baseUrl
         const mcp = yield* startFakeMcp([
           textTool("huge", () => "x".repeat(600 * 1024)),
+          textTool("enormous", () => "y".repeat(3 * 1024 * 1024)),
           { name: "fails", run: async () => ({ content: [{ type: "text", text: "no such order" }], isError: true }) },
           textTool("structured", () => "", { type: "object", properties: {} })
         ])
         yield* putAgent(base, "errors", { systemPrompt: "e", mcpServers: [{ name: "svc", url: mcp.url }] })
         const huge = yield* turn(base, "errors", "err-1", "call svc__huge {}")
         assert.match(huge.json.content, /^error: the result of svc__huge is \d+ bytes, over the 262144 a tool result may be$/)
+        // An answer past what is read at all (2 MiB) is cut as it arrives: an error too, never read whole.
+        const enormous = yield* turn(base, "errors", "err-3", "call svc__enormous {}")
+        assert.match(enormous.json.content, /^error: svc: calling enormous /)
         const fails = yield* turn(base, "errors", "err-2", "call svc__fails {}")
         assert.strictEqual(fails.json.content, "error: no such order")
         const transcript = (yield* request("/api/chats/err-1/messages")).json.messages as Array<ChatMessage>
