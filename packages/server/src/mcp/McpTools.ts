@@ -32,37 +32,30 @@ interface OfferedTool {
   readonly schema: ToolSchema
 }
 
-/** What of `server`'s tools is offered: its allowlist's, no approval needed, a name the provider takes. */
-const offeredOf = (server: McpServerView, tools: ReadonlyArray<Tool>) =>
-  Effect.gen(function*() {
-    const allowed = server.tools === undefined ? undefined : new Set(server.tools)
-    const offered: Array<OfferedTool> = []
-    const left: Array<string> = []
-    for (const tool of tools) {
-      if (allowed !== undefined && !allowed.has(tool.name)) continue
-      if (needsApproval(server, tool.name)) {
-        left.push(`${tool.name} (needs approval)`)
-        continue
-      }
-      const name = mcpToolName(server.name, tool.name)
-      if (name === undefined || offered.some((o) => o.name === name)) {
-        left.push(`${tool.name} (${name === undefined ? "its name is over 64 characters" : `another tool is named ${name}`})`)
-        continue
-      }
-      offered.push({
-        name,
-        tool,
-        schema: {
-          name,
-          description: tool.description ?? tool.title ?? "",
-          parameters: [],
-          inputSchema: tool.inputSchema as JsonObject
-        }
-      })
+/** What of `server`'s tools is offered: its allowlist's, no approval needed, a name the provider takes; `left`: why others are not. */
+const offeredOf = (server: McpServerView, tools: ReadonlyArray<Tool>) => {
+  const allowed = server.tools === undefined ? undefined : new Set(server.tools)
+  const offered: Array<OfferedTool> = []
+  const left: Array<string> = []
+  for (const tool of tools) {
+    if (allowed !== undefined && !allowed.has(tool.name)) continue
+    if (needsApproval(server, tool.name)) {
+      left.push(`${tool.name} (needs approval)`)
+      continue
     }
-    if (left.length > 0) yield* Effect.logWarning(`MCP server ${server.name}: not offered: ${left.join(", ")}`)
-    return offered
-  })
+    const name = mcpToolName(server.name, tool.name)
+    if (name === undefined || offered.some((o) => o.name === name)) {
+      left.push(`${tool.name} (${name === undefined ? "its name is over 64 characters" : `another tool is named ${name}`})`)
+      continue
+    }
+    offered.push({
+      name,
+      tool,
+      schema: { name, description: tool.description ?? tool.title ?? "", parameters: [], inputSchema: tool.inputSchema as JsonObject }
+    })
+  }
+  return { offered, left }
+}
 
 export const make = Effect.gen(function*() {
   const clients = yield* McpClients
@@ -91,9 +84,14 @@ export const make = Effect.gen(function*() {
       })
     })
 
+  /** What the turn is offered of one server; said once, when the turn starts (a server that fails is left out). */
   const listed = (server: McpServerView, target: McpTarget) =>
     clients.tools(target).pipe(
-      Effect.flatMap((tools) => offeredOf(server, tools)),
+      Effect.map((tools) => offeredOf(server, tools)),
+      Effect.tap(({ left }) =>
+        left.length === 0 ? Effect.void : Effect.logWarning(`MCP server ${server.name}: not offered: ${left.join(", ")}`)
+      ),
+      Effect.map(({ offered }) => offered),
       Effect.catch((failure) =>
         Effect.as(
           Effect.andThen(
@@ -118,18 +116,16 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  /** One call run against its server; never fails. */
-  const run = (call: ToolCall, offered: ReadonlyMap<string, { readonly tool: OfferedTool; readonly target: McpTarget }>) =>
+  /** One call run against its server (`found`: its tool, or why it has none now); never fails. */
+  const run = (call: ToolCall, found: { readonly tool: OfferedTool; readonly target: McpTarget } | string) =>
     Effect.gen(function*() {
       const id = newMessageId()
       const now = yield* Clock.currentTimeMillis
-      const found = offered.get(call.name)
-      if (found === undefined) return toolError(call, `${call.name} is not a tool of this agent's MCP servers now`, id, now)
+      if (typeof found === "string") return toolError(call, found, id, now)
       if (call.invalidArgs !== undefined) return toolError(call, `invalid arguments for ${call.name}: ${call.invalidArgs}`, id, now)
       const { target, tool } = found
-      const started = yield* Clock.currentTimeMillis
       const answered = yield* Effect.result(clients.call(target, tool.tool.name, call.args))
-      const seconds = ((yield* Clock.currentTimeMillis) - started) / 1000
+      const seconds = ((yield* Clock.currentTimeMillis) - now) / 1000
       if (answered._tag === "Failure") {
         recordMcpCall(target.server, answered.failure.reason, seconds)
         return toolError(call, answered.failure.message, id, now)
@@ -145,14 +141,21 @@ export const make = Effect.gen(function*() {
 
   const execute: ServerToolsShape["execute"] = (turn, calls) =>
     Effect.gen(function*() {
-      // The servers of the calls, listed again (their cached lists: what this turn was offered).
+      // The servers of the calls, their lists as this turn was offered them (cached: no request),
+      // quietly: what was not offered was said when the turn started.
       const named = new Set(calls.map((call) => call.name.split(MCP_TOOL_SEPARATOR)[0]))
       const targets = (yield* targetsOf(turn.agent)).filter(({ server }) => named.has(server.name))
       const offered = new Map<string, { readonly tool: OfferedTool; readonly target: McpTarget }>()
-      for (const { server, target } of targets) {
-        for (const tool of yield* listed(server, target)) offered.set(tool.name, { tool, target })
-      }
-      const results: ReadonlyArray<ChatMessage> = yield* Effect.forEach(calls, (call) => run(call, offered), { concurrency: 8 })
+      // A server that cannot be listed now has no tool now: its calls are answered so.
+      yield* Effect.forEach(targets, ({ server, target }) =>
+        Effect.match(clients.tools(target), {
+          onFailure: () => undefined,
+          onSuccess: (tools) => {
+            for (const tool of offeredOf(server, tools).offered) offered.set(tool.name, { tool, target })
+          }
+        }), { concurrency: "unbounded", discard: true })
+      const results: ReadonlyArray<ChatMessage> = yield* Effect.forEach(calls, (call) =>
+        run(call, offered.get(call.name) ?? `${call.name} is not a tool of this agent's MCP servers now`), { concurrency: 8 })
       return { results, dispatched: [], writes: noWrites }
     })
 

@@ -49,6 +49,19 @@ const turn = (base: string, agent: string, chatId: string, text: string) =>
 
 const offeredNames = (params: ProviderChatParams | undefined) => (params?.toolSchemas ?? []).map((t) => t.name).sort()
 
+/** New chats of `agent`, one turn each, until the tools a turn is offered satisfy `seen` (the test's timeout bounds it). */
+const turnsUntilOffered = (base: string, agent: string, fake: ReturnType<typeof makeFakeProvider>, seen: (names: ReadonlyArray<string>) => boolean) => {
+  let n = 0
+  return eventually(
+    Effect.gen(function*() {
+      yield* turn(base, agent, `${agent}-until-${++n}`, "hello")
+      return offeredNames(fake.calls.at(-1))
+    }),
+    seen,
+    `the tools ${agent} is offered to change`
+  )
+}
+
 describe(`an agent's MCP servers, against fakes (${backend})`, () => {
   const fake = makeFakeProvider()
   fake.answerWith((params) => Effect.succeed(model(params)))
@@ -166,15 +179,7 @@ describe(`an agent's MCP servers, against fakes (${backend})`, () => {
         assert.deepStrictEqual(offeredNames(fake.calls.at(-1)), ["svc__first"])
         yield* Effect.promise(() => mcp.setTools([textTool("first", () => "1"), textTool("second", () => "2")]))
         // The notification reaches the client on its own stream: the next turns see the new tool once it has.
-        let n = 0
-        yield* eventually(
-          Effect.gen(function*() {
-            yield* turn(base, "changing", `change-${++n + 1}`, "hello")
-            return offeredNames(fake.calls.at(-1))
-          }),
-          (names) => names.includes("svc__second"),
-          "the new tool offered"
-        )
+        yield* turnsUntilOffered(base, "changing", fake, (names) => names.includes("svc__second"))
         const called = yield* turn(base, "changing", "change-call", "call svc__second {}")
         assert.strictEqual(called.json.content, "tool said: 2")
       }))
@@ -187,15 +192,7 @@ describe(`an agent's MCP servers, against fakes (${backend})`, () => {
         yield* turn(base, "restarting", "restart-1", "hello")
         assert.deepStrictEqual(offeredNames(fake.calls.at(-1)), ["svc__old"])
         yield* Effect.promise(() => mcp.restart([textTool("new", () => "new")]))
-        let n = 0
-        yield* eventually(
-          Effect.gen(function*() {
-            yield* turn(base, "restarting", `restart-${++n + 1}`, "hello")
-            return offeredNames(fake.calls.at(-1))
-          }),
-          (names) => names.length === 1 && names[0] === "svc__new",
-          "the restarted server's tools offered"
-        )
+        yield* turnsUntilOffered(base, "restarting", fake, (names) => names.length === 1 && names[0] === "svc__new")
         const called = yield* turn(base, "restarting", "restart-call", "call svc__new {}")
         assert.strictEqual(called.json.content, "tool said: new")
       }))
