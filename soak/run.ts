@@ -1,6 +1,7 @@
 /**
  * `npm run soak`: three replicas of the production build on one PostgreSQL,
- * under chats that dispatch jobs and hosts that ask the planner, through four
+ * under chats that dispatch jobs, shop chats whose MCP tool waits for the
+ * user's approval (the kills phase), and hosts that ask the planner, through four
  * phases — replica kills (SIGKILL every 10 s), a database restart (stopped
  * for 5 s), provider faults (resets, stalls, trickles, lies, floods) and
  * rolling SIGTERMs — then a Markdown table of what the clients were told
@@ -26,7 +27,7 @@
  *   --quick                  CI: the kills phase only, 40 s, 10 chats, 6 hosts (about a minute)
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -38,9 +39,10 @@ import { ask, sleep, startHelper, stopAll, workDir } from "../bench/processes.ts
 import { build } from "../scripts/build.ts"
 import { Cluster, recovered } from "./cluster.ts"
 import type { Exit } from "./cluster.ts"
-import { duplicatedOf, lostOf, settleJobs, verify } from "./verify.ts"
+import { startFakeMcp } from "@switchboard/server/testing"
+import { duplicatedOf, lostOf, settleApprovals, settleJobs, verify } from "./verify.ts"
 import type { Findings } from "./verify.ts"
-import { newLedger, runChat, runHost } from "./workload.ts"
+import { newLedger, runChat, runHost, runShopChat, SHOP_AGENT } from "./workload.ts"
 import type { Ledger } from "./workload.ts"
 
 // `--db-restart` alone (no value) is how most will write it: parseArgs wants a value for a string option.
@@ -127,6 +129,8 @@ const adminToken = randomBytes(16).toString("hex")
 // The way out: every child stopped, a stopped database started, the scratch database dropped
 
 let scratchName: string | undefined
+/** The soak's MCP server: how many times it ran `refund` for each order. */
+const refunds = new Map<string, number>()
 let databaseStopped = false
 const cluster = (() => {
   try {
@@ -269,8 +273,11 @@ const runPhase = async (
     const began = performance.now()
     const stopAt = began + seconds * 1000
     const deadlines = { stopAt, giveUpAt: stopAt + GIVE_UP_MS }
+    // The kills phase: one chat in five is a shop chat, whose MCP tool waits for the user's approval.
+    const shops = name === "kills" ? Math.max(2, Math.round(options.chats / 5)) : 0
     const clients = Promise.all([
-      ...Array.from({ length: options.chats }, (_, c) => runChat(cluster, ledger, `soak-${runId}-${name}-${c}`, c + 1, CHAT_THINK_MS, deadlines)),
+      ...Array.from({ length: options.chats - shops }, (_, c) => runChat(cluster, ledger, `soak-${runId}-${name}-${c}`, c + 1, CHAT_THINK_MS, deadlines)),
+      ...Array.from({ length: shops }, (_, c) => runShopChat(cluster, ledger, `soak-${runId}-${name}-shop-${c}`, 500 + c, CHAT_THINK_MS, deadlines)),
       ...Array.from({ length: options.hosts }, (_, h) =>
         runHost(cluster, { token: adminToken }, ledger, `soak-${runId}-${name}-host-${h}`, 1000 + h, HOST_THINK_MS, STEPS_PER_TASK, deadlines))
     ])
@@ -278,8 +285,9 @@ const runPhase = async (
     result.seconds = (performance.now() - began) / 1000
     say(`phase ${name}: load over (${result.seconds.toFixed(0)} s); waiting for the jobs to settle`)
     if (!(await settleJobs(cluster, ledger, SETTLE_MS))) result.events.push(`jobs still running ${SETTLE_MS / 1000} s after the load`)
+    if (!(await settleApprovals(cluster, ledger, SETTLE_MS))) result.events.push(`decisions still unanswered ${SETTLE_MS / 1000} s after the load`)
     say(`phase ${name}: reading back what was stored`)
-    result.findings = await verify(cluster, { token: adminToken }, ledger)
+    result.findings = await verify(cluster, { token: adminToken }, ledger, (order) => refunds.get(order) ?? 0)
     result.fdsAfter = cluster.fds()
     result.replaced = cluster.pids().map((pid, i) => pid !== pidsBefore[i])
     result.exits = cluster.exits
@@ -402,9 +410,12 @@ const table = (results: ReadonlyArray<PhaseResult>) => {
     ["turns acked / stored", (_, f) => `${f.turnsAcked} / ${f.turnsStored}`],
     ["jobs acked / stored (done, error)", (_, f) => `${f.jobsAcked} / ${f.jobsStored} (${f.jobsDone}, ${f.jobsError})`],
     ["decisions acked / stored", (_, f) => `${f.decisionsAcked} / ${f.decisionsStored}`],
-    ["lost (turns, jobs, steers, decisions, unsettled)", (_, f) =>
-      `**${lostOf(f)}** (${f.lostTurns}, ${f.lostJobs}, ${f.lostSteers}, ${f.lostDecisions}, ${f.unsettledJobs})`],
-    ["duplicated (message ids, steers, stepIndex)", (_, f) => `**${duplicatedOf(f)}** (${f.duplicateMessageIds}, ${f.duplicateSteers}, ${f.duplicateSteps})`],
+    ["approvals decided / answered (interrupted)", (_, f) =>
+      f.approvalsAcked === 0 ? "–" : `${f.approvalsAcked} / ${f.approvalsAnswered} (${f.approvalsInterrupted})`],
+    ["lost (turns, jobs, steers, decisions, unsettled, approvals)", (_, f) =>
+      `**${lostOf(f)}** (${f.lostTurns}, ${f.lostJobs}, ${f.lostSteers}, ${f.lostDecisions}, ${f.unsettledJobs}, ${f.lostApprovals})`],
+    ["duplicated (message ids, steers, stepIndex, tool runs, denied runs)", (_, f) =>
+      `**${duplicatedOf(f)}** (${f.duplicateMessageIds}, ${f.duplicateSteers}, ${f.duplicateSteps}, ${f.toolRunsTwice}, ${f.deniedRan})`],
     ["stepIndex skipped", (_, f) => String(f.skippedSteps)],
     ["unreadable chats / decision logs", (_, f) => String(f.unreadable)],
     ["stored, no 200 seen / answers lost in transit / given up", (r, f) => `${f.storedNotAcked} / ${r.ledger?.unknownOutcomes ?? 0} / ${r.ledger?.abandoned ?? 0}`],
@@ -437,6 +448,16 @@ const main = async () => {
   say(`building dist/ (the production build)`)
   build()
   const provider = await startHelper("fake provider", fileURLToPath(new URL("./fake-provider.ts", import.meta.url)), [])
+  // The shop chats' MCP server, here: it counts each order's runs (a run is counted when it arrives).
+  const mcp = await Effect.runPromise(startFakeMcp([{
+    name: "refund",
+    run: async (args) => {
+      const order = String(args["order"])
+      refunds.set(order, (refunds.get(order) ?? 0) + 1)
+      await sleep(200)
+      return { content: [{ type: "text", text: `refunded ${order}` }] }
+    }
+  }]).pipe(Scope.provide(await Effect.runPromise(Scope.make()))))
   const setFaults = (rate: number) => ask(provider.child, { type: "faults", rate } as { readonly type: string }, "faults-set")
   const commit = (() => {
     try {
@@ -482,6 +503,12 @@ const main = async () => {
       apiKey: "soak-key"
     })
     await call(`/admin/provider-profiles/${String(profile["profileId"])}/activate`)
+    const shop = await fetch(`${origin}/admin/agents/${SHOP_AGENT}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ systemPrompt: "A shop's support agent", mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }] })
+    })
+    if (!shop.ok) throw new Error(`PUT /admin/agents/${SHOP_AGENT}: ${shop.status} ${(await shop.text()).slice(0, 200)}`)
   }
 
   const results: Array<PhaseResult> = []

@@ -20,7 +20,8 @@ import type { Admin, Ledger } from "./workload.ts"
 interface Message {
   readonly id: string
   readonly role: string
-  readonly metadata?: { readonly subagentResult?: { readonly jobId?: string } }
+  readonly toolResult?: { readonly error?: string }
+  readonly metadata?: { readonly subagentResult?: { readonly jobId?: string }; readonly approval?: { readonly approved?: boolean } }
 }
 interface Job {
   readonly id: string
@@ -54,6 +55,16 @@ export interface Findings {
   /** Stored while no client was told: turns answered by no 200, decisions no host got. */
   storedNotAcked: number
   unreadable: number
+  /** Decisions answered 202, and those whose call's answer is in the transcript. */
+  approvalsAcked: number
+  approvalsAnswered: number
+  /** Approved calls whose run was cut by a kill (answered "interrupted": they ran at most once). */
+  approvalsInterrupted: number
+  /** A decision answered 202 whose call has no answer, or an answer of the other decision. */
+  lostApprovals: number
+  /** An MCP call run more than once for one approval; a denied one run at all. */
+  toolRunsTwice: number
+  deniedRan: number
   longest409: number
   longest409Ms: number
   samples: Array<string>
@@ -98,8 +109,30 @@ const inBatches = async <A>(items: ReadonlyArray<A>, width: number, f: (a: A) =>
   for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(f))
 }
 
-export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Promise<Findings> => {
+/**
+ * Waits (bounded) until every decision answered 202 has its call's answer in the transcript: a
+ * continuation may still run (or wait for a dead replica's lease) when the load stops.
+ */
+export const settleApprovals = async (cluster: Cluster, ledger: Ledger, timeoutMs: number) => {
+  const deadline = performance.now() + timeoutMs
+  let waiting = [...ledger.approvals]
+  while (waiting.length > 0 && performance.now() < deadline) {
+    const chats = [...new Set(waiting.map((a) => a.chatId))]
+    const answered = new Set<string>()
+    await inBatches(chats, 8, async (chatId) => {
+      const transcript = await getJson<{ messages: ReadonlyArray<Message> }>(cluster, `/api/chats/${chatId}/messages`)
+      for (const m of transcript?.messages ?? []) answered.add(m.id)
+    })
+    waiting = waiting.filter((a) => !answered.has(`approval_${a.approvalId}`))
+    if (waiting.length > 0) await sleep(1000)
+  }
+  return waiting.length === 0
+}
+
+/** `runs(order)`: how many times the soak's MCP server ran `refund` for that order. */
+export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger, runs: (order: string) => number = () => 0): Promise<Findings> => {
   const f: Findings = {
+    approvalsAcked: ledger.approvals.length, approvalsAnswered: 0, approvalsInterrupted: 0, lostApprovals: 0, toolRunsTwice: 0, deniedRan: 0,
     turnsAcked: 0, turnsStored: 0, jobsAcked: 0, jobsStored: 0, jobsDone: 0, jobsError: 0, jobErrors: new Map(),
     decisionsAcked: ledger.decisions.length, decisionsStored: 0,
     lostTurns: 0, lostJobs: 0, lostSteers: 0, lostDecisions: 0, unsettledJobs: 0,
@@ -149,6 +182,30 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Pr
       if (!ids.has(a.userId) || !ids.has(a.messageId)) {
         f.lostTurns++
         sample(`${chat.chatId}: turn ${a.userId} answered 200 (${a.messageId}) but ${ids.has(a.userId) ? "its answer" : "its user message"} is not stored`)
+      }
+    }
+    const byId = new Map(transcript.messages.map((m) => [m.id, m]))
+    for (const a of ledger.approvals.filter((a) => a.chatId === chat.chatId)) {
+      const ran = runs(a.order)
+      const answer = byId.get(`approval_${a.approvalId}`)
+      if (answer === undefined || answer.metadata?.approval?.approved !== a.approved) {
+        f.lostApprovals++
+        sample(`${chat.chatId}: approval ${a.approvalId} decided (${a.approved ? "yes" : "no"}) but ${answer === undefined ? "its call has no answer" : "its answer says the other decision"}`)
+      } else {
+        f.approvalsAnswered++
+        if (/interrupted/.test(answer.toolResult?.error ?? "")) f.approvalsInterrupted++
+        else if (a.approved && ran === 0) {
+          f.lostApprovals++
+          sample(`${chat.chatId}: approval ${a.approvalId} approved and answered, but the tool never ran`)
+        }
+      }
+      if (ran > 1) {
+        f.toolRunsTwice += ran - 1
+        sample(`${chat.chatId}: the tool of approval ${a.approvalId} ran ${ran} times`)
+      }
+      if (!a.approved && ran > 0) {
+        f.deniedRan += ran
+        sample(`${chat.chatId}: the tool of approval ${a.approvalId} ran though it was denied`)
       }
     }
     const jobs = new Map(jobList.jobs.map((j) => [j.id, j]))
@@ -242,5 +299,5 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger): Pr
   return f
 }
 
-export const lostOf = (f: Findings) => f.lostTurns + f.lostJobs + f.lostSteers + f.lostDecisions + f.unsettledJobs
-export const duplicatedOf = (f: Findings) => f.duplicateMessageIds + f.duplicateSteers + f.duplicateSteps
+export const lostOf = (f: Findings) => f.lostTurns + f.lostJobs + f.lostSteers + f.lostDecisions + f.unsettledJobs + f.lostApprovals
+export const duplicatedOf = (f: Findings) => f.duplicateMessageIds + f.duplicateSteers + f.duplicateSteps + f.toolRunsTwice + f.deniedRan

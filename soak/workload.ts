@@ -33,8 +33,18 @@ export interface DecisionAck {
   readonly stepIndex: number
 }
 
+/** A decision of a server tool call that waited for approval, answered 202 (or 409 after an unknown outcome: ours). */
+export interface ApprovalAck {
+  readonly chatId: string
+  readonly approvalId: string
+  readonly approved: boolean
+  /** The MCP call's argument: what the soak's MCP server counts its runs by. */
+  readonly order: string
+}
+
 export interface Ledger {
   readonly chats: Array<ChatLedger>
+  readonly approvals: Array<ApprovalAck>
   readonly decisions: Array<DecisionAck>
   /** Every task a host claimed (their decision logs are read at the end). */
   readonly tasks: Set<string>
@@ -46,7 +56,7 @@ export interface Ledger {
   abandoned: number
 }
 
-export const newLedger = (): Ledger => ({ chats: [], decisions: [], tasks: new Set(), failures: new Map(), unknownOutcomes: 0, abandoned: 0 })
+export const newLedger = (): Ledger => ({ chats: [], approvals: [], decisions: [], tasks: new Set(), failures: new Map(), unknownOutcomes: 0, abandoned: 0 })
 
 const count = (ledger: Ledger, key: string) => ledger.failures.set(key, (ledger.failures.get(key) ?? 0) + 1)
 
@@ -101,11 +111,40 @@ export interface Deadlines {
 }
 
 /**
+ * One turn sent until it is answered 200 (its body) or the hard deadline (`undefined`, counted as
+ * abandoned). A 409 `turn_in_flight` (a wake turn, a continuation, or a dead replica's turn whose
+ * marker has not expired) is sent again after 100 ms: the streak is measured. Any other failure
+ * is counted and sent again after 250 ms, with the same message id.
+ */
+const sendTurn = async (cluster: Cluster, ledger: Ledger, chat: ChatLedger, body: unknown, deadlines: Deadlines) => {
+  let streak = 0
+  let streakSince = 0
+  for (;;) {
+    if (performance.now() > deadlines.giveUpAt) {
+      ledger.abandoned++
+      return undefined
+    }
+    const answer = await call(cluster, "POST", "/api/agent/chat", body)
+    if (answer.status === 409 && answer.body["code"] === "turn_in_flight") {
+      if (streak++ === 0) streakSince = performance.now()
+      chat.longest409 = Math.max(chat.longest409, streak)
+      chat.longest409Ms = Math.max(chat.longest409Ms, performance.now() - streakSince)
+      await sleep(100)
+      continue
+    }
+    if (streak > 0) chat.longest409Ms = Math.max(chat.longest409Ms, performance.now() - streakSince)
+    streak = 0
+    if (answer.status === 200) return answer.body
+    if (answer.status === 0) ledger.unknownOutcomes++
+    count(ledger, answer.status === 0 ? "network" : answer.status === -1 ? "no replica up" : `${answer.status} ${String(answer.body["code"] ?? "")}`.trim())
+    await sleep(250)
+  }
+}
+
+/**
  * One chat: a turn (every third `Research topic i of …`, which dispatches a
  * job; the others `Hello i …`, answered at once), a think time of about
- * `thinkMs`, the next, until `stopAt`. A turn answered 409 `turn_in_flight`
- * (a wake turn, or a dead replica's turn whose marker has not expired) is
- * sent again after 100 ms: the streak is measured.
+ * `thinkMs`, the next, until `stopAt` (each sent by `sendTurn`).
  */
 export const runChat = async (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) => {
   const chat: ChatLedger = { chatId, acked: [], sent: new Set(), longest409: 0, longest409Ms: 0 }
@@ -118,31 +157,59 @@ export const runChat = async (cluster: Cluster, ledger: Ledger, chatId: string, 
     const content = i % JOB_EVERY === 0 ? `Research topic ${i} of ${chatId}` : `Hello ${i} from ${chatId}`
     const message = { id: userId, role: "user", content, timestamp: Date.now() }
     chat.sent.add(userId)
-    let streak = 0
-    let streakSince = 0
-    for (;;) {
-      if (performance.now() > deadlines.giveUpAt) {
-        ledger.abandoned++
-        return
+    const body = await sendTurn(cluster, ledger, chat, { chatId, messages: [message] }, deadlines)
+    if (body === undefined) return
+    const jobs = (body["jobs"] ?? []) as ReadonlyArray<{ id: string }>
+    chat.acked.push({ userId, messageId: String(body["messageId"]), jobIds: jobs.map((j) => j.id) })
+    await sleep(thinkMs * (0.5 + next()))
+  }
+}
+
+/** The agent of the shop chats: an MCP server's `refund` that needs the user's approval (soak/run.ts defines it). */
+export const SHOP_AGENT = "soak-shop"
+
+/**
+ * One shop chat: `Refund order …` turns, each answered with the MCP call waiting for approval;
+ * the decision (seven in ten approve) posted to whichever replica is up, sent again when no
+ * answer came (a 409 `approval_decided` then means the first one landed). The next turn may
+ * find the continuation still running: its 409 `turn_in_flight` is waited out as a wake's is.
+ */
+export const runShopChat = async (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) => {
+  const chat: ChatLedger = { chatId, acked: [], sent: new Set(), longest409: 0, longest409Ms: 0 }
+  ledger.chats.push(chat)
+  const next = random(seed)
+  await sleep(next() * thinkMs)
+  for (let i = 0; performance.now() < deadlines.stopAt; i++) {
+    const userId = `u${i}`
+    // The model passes the whole message as the order: what the MCP server counts runs by.
+    const order = `Refund order ${chatId}-${i}`
+    const message = { id: userId, role: "user", content: order, timestamp: Date.now() }
+    chat.sent.add(userId)
+    const body = await sendTurn(cluster, ledger, chat, { agent: SHOP_AGENT, chatId, messages: [message] }, deadlines)
+    if (body === undefined) return
+    chat.acked.push({ userId, messageId: String(body["messageId"]), jobIds: [] })
+    const pending = (body["pendingApprovals"] ?? []) as ReadonlyArray<{ readonly approvalId: string }>
+    for (const { approvalId } of pending) {
+      const approved = next() < 0.7
+      let unknown = false
+      for (;;) {
+        if (performance.now() > deadlines.giveUpAt) {
+          ledger.abandoned++
+          return
+        }
+        const answer = await call(cluster, "POST", `/api/chats/${chatId}/approvals/${approvalId}`, approved ? { approved } : { approved, reason: "soak says no" })
+        if (answer.status === 202 || (answer.status === 409 && unknown)) {
+          ledger.approvals.push({ chatId, approvalId, approved, order })
+          break
+        }
+        if (answer.status === 0) {
+          unknown = true
+          ledger.unknownOutcomes++
+        }
+        count(ledger, answer.status === 0 ? "network" : answer.status === -1 ? "no replica up" : `decision ${answer.status} ${String(answer.body["code"] ?? "")}`.trim())
+        if (answer.status !== 0 && answer.status !== -1 && answer.status < 500) break
+        await sleep(250)
       }
-      const answer = await call(cluster, "POST", "/api/agent/chat", { chatId, messages: [message] })
-      if (answer.status === 409 && answer.body["code"] === "turn_in_flight") {
-        if (streak++ === 0) streakSince = performance.now()
-        chat.longest409 = Math.max(chat.longest409, streak)
-        chat.longest409Ms = Math.max(chat.longest409Ms, performance.now() - streakSince)
-        await sleep(100)
-        continue
-      }
-      if (streak > 0) chat.longest409Ms = Math.max(chat.longest409Ms, performance.now() - streakSince)
-      streak = 0
-      if (answer.status === 200) {
-        const jobs = (answer.body["jobs"] ?? []) as ReadonlyArray<{ id: string }>
-        chat.acked.push({ userId, messageId: String(answer.body["messageId"]), jobIds: jobs.map((j) => j.id) })
-        break
-      }
-      if (answer.status === 0) ledger.unknownOutcomes++
-      count(ledger, answer.status === 0 ? "network" : answer.status === -1 ? "no replica up" : `${answer.status} ${String(answer.body["code"] ?? "")}`.trim())
-      await sleep(250)
     }
     await sleep(thinkMs * (0.5 + next()))
   }

@@ -120,6 +120,15 @@ export const DispatchedJob = Schema.Struct({
 })
 export type DispatchedJob = typeof DispatchedJob.Type
 
+/** A server tool's call waiting for the user's decision (docs/tools.md, approvals). */
+export const PendingApproval = Schema.Struct({
+  approvalId: Schema.String,
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  input: JsonValue
+})
+export type PendingApproval = typeof PendingApproval.Type
+
 export const ChatResponse = Schema.Struct({
   content: Schema.String,
   /** Only calls the client must execute; omitted when there are none. */
@@ -130,7 +139,12 @@ export const ChatResponse = Schema.Struct({
    * The jobs this turn dispatched (with `chatId` only), oldest first; omitted
    * when none. Their steers arrive later in the transcript.
    */
-  jobs: Schema.optionalKey(Schema.Array(DispatchedJob))
+  jobs: Schema.optionalKey(Schema.Array(DispatchedJob)),
+  /**
+   * Server tool calls this turn stopped at, waiting for the user's decision (`POST
+   * /api/chats/{chatId}/approvals/{approvalId}`); omitted when none.
+   */
+  pendingApprovals: Schema.optionalKey(Schema.Array(PendingApproval))
 })
 export type ChatResponse = typeof ChatResponse.Type
 
@@ -139,3 +153,43 @@ export type ChatTranscript = typeof ChatTranscript.Type
 
 export const Transcription = Schema.Struct({ text: Schema.String })
 export type Transcription = typeof Transcription.Type
+
+/**
+ * The conversation as a provider reads it: each tool message right after the assistant message
+ * whose call it answers (in the order stored), everything else in its order. A transcript is
+ * stored in the order things happened, and a call answered late — an approval decided after the
+ * user wrote again — has its answer stored after later messages; providers require the answers
+ * of a message's calls to follow it. A transcript already in that order is given back as it is.
+ */
+export const inCallOrder = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<ChatMessage> => {
+  const callers = new Map<string, number>()
+  messages.forEach((m, i) => {
+    if (m.role === "assistant") for (const call of m.toolCalls ?? []) callers.set(call.id, i)
+  })
+  const late = new Map<number, Array<ChatMessage>>()
+  let moved = false
+  messages.forEach((m, i) => {
+    const at = m.toolResult === undefined ? undefined : callers.get(m.toolResult.toolCallId)
+    if (at === undefined || at > i) return
+    // Only a tool message separated from its call by a message that is not an answer moves.
+    const between = messages.slice(at + 1, i)
+    if (between.every((b) => b.role === "tool")) return
+    moved = true
+    late.set(at, [...(late.get(at) ?? []), m])
+  })
+  if (!moved) return messages
+  const movedSet = new Set([...late.values()].flat())
+  const ordered: Array<ChatMessage> = []
+  /** The late answers of the last assistant message: put after the answers that follow it. */
+  let waiting: ReadonlyArray<ChatMessage> = []
+  messages.forEach((m, i) => {
+    if (movedSet.has(m)) return
+    if (m.role !== "tool") {
+      ordered.push(...waiting)
+      waiting = late.get(i) ?? []
+    }
+    ordered.push(m)
+  })
+  ordered.push(...waiting)
+  return ordered
+}

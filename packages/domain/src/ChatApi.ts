@@ -6,8 +6,11 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Multipart } from "effect/http"
 import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from "./Chat.ts"
+import { ApprovalAccepted, ApprovalDecision, ApprovalId } from "./Approvals.ts"
 import {
   AgentMismatch,
+  ApprovalDecided,
+  ApprovalNotFound,
   AgentNotFound,
   anyRouteErrors,
   BudgetExceeded,
@@ -166,6 +169,20 @@ export class ChatApi extends HttpApiGroup.make("chat")
         "is stored as the assistant message with `metadata.stopped: true`, and the chat is free when this answers " +
         "(within 10 s). `{ stopped: false }` when no turn was running."
     })),
+    HttpApiEndpoint.post("decide", "/api/chats/:chatId/approvals/:approvalId", {
+      params: { chatId: ChatId, approvalId: ApprovalId },
+      payload: ApprovalDecision,
+      success: ApprovalAccepted.pipe(HttpApiSchema.status(202)),
+      error: [...anyRouteErrors, ...bodyErrors, ChatNotFound, ApprovalNotFound, ApprovalDecided, DatabaseUnavailable, NotReady]
+    }).annotateMerge(OpenApi.annotations({
+      summary: "Decide a server tool call that waits for approval",
+      description: "A turn that called a tool needing approval ended with the call pending (`pendingApprovals`, the " +
+        "stream's `tool-approval-request`). The decision is recorded and the chat goes on as a turn of its own, " +
+        "followed with `GET /api/chats/{chatId}/stream`: approved, the tool runs (at most once, whatever replica " +
+        "runs the turn) and the model continues; denied, the model reads the error `denied by the user` (with the " +
+        "reason). 409 `approval_decided` when it was decided already; 404 `approval_not_found` when the chat asks " +
+        "for no such approval."
+    })),
     HttpApiEndpoint.get("messages", "/api/chats/:chatId/messages", {
       params: { chatId: ChatId },
       success: ChatTranscript,
@@ -187,12 +204,14 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("uiChat", "/api/ui/chat", {
       payload: UiChatRequest,
       success: UiMessageStream,
-      error: turnErrors
+      error: [...turnErrors, ApprovalDecided]
     }).annotateMerge(OpenApi.annotations({
       summary: "A turn for the AI SDK's clients (useChat)",
       description: "`DefaultChatTransport`'s request: `id` is the chat, `messages` its UIMessages (those already " +
         "stored are skipped by id), `agent` and `context` may come as its `body` extras. Answers the streamed turn. A " +
         "client tool's call ends the stream at `tool-input-available`; the client adds the output and sends again. " +
+        "A tool part in state `approval-responded` (`addToolApprovalResponse`) is the decision of that approval, and " +
+        "the answer streams the continuation. " +
         "`trigger: \"regenerate-message\"` answers again after the stored transcript (it is append-only)."
     })),
     HttpApiEndpoint.get("uiFollow", "/api/ui/chat/:id/stream", {

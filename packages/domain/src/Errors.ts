@@ -51,6 +51,28 @@ export class TurnInFlight extends Schema.Error<TurnInFlight>("TurnInFlight")({
   }
 }
 
+/** No approval of that id is asked for in the caller's chat. */
+export class ApprovalNotFound extends Schema.Error<ApprovalNotFound>("ApprovalNotFound")({
+  error: Schema.String,
+  code: Schema.tag("approval_not_found"),
+  approvalId: Schema.String
+}, { httpApiStatus: statusOfCode.approval_not_found, description: "The chat asks for no approval of this id" }) {
+  get _tag() {
+    return "ApprovalNotFound" as const
+  }
+}
+
+/** The approval was decided already (by another request, another tab, a new message of the user's): the first decision holds. */
+export class ApprovalDecided extends Schema.Error<ApprovalDecided>("ApprovalDecided")({
+  error: Schema.String,
+  code: Schema.tag("approval_decided"),
+  approvalId: Schema.String
+}, { httpApiStatus: statusOfCode.approval_decided, description: "The approval was decided already: the first decision holds" }) {
+  get _tag() {
+    return "ApprovalDecided" as const
+  }
+}
+
 /**
  * Too many requests of one caller within the last minute (`CHAT_RPM`,
  * `PLANNER_HOST_RPM`; docs/errors.md): nothing was done. `retryAfter` is the
@@ -318,6 +340,8 @@ export const declaredErrors = [
   AgentMismatch,
   AgentExists,
   AgentBuiltIn,
-  BudgetExceeded
+  BudgetExceeded,
+  ApprovalNotFound,
+  ApprovalDecided
 ] as const
 export type DeclaredError = InstanceType<(typeof declaredErrors)[number]>

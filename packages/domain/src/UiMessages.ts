@@ -30,6 +30,7 @@ import { AgentName } from "./Agents.ts"
 import type { ChatMessage, Part, TextPart, ToolCall, ToolResult } from "./Chat.ts"
 import { ChatId, DataPart, fitsMessageId, MAX_MESSAGE_ID, MessageId } from "./Chat.ts"
 import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
+import { approvalsOf, decisionOf } from "./Approvals.ts"
 
 // ---------------------------------------------------------------------------
 // Tool results as transcript messages
@@ -119,9 +120,25 @@ export type UiTextPart = typeof UiTextPart.Type
 export const UiStepStartPart = Schema.Struct({ type: Schema.Literal("step-start") })
 export type UiStepStartPart = typeof UiStepStartPart.Type
 
-/** The tool states Switchboard uses; the AI SDK's approval states are not among them. */
-export const UiToolState = Schema.Literals(["input-streaming", "input-available", "output-available", "output-error"])
+/** The tool states of the AI SDK's UIMessage, approvals' included (docs/tools.md). */
+export const UiToolState = Schema.Literals([
+  "input-streaming",
+  "input-available",
+  "approval-requested",
+  "approval-responded",
+  "output-available",
+  "output-error",
+  "output-denied"
+])
 export type UiToolState = typeof UiToolState.Type
+
+/** A call's approval as the AI SDK holds it: asked (`id`), then decided (`approved`, `reason`). */
+export const UiToolApproval = Schema.Struct({
+  id: Text,
+  approved: Schema.optionalKey(Schema.Boolean),
+  reason: Schema.optionalKey(Text)
+})
+export type UiToolApproval = typeof UiToolApproval.Type
 
 const toolFields = {
   // Unbounded, as the transcript's call ids are: the result's message id stays valid whatever its length.
@@ -129,15 +146,25 @@ const toolFields = {
   state: UiToolState,
   input: Schema.optionalKey(JsonValue),
   output: Schema.optionalKey(JsonValue),
-  errorText: Schema.optionalKey(Text)
+  errorText: Schema.optionalKey(Text),
+  approval: Schema.optionalKey(UiToolApproval)
 }
 
+/** The approval states carry the approval they are about (`approval.id`), as the AI SDK's parts do. */
+const approvalWhereAsked = Schema.makeFilter((part: { readonly state: UiToolState; readonly approval?: UiToolApproval }) =>
+  (part.state === "approval-requested" || part.state === "approval-responded" || part.state === "output-denied") && part.approval === undefined
+    ? `a part in state "${part.state}" needs its approval ({ id })`
+    : undefined
+)
+
 /** A call of a tool by name: `tool-<name>`. */
-export const UiToolPart = Schema.Struct({ type: Schema.TemplateLiteral(["tool-", NonEmptyText]), ...toolFields })
+export const UiToolPart = Schema.Struct({ type: Schema.TemplateLiteral(["tool-", NonEmptyText]), ...toolFields }).check(approvalWhereAsked)
 export type UiToolPart = typeof UiToolPart.Type
 
 /** A call of a tool the client has no type for: the name in `toolName`. */
-export const UiDynamicToolPart = Schema.Struct({ type: Schema.Literal("dynamic-tool"), toolName: NonEmptyText, ...toolFields })
+export const UiDynamicToolPart = Schema.Struct({ type: Schema.Literal("dynamic-tool"), toolName: NonEmptyText, ...toolFields }).check(
+  approvalWhereAsked
+)
 export type UiDynamicToolPart = typeof UiDynamicToolPart.Type
 
 /** A UI-only payload (the transcript's data part, with the AI SDK's optional `id`). */
@@ -209,12 +236,25 @@ export type UiTranscript = typeof UiTranscript.Type
 const failed = (result: ToolResult): result is ToolResult & { readonly error: string } =>
   result.error !== undefined && result.error !== ""
 
-const toolPartOf = (call: ToolCall, result: ToolResult | undefined): UiToolPart => {
+/** The call of an assistant message, its answer when it has one, and the approval it asked for. */
+const toolPartOf = (
+  call: ToolCall,
+  answer: ChatMessage | undefined,
+  approvalId: string | undefined
+): UiToolPart => {
   const part = { type: `tool-${call.name}` as const, toolCallId: call.id, input: call.args }
-  if (result === undefined) return { ...part, state: "input-available" }
-  if (failed(result)) return { ...part, state: "output-error", errorText: result.error }
+  const result = answer?.toolResult
+  if (result === undefined) {
+    return approvalId === undefined ? { ...part, state: "input-available" } : { ...part, state: "approval-requested", approval: { id: approvalId } }
+  }
+  const decided = answer === undefined ? undefined : decisionOf(answer)
+  const approval = decided === undefined ? {} : {
+    approval: { id: decided.id, approved: decided.approved, ...(decided.reason === undefined ? {} : { reason: decided.reason }) }
+  }
+  if (decided?.approved === false) return { ...part, state: "output-denied", ...approval }
+  if (failed(result)) return { ...part, state: "output-error", errorText: result.error, ...approval }
   // The AI SDK requires `output`, and JSON has no undefined: a result without a value is null.
-  return { ...part, state: "output-available", output: result.result ?? null }
+  return { ...part, state: "output-available", output: result.result ?? null, ...approval }
 }
 
 const isTextPart = (part: Part): part is TextPart => part.type === "text" && "text" in part
@@ -242,16 +282,17 @@ const contentPartsOf = (message: ChatMessage): Array<UiTextPart | UiDataPart> =>
  * Every message's `metadata` gains its `timestamp`.
  */
 export const toUiMessages = (transcript: ReadonlyArray<ChatMessage>): Array<UiMessage> => {
-  const results = new Map<string, ToolResult>()
+  const results = new Map<string, ChatMessage>()
   for (const message of transcript) {
     const result = message.role === "tool" ? message.toolResult : undefined
-    if (result !== undefined && !results.has(result.toolCallId)) results.set(result.toolCallId, result)
+    if (result !== undefined && !results.has(result.toolCallId)) results.set(result.toolCallId, message)
   }
   return transcript.flatMap((message): Array<UiMessage> => {
     if (message.role === "tool") return []
     const content = contentPartsOf(message)
+    const approvals = new Map(Object.entries(approvalsOf(message)).map(([id, callId]) => [callId, id]))
     const parts: Array<UiMessagePart> = message.role === "assistant"
-      ? [{ type: "step-start" }, ...content, ...(message.toolCalls ?? []).map((c) => toolPartOf(c, results.get(c.id)))]
+      ? [{ type: "step-start" }, ...content, ...(message.toolCalls ?? []).map((c) => toolPartOf(c, results.get(c.id), approvals.get(c.id)))]
       : content
     return [{ id: message.id, role: message.role, parts, metadata: { ...message.metadata, timestamp: message.timestamp } }]
   })
@@ -335,3 +376,26 @@ export const fromUiMessages = (messages: ReadonlyArray<UiMessage>, now: number):
     })
     return [toolCalls.length === 0 ? message : { ...message, toolCalls }, ...results]
   })
+
+/** A decision a UIMessage carries: a tool part in state `approval-responded` (`addToolApprovalResponse`). */
+export interface UiApprovalResponse {
+  readonly approvalId: string
+  readonly toolCallId: string
+  readonly approved: boolean
+  readonly reason?: string
+}
+
+/** The decisions the messages' tool parts carry, in order. */
+export const approvalResponsesOf = (messages: ReadonlyArray<UiMessage>): Array<UiApprovalResponse> =>
+  messages.flatMap((ui) =>
+    ui.role !== "assistant" ? [] : ui.parts.filter(isToolPart).flatMap((part): Array<UiApprovalResponse> => {
+      const approval = part.approval
+      if (part.state !== "approval-responded" || approval === undefined || approval.approved === undefined) return []
+      return [{
+        approvalId: approval.id,
+        toolCallId: part.toolCallId,
+        approved: approval.approved,
+        ...(approval.reason === undefined ? {} : { reason: approval.reason })
+      }]
+    })
+  )

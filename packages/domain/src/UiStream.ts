@@ -45,6 +45,16 @@ export const ToolInputErrorChunk = chunk("tool-input-error", {
   input: Schema.Unknown,
   errorText: Schema.String
 })
+/** After a call's `tool-input-available`: the call waits for the user's decision (docs/tools.md). */
+export const ToolApprovalRequestChunk = chunk("tool-approval-request", { approvalId: Schema.String, toolCallId: Schema.String })
+/** The user's decision of an approval (a continuation's first chunks say it before the call's output). */
+export const ToolApprovalResponseChunk = chunk("tool-approval-response", {
+  approvalId: Schema.String,
+  approved: Schema.Boolean,
+  reason: Schema.optionalKey(Schema.String)
+})
+/** A call the user denied: it did not run. */
+export const ToolOutputDeniedChunk = chunk("tool-output-denied", { toolCallId: Schema.String })
 export const FinishReason = Schema.Literals(["stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"])
 export type FinishReason = typeof FinishReason.Type
 export const FinishChunk = chunk("finish", {
@@ -65,6 +75,9 @@ export const UiChunk = Schema.Union([
   ToolInputAvailableChunk,
   ToolOutputAvailableChunk,
   ToolInputErrorChunk,
+  ToolApprovalRequestChunk,
+  ToolApprovalResponseChunk,
+  ToolOutputDeniedChunk,
   FinishChunk,
   ErrorChunk
 ])

@@ -1,6 +1,7 @@
 export * from "./AdminApi.ts"
 export * from "./Agents.ts"
 export * from "./AgentsApi.ts"
+export * from "./Approvals.ts"
 export * from "./Api.ts"
 export * from "./Chat.ts"
 export * from "./ChatApi.ts"

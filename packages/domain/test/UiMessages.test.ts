@@ -225,6 +225,8 @@ describe("fromUiMessages", () => {
       Schema.decodeUnknownExit(UiMessage)({ id: "a1", role: "assistant", parts: [part] })._tag === "Failure"
     assert.isTrue(refused({ type: "text" }))
     assert.isTrue(refused({ type: "tool-transcribe_video", toolCallId: "c", state: "approval-requested", input: {} }))
+    assert.isFalse(refused({ type: "tool-transcribe_video", toolCallId: "c", state: "approval-requested", input: {}, approval: { id: "apr_1" } }))
+    assert.isTrue(refused({ type: "tool-x", toolCallId: "c", state: "approval-responded", input: {}, approval: { approved: true } }))
     assert.isTrue(refused({ type: "tool-", toolCallId: "c", state: "input-available", input: {} }))
     assert.isTrue(refused({ type: "data-not.a.name", data: 1 }))
     assert.isTrue(refused({ type: "tool-x", toolCallId: "", state: "input-available", input: {} }))

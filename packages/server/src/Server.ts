@@ -17,6 +17,8 @@ import { AgentsAdminHttp, AgentsHttp } from "./agents/AgentsHttp.ts"
 import { ChatHttp } from "./chat/ChatHttp.ts"
 import { ChatRepo } from "./chat/ChatRepo.ts"
 import { ChatTurns } from "./chat/ChatTurns.ts"
+import * as Approvals from "./approvals/Approvals.ts"
+import { ApprovalsRepo } from "./approvals/ApprovalsRepo.ts"
 import { TurnComposer } from "./chat/turn/TurnComposer.ts"
 import { TurnStreams } from "./chat/stream/TurnStreams.ts"
 import * as Database from "./db/Database.ts"
@@ -118,7 +120,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provide(McpClients.layer)
   )
   const core = TurnComposer.layerNoDeps.pipe(
-    Layer.provide(observedServerTools(serverTools)),
+    Layer.provideMerge(observedServerTools(serverTools)),
     Layer.provideMerge(JobSignals.layer),
     Layer.provideMerge(Layer.mergeAll(ChatRepo.layer, JobsRepo.layer)),
     Layer.provideMerge(budgetedProvider(observedProvider(provider)))
@@ -127,7 +129,9 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   // however many jobs run, they hold none of the sockets a user's turn reaches its provider by.
   const jobsProvider = Layer.fresh(budgetedProvider(observedProvider(provider)))
   const background = JobsBackground.pipe(Layer.provide(Layer.provide(subagents, jobsProvider)), Layer.provide(jobsConfig))
+  // Approvals (approvals/): the decisions chat's routes take, and their continuations.
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
+    Layer.provideMerge(Approvals.layer.pipe(Layer.provide(ApprovalsRepo.layer))),
     Layer.provideMerge(TurnStreams.layer),
     Layer.provideMerge(core),
     Layer.provideMerge(Agents.layer)
@@ -150,7 +154,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     api,
     layerApiDocs(Api),
     WebConsole.layer,
-    MetricsHttp.layer,
+    MetricsHttp.layer.pipe(Layer.provide(Approvals.layerGauges)),
     // The request metrics are built (so added) first: the outermost middleware, they see the JSON answers.
     JsonErrors.layer(routes).pipe(Layer.provide(RequestMetrics.layer(routes.routes)))
   )

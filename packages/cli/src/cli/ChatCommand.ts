@@ -14,8 +14,10 @@
  * in 3 s`, not retried) or the input is bad.
  */
 import { AgentContext } from "@switchboard/domain"
+import type { PendingApproval } from "@switchboard/domain"
 import { Console, Effect, Fiber, FileSystem, Layer, Option, Schedule, Schema, Semaphore, Stdio, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import type { RunResult, TurnError } from "@switchboard/client"
 import { ApiClient, ChatTransport, jobPollMs, makeAgentStore, makeChatStore, makeDefaultRegistry, makeJobWatch, makeOrchestrator, MediaTranscriber } from "@switchboard/client"
 import { fileStorage, stateDirectory } from "../stores/FileStorage.ts"
 import { readAssetFromDisk } from "../tools/FileAssets.ts"
@@ -26,6 +28,7 @@ import { serverFlag } from "./ServerFlag.ts"
 import { reportStatus, stderrOutput } from "./StatusReporter.ts"
 import { makeAnswerPrinter } from "./AnswerPrinter.ts"
 import { firstCtrlCStops } from "./CtrlC.ts"
+import { approvalAnswer, approvalQuestion } from "./ApprovalPrompt.ts"
 import * as path from "node:path"
 
 export { defaultServer } from "./ServerFlag.ts"
@@ -157,35 +160,73 @@ export const chatCommand = Command.make("chat", {
       Effect.andThen(Console.error("switchboard: stopping the turn (Ctrl+C again to quit)")),
       Effect.andThen(orchestrator.stop)
     )
-    const turn = (text: string) =>
+    /** Server tool calls the last answer waits on: the next line typed answers the first. */
+    let waiting: ReadonlyArray<PendingApproval> = []
+    const ask = Effect.suspend(() => {
+      const first = waiting[0]
+      return first === undefined ? Effect.void : Effect.sync(() => {
+        printer.endLine()
+        process.stderr.write(approvalQuestion(first))
+      })
+    })
+    const handled = (run: Effect.Effect<RunResult, TurnError, ChatTransport>) =>
       lock.withPermits(1)(
-        firstCtrlCStops(
-          orchestrator.send(text).pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))),
-          stopTurn
-        ).pipe(
+        firstCtrlCStops(run.pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))), stopTurn).pipe(
           Effect.matchEffect({
             onSuccess: (result) =>
               Effect.sync(() => {
                 printer.finish(result.message)
                 watch.expect(result.jobs.map((j) => j.id))
+                waiting = result._tag === "Answered" ? result.pendingApprovals ?? [] : []
               }).pipe(Effect.andThen(
-                result._tag === "Stopped" ? Console.error("switchboard: the turn was stopped; the answer so far is kept") : Effect.void
+                result._tag === "Stopped" ? Console.error("switchboard: the turn was stopped; the answer so far is kept") : ask
               )),
             onFailure: (error) =>
               Effect.sync(() => {
                 printer.endLine()
                 failed++
+                waiting = waiting.slice(1)
               }).pipe(Effect.andThen(
                 // A refused token refuses every later turn too: said once, and the command ends.
                 refused(error) ? fail(failureLine(error, token)) : Console.error(`switchboard: ${error.message}`)
-              ))
+              ), Effect.andThen(ask))
           })
         )
       )
+    /** A line typed: the answer to the question asked, else the next message. */
+    const turn = (text: string) => {
+      const first = waiting[0]
+      if (first === undefined) return handled(orchestrator.send(text))
+      const { approved, reason } = approvalAnswer(text)
+      return handled(orchestrator.decide(first.approvalId, approved, reason))
+    }
+    /** Without a terminal of messages (one message given): the answers read from stdin, one line each; none: no. */
+    const answerFromStdin = Effect.gen(function*() {
+      const stdio = yield* Stdio.Stdio
+      const lines = stdio.stdin.pipe(Stream.decodeText(), Stream.splitLines)
+      const pull = yield* Stream.toPull(lines)
+      const buffered: Array<string> = []
+      let ended = false
+      const nextLine = Effect.gen(function*() {
+        while (buffered.length === 0 && !ended) {
+          const chunk = yield* pull.pipe(Effect.orElseSucceed(() => undefined))
+          if (chunk === undefined) ended = true
+          else buffered.push(...chunk)
+        }
+        return buffered.shift()
+      })
+      while (waiting.length > 0) {
+        const line = yield* nextLine
+        if (line !== undefined) process.stderr.write(`${line}\n`)
+        const { approved, reason } = approvalAnswer(line)
+        yield* handled(orchestrator.decide(waiting[0]!.approvalId, approved, reason))
+      }
+    })
 
     if (Option.isSome(message)) {
       if (message.value.trim() === "") return yield* fail("the message is empty")
       yield* turn(message.value)
+      yield* answerFromStdin
       if (!noWait) yield* watch.untilSettled
     } else {
       const stdio = yield* Stdio.Stdio

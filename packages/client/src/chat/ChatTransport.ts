@@ -20,7 +20,7 @@
  * `stream` and `stop` are the ApiClient module's `fetch` calls in both.
  */
 import { ChatResponse } from "@switchboard/domain"
-import type { AgentInfo, AgentName, ChatRequest, UiChunk } from "@switchboard/domain"
+import type { AgentInfo, AgentName, ApprovalDecision, ChatMessage, ChatRequest, UiChunk } from "@switchboard/domain"
 import { Context, Data, Effect, Layer, Result, Schema, Stream } from "effect"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import { ApiClient, credentialHeaders, endpointOf, makeTurnStreams } from "../api/ApiClient.ts"
@@ -57,6 +57,12 @@ export class ChatTransport extends Context.Service<ChatTransport, {
   stop(chatId: string): Effect.Effect<boolean, ChatTransportError>
   /** An agent's public view: its client tools, job kinds and context schema (never its prompt). */
   agent(name: AgentName): Effect.Effect<AgentInfo, ChatTransportError>
+  /** Decides a server tool call that waits for approval (202: the chat goes on as a turn of its own). */
+  decide(chatId: string, approvalId: string, decision: ApprovalDecision): Effect.Effect<void, ChatTransportError>
+  /** The chat's running turn from its first chunk, live (empty: none runs). */
+  resume(chatId: string): Stream.Stream<UiChunk, ChatTransportError>
+  /** The chat's stored transcript (`GET /api/chats/{chatId}/messages`): what a client re-syncs from. */
+  transcript(chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>, ChatTransportError>
 }>()("switchboard/client/chat/ChatTransport") {
   /** Over the typed HttpApi client. */
   static readonly layerNoDeps: Layer.Layer<ChatTransport, never, ApiClient> = Layer.effect(
@@ -68,6 +74,7 @@ export class ChatTransport extends Context.Service<ChatTransport, {
           return yield* client.chat.chat({ payload: request }).pipe(Effect.catch(transportError))
         }),
         ...streamedTurns(client),
+        ...chatRoutes(Effect.succeed(client)),
         agent: (name) => lookUpAgent(client, name)
       })
     })
@@ -99,7 +106,11 @@ export class ChatTransport extends Context.Service<ChatTransport, {
         send,
         stream: (request) => Stream.unwrap(Effect.map(send(request), (response) => Stream.fromIterable(chunksOfResponse(response)))),
         stop: () => Effect.succeed(false),
-        agent
+        agent,
+        decide: (_chatId, approvalId) =>
+          Effect.fail(new ChatTransportError({ message: `No approval "${approvalId}"`, status: 404, code: "approval_not_found" })),
+        resume: () => Stream.empty,
+        transcript: () => Effect.succeed([])
       })
     )
 }
@@ -111,10 +122,26 @@ const transportError = (error: unknown): Effect.Effect<never, ChatTransportError
 
 const fromApiError = (error: ApiError): ChatTransportError => new ChatTransportError({ ...describeApiError(error), cause: error })
 
-/** `stream` and `stop` over the ApiClient module's routes. */
-const streamedTurns = (turns: TurnStreams): Pick<ChatTransport["Service"], "stream" | "stop"> => ({
+/** `stream`, `stop` and `resume` over the ApiClient module's routes. */
+const streamedTurns = (turns: TurnStreams): Pick<ChatTransport["Service"], "stream" | "stop" | "resume"> => ({
   stream: (request) => Stream.mapError(turns.streamChat(request), fromApiError),
-  stop: (chatId) => Effect.mapError(turns.stopTurn(chatId), fromApiError)
+  stop: (chatId) => Effect.mapError(turns.stopTurn(chatId), fromApiError),
+  resume: (chatId) => Stream.mapError(turns.resumeTurn(chatId), fromApiError)
+})
+
+/** The approval and transcript routes, over the typed client. */
+const chatRoutes = (typedClient: Effect.Effect<ApiClient["Service"]>): Pick<ChatTransport["Service"], "decide" | "transcript"> => ({
+  decide: (chatId, approvalId, decision) =>
+    Effect.flatMap(typedClient, (client) => client.chat.decide({ params: { chatId, approvalId }, payload: decision })).pipe(
+      Effect.asVoid,
+      Effect.catch(transportError),
+      Effect.withSpan("ChatTransport.decide")
+    ),
+  transcript: (chatId) =>
+    Effect.flatMap(typedClient, (client) => client.chat.messages({ params: { chatId } })).pipe(
+      Effect.map((answer) => answer.messages),
+      Effect.catch(transportError)
+    )
 })
 
 const lookUpAgent = (client: ApiClient["Service"], name: AgentName): Effect.Effect<AgentInfo, ChatTransportError> =>
@@ -178,6 +205,7 @@ const makeFetchTransport = (
     send: (request) =>
       Effect.flatMap(credentials, (auth) => Effect.flatMap(Effect.promise((signal) => post(request, auth, signal)), answered)),
     ...streamedTurns(makeTurnStreams(options)),
+    ...chatRoutes(typedClient),
     agent: (name) => Effect.flatMap(typedClient, (client) => lookUpAgent(client, name))
   })
 }

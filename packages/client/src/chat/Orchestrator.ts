@@ -39,7 +39,7 @@
  * the transcript the server persists under `chatId` has no duplicates.
  */
 import type { ChatMessage, ChatRequest, ChatResponse, DispatchedJob, ToolCall, ToolResult, UiChunk } from "@switchboard/domain"
-import { runSteps, toolMessageContent, traced, unansweredToolCalls } from "@switchboard/domain"
+import { runSteps, toolMessageContent, traced } from "@switchboard/domain"
 import { Cause, Clock, Effect, Stream } from "effect"
 import type { NewChatMessage } from "../stores/ChatStore.ts"
 import { newMessageId } from "../stores/Ids.ts"
@@ -49,6 +49,7 @@ import type { Orchestrator, OrchestratorDeps, RunResult, TurnContext } from "./O
 import { iterationLimitMessage, maxIterations, notRunWhenStopped, turnFailure } from "./OrchestratorApi.ts"
 import { resolveCall, stripNul } from "./ResolveCall.ts"
 import { emptyProgress, foldChunk, responseOf } from "./TurnChunks.ts"
+import { askingFor, clientCallsWaiting, makeDecide } from "./ApprovalDecisions.ts"
 
 export * from "./OrchestratorApi.ts"
 
@@ -263,7 +264,8 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       // A history that ends with calls nobody answered yet (a wake turn's answer asking for a client
       // tool, found by a re-sync) is resumed: those calls are executed before the model is asked again.
       const last = history.at(-1)
-      const pending = last?.role === "assistant" ? unansweredToolCalls(history).filter((c) => last.toolCalls?.includes(c)) : []
+      // (Not the calls that wait for the user's approval: the server runs those, once decided.)
+      const pending = clientCallsWaiting(history)
       if (pending.length > 0) {
         yield* executeAll(pending)
         if (turn.stopRequested && last !== undefined) {
@@ -307,9 +309,16 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       switch (end.reason) {
         case "answered": {
           agent().setStatus("responding")
-          const message = settle({ ...serverId(response), role: "assistant", content: stripNul(response.content) })
+          // Calls waiting for the user's approval are kept with the message, as the server stored it.
+          const waiting = response.pendingApprovals ?? []
+          const message = settle({
+            ...serverId(response),
+            role: "assistant",
+            content: stripNul(response.content),
+            ...(waiting.length === 0 ? {} : askingFor(waiting))
+          })
           finish()
-          return { _tag: "Answered", message, iterations, jobs } satisfies RunResult
+          return { _tag: "Answered", message, iterations, jobs, ...(waiting.length === 0 ? {} : { pendingApprovals: waiting }) } satisfies RunResult
         }
         case "streamStopped": {
           const message = settle({ ...serverId(response), role: "assistant", content: stripNul(response.content), metadata: { stopped: true } })
@@ -356,5 +365,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       Effect.andThen(run(undefined, context))
     )
 
-  return { run, send, checkAgent, stop }
+  const decide = makeDecide({ chatStore, agentStore, run, ...(onDelta === undefined ? {} : { onDelta }) })
+
+  return { run, send, checkAgent, stop, decide }
 }

@@ -2,7 +2,7 @@
  * What the orchestrator (`Orchestrator.ts`) is to its callers: its
  * dependencies, its operations, how a turn ends, and its errors.
  */
-import type { AgentContext, AgentName, ChatMessage, DispatchedJob, JsonObject } from "@switchboard/domain"
+import type { AgentContext, AgentName, ChatMessage, DispatchedJob, JsonObject, PendingApproval } from "@switchboard/domain"
 import type { Effect } from "effect"
 import type { StoreApi } from "zustand/vanilla"
 import type { ApiFailure } from "../api/ApiFailure.ts"
@@ -26,7 +26,14 @@ export const notRunWhenStopped = "Not run: the user stopped the turn"
  * (the partial answer, `metadata.stopped` set, when the server stopped it).
  */
 export type RunResult =
-  | { readonly _tag: "Answered"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
+  | {
+    readonly _tag: "Answered"
+    readonly message: ChatMessage
+    readonly iterations: number
+    readonly jobs: ReadonlyArray<DispatchedJob>
+    /** Server tool calls the answer stopped at, waiting for the user's decision (`decide`). */
+    readonly pendingApprovals?: ReadonlyArray<PendingApproval>
+  }
   | { readonly _tag: "IterationLimit"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
   | { readonly _tag: "Stopped"; readonly message: ChatMessage; readonly iterations: number; readonly jobs: ReadonlyArray<DispatchedJob> }
 
@@ -99,4 +106,12 @@ export interface Orchestrator {
    * more is sent; `run` then ends with `Stopped`. Nothing when no turn runs.
    */
   readonly stop: Effect.Effect<void, never, ChatTransport>
+  /**
+   * Decides a server tool call that waits for approval (`RunResult.pendingApprovals`, or the
+   * stored transcript's): the decision is sent, the continuation followed (its text heard by
+   * `onDelta`) and the history re-synced from the transcript; client calls the continuation's
+   * answer asks for are run as a turn's are. Fails with the server's 409 `approval_decided` when
+   * it was decided already, 404 `approval_not_found` when the chat asks for no such approval.
+   */
+  readonly decide: (approvalId: string, approved: boolean, reason?: string) => Effect.Effect<RunResult, TurnError, ChatTransport>
 }

@@ -36,6 +36,8 @@ export interface TurnProgress {
   /** Every call whose input is complete, in order, with the server's output when it executed the call. */
   readonly calls: ReadonlyArray<{ readonly toolCallId: string; readonly toolName: string; readonly input: unknown }>
   readonly outputs: ReadonlyMap<string, unknown>
+  /** The calls that wait for the user's decision (`tool-approval-request`): call id → approval id. */
+  readonly approvals: ReadonlyMap<string, string>
   /** `finish` arrived. */
   readonly finished: boolean
   /** The turn was stopped (`finish` said so): its answer is partial and asks for nothing. */
@@ -53,6 +55,7 @@ export const emptyProgress: TurnProgress = {
   activeToolCall: null,
   calls: [],
   outputs: new Map(),
+  approvals: new Map(),
   finished: false,
   stopped: false
 }
@@ -92,9 +95,15 @@ export const foldChunk = (progress: TurnProgress, chunk: UiChunk): TurnProgress 
     }
     case "tool-output-available":
       return { ...progress, outputs: new Map(progress.outputs).set(chunk.toolCallId, chunk.output) }
+    case "tool-approval-request":
+      return { ...progress, approvals: new Map(progress.approvals).set(chunk.toolCallId, chunk.approvalId) }
+    case "tool-output-denied":
+      // A denied call did not run: what the model reads is the denial.
+      return { ...progress, outputs: new Map(progress.outputs).set(chunk.toolCallId, { denied: true }) }
+    case "tool-approval-response":
     case "tool-input-error":
-      // Its input never completed: nothing to run.
-      return progress.activeToolCall?.toolCallId === chunk.toolCallId ? { ...progress, activeToolCall: null } : progress
+      // Its input never completed: nothing to run. (A decision's echo changes nothing either.)
+      return chunk.type === "tool-approval-response" ? progress : progress.activeToolCall?.toolCallId === chunk.toolCallId ? { ...progress, activeToolCall: null } : progress
     case "finish":
       return finishOf(progress, chunk.finishReason, chunk.messageMetadata)
     case "error":
@@ -127,7 +136,12 @@ const decodeAcknowledgement = Schema.decodeUnknownOption(JobAcknowledgement)
 
 /** The answer the chunks so far add up to. */
 export const responseOf = (progress: TurnProgress): ChatResponse => {
-  const toolCalls = progress.calls.filter((call) => !progress.outputs.has(call.toolCallId)).map(toolCallOf)
+  const open = progress.calls.filter((call) => !progress.outputs.has(call.toolCallId))
+  const toolCalls = open.filter((call) => !progress.approvals.has(call.toolCallId)).map(toolCallOf)
+  const pendingApprovals = open.flatMap((call) => {
+    const approvalId = progress.approvals.get(call.toolCallId)
+    return approvalId === undefined ? [] : [{ approvalId, toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }]
+  })
   const jobs = progress.calls.flatMap((call): ReadonlyArray<DispatchedJob> => {
     const ack = decodeAcknowledgement(progress.outputs.get(call.toolCallId))
     return ack._tag === "Some" ? [{ id: ack.value.jobId, kind: ack.value.kind, toolCallId: call.toolCallId }] : []
@@ -136,7 +150,8 @@ export const responseOf = (progress: TurnProgress): ChatResponse => {
     content: progress.content,
     messageId: progress.messageId,
     ...(toolCalls.length === 0 ? {} : { toolCalls }),
-    ...(jobs.length === 0 ? {} : { jobs })
+    ...(jobs.length === 0 ? {} : { jobs }),
+    ...(pendingApprovals.length === 0 ? {} : { pendingApprovals })
   }
 }
 
@@ -175,13 +190,18 @@ export const chunksOfResponse = (response: ChatResponse): ReadonlyArray<UiChunk>
       output: { status: "dispatched", jobId: job.id, kind: job.kind, message: "" }
     }
   ])
+  const approvals = (response.pendingApprovals ?? []).flatMap((pending): ReadonlyArray<UiChunk> => [
+    { type: "tool-input-available", toolCallId: pending.toolCallId, toolName: pending.toolName, input: pending.input },
+    { type: "tool-approval-request", approvalId: pending.approvalId, toolCallId: pending.toolCallId }
+  ])
   return [
     { type: "start", messageId: response.messageId },
     { type: "start-step" },
     ...text,
     ...jobs,
     ...calls,
+    ...approvals,
     { type: "finish-step" },
-    { type: "finish", finishReason: calls.length > 0 ? "tool-calls" : "stop" }
+    { type: "finish", finishReason: calls.length + approvals.length > 0 ? "tool-calls" : "stop" }
   ]
 }

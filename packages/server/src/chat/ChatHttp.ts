@@ -5,6 +5,7 @@
  */
 import {
   Api,
+  approvalResponsesOf,
   fromUiMessages,
   maxStoredValueBytes,
   PayloadTooLarge,
@@ -13,7 +14,7 @@ import {
   UI_STREAM_HEADERS,
   wantsEventStream
 } from "@switchboard/domain"
-import { ChatNotFound, CurrentUser } from "@switchboard/domain"
+import { ApprovalDecided, ChatNotFound, CurrentUser } from "@switchboard/domain"
 import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
 import { Clock, Effect, Exit, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
@@ -36,6 +37,7 @@ import { Admission } from "../limits/Admission.ts"
 import { UserBudgets } from "../usage/UserBudgets.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
+import { ChatApprovals } from "./ChatApprovals.ts"
 
 /**
  * A persisted turn's message the transcript could not hold, as a 413 naming it. Only a body
@@ -98,6 +100,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
   const limits = yield* RateLimits
   const admission = yield* Admission
   const budgets = yield* UserBudgets
+  const approvals = yield* ChatApprovals
 
   /**
    * A turn past its caller's limits: `CHAT_RPM` (per user when vouched for), then the user's daily
@@ -189,8 +192,31 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     }),
     follow: ({ params }) => Effect.flatMap(own(params.chatId), follow),
     stop: ({ params }) => own(params.chatId).pipe(Effect.flatMap(streams.stop), Effect.map((stopped) => ({ stopped }))),
+    decide: Effect.fn(function*({ params, payload }) {
+      const key = yield* own(params.chatId)
+      yield* approvals.decide(key, params.approvalId, payload)
+      return { accepted: true } as const
+    }),
     uiChat: Effect.fn(function*({ payload, request }) {
       const user = yield* CurrentUser
+      // `addToolApprovalResponse`'s request: the decisions it carries, and their continuation streamed.
+      const responses = approvalResponsesOf(payload.messages.slice(-1))
+      if (responses.length > 0) {
+        const key = chatKey(user.userId, payload.id)
+        const continuation = yield* approvals.responded(key, responses)
+        const last = payload.messages[payload.messages.length - 1]
+        if (continuation !== undefined) {
+          const live = yield* streams.start(key, continuation, last?.id).pipe(Effect.catchTag("ProviderError", toWireError))
+          return eventStreamResponse(eventsReadable(live)) as never
+        }
+        // Decided already (another tab, a retry): the chat's running turn, when there is one, is its continuation.
+        const running = yield* streams.follow(key)
+        if (running !== undefined) return eventStreamResponse(running) as never
+        return yield* new ApprovalDecided({
+          error: `Approval "${responses[0]!.approvalId}" was decided already: the first decision holds`,
+          approvalId: responses[0]!.approvalId
+        })
+      }
       const chatRequest = yield* fromUiRequest(repo, user.userId, payload)
       const refused = admitted(chatRequest, request.headers["content-length"])
       if (refused !== undefined) return yield* refused

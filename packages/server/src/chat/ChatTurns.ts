@@ -30,6 +30,7 @@ import { ChatRepo } from "./ChatRepo.ts"
 import type { LiveTurn } from "./stream/LiveTurn.ts"
 import { invokeAgent } from "../telemetry/GenAi.ts"
 import { TurnComposer } from "./turn/TurnComposer.ts"
+import { ChatApprovals, claimsApproval } from "./ChatApprovals.ts"
 
 /**
  * Openings of one turn when its chat turns out another agent's: the second one runs as the chat's
@@ -64,6 +65,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
     const composer = yield* TurnComposer
     const agents = yield* Agents
     const repo = yield* ChatRepo
+    const approvals = yield* ChatApprovals
 
     /** The agent and the context as it takes it, or the 404 / 400 that refuses the turn. */
     const resolve = (name: string, context: ChatRequest["context"]) =>
@@ -86,6 +88,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
             messages: request.messages,
             context: turn.context,
             agent: turn.agent,
+            ...(approvals.supersede === undefined ? {} : { resume: approvals.supersede(chatId) }),
             ...(live === undefined ? {} : { live })
           })
           switch (outcome._tag) {
@@ -135,14 +138,17 @@ export class ChatTurns extends Context.Service<ChatTurns, {
      */
     const forgedResult = (request: OwnedChatRequest) =>
       Effect.gen(function*() {
-        const claims = request.messages.flatMap((message, index) => claimsSubagentResult(message) ? [{ message, index }] : [])
+        const claims = request.messages.flatMap((message, index) =>
+          claimsSubagentResult(message) || claimsApproval(message) ? [{ message, index }] : []
+        )
         if (claims.length === 0 || request.chatId === undefined) return
         const stored = yield* repo.storedIds(request.chatId, claims.map(({ message }) => message.id))
         const forged = claims.find(({ message }) => !stored.has(message.id))
         if (forged === undefined) return
         return yield* new InvalidRequest({
           error: `Invalid request body: messages[${forged.index}] claims to be a sub-agent's result (id "steer_…", ` +
-            "metadata.subagentResult or a data-subagent-artifact part), which only the server writes; send back only the ones it stored"
+            "metadata.subagentResult or a data-subagent-artifact part) or an approval's (id \"approval_…\", " +
+            "metadata.approvals or metadata.approval), which only the server writes; send back only the ones it stored"
         })
       })
 

@@ -75,6 +75,12 @@ export interface OfferedTools {
    * call left to the client). Absent: none.
    */
   readonly prefixes?: ReadonlyArray<string> | undefined
+  /**
+   * Those a user must approve before each call (an MCP server's `requireApproval`): the turn does
+   * not run such a call; it stores it unanswered and ends, and the user's decision continues the
+   * chat (approvals/). Absent: none.
+   */
+  readonly approval?: ReadonlyArray<string> | undefined
 }
 
 export const nothingOffered: OfferedTools = { schemas: [], instructions: undefined }
@@ -124,7 +130,8 @@ export const allServerTools = (parts: ReadonlyArray<ServerToolsShape>): ServerTo
         schemas: offers.flatMap((o) => o.schemas),
         instructions: instructions.length === 0 ? undefined : instructions.join("\n\n"),
         remote: offers.flatMap((o) => o.remote ?? []),
-        prefixes: offers.flatMap((o) => o.prefixes ?? [])
+        prefixes: offers.flatMap((o) => o.prefixes ?? []),
+        approval: offers.flatMap((o) => o.approval ?? [])
       }
     }),
   handles: (name) => parts.some((part) => part.handles(name)),

@@ -59,6 +59,14 @@ export const chatAgent = (sql: Sql, chatId: Statement.Fragment) => sql`(SELECT a
 export const transcriptRows = (sql: Sql) => sql`(SELECT chat_id, message, seq FROM chat_messages)`
 
 /**
+ * The stored messages that ask for approvals (`metadata.approvals`, docs/tools.md), as rows
+ * (`chat_id`, `message`): through the partial index that holds only them, for the approvals
+ * feature's lookups and the pending gauge.
+ */
+export const approvalAsks = (sql: Sql) =>
+  sql`(SELECT chat_id, message FROM chat_messages WHERE (message->'metadata') ? 'approvals')`
+
+/**
  * The chat's row, locked against its deletion until the transaction ends (`FOR KEY SHARE`: it
  * blocks nothing else); no row when the operator deleted it. A turn's writes are conditioned on it,
  * so a turn that outlived its chat stores nothing rather than bring the chat back. With

@@ -20,6 +20,7 @@ import rateLimits from "./migrations/0011_rate_limits.ts"
 import chatUsers from "./migrations/0012_chat_users.ts"
 import usageUsers from "./migrations/0013_usage_users.ts"
 import agentMcpHeaders from "./migrations/0014_agent_mcp_headers.ts"
+import approvalDecisions from "./migrations/0015_approval_decisions.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -35,7 +36,8 @@ export const migrations = {
   "0011_rate_limits": rateLimits,
   "0012_chat_users": chatUsers,
   "0013_usage_users": usageUsers,
-  "0014_agent_mcp_headers": agentMcpHeaders
+  "0014_agent_mcp_headers": agentMcpHeaders,
+  "0015_approval_decisions": approvalDecisions
 }
 
 export const migrationCount = Object.keys(migrations).length

@@ -7,8 +7,9 @@
  * be listed is left out of it (logged, counted), and a call that cannot be
  * made is a tool error the model reads.
  *
- * A tool that needs a user's approval (`requireApproval`) is not offered:
- * this server does not yet ask users, and never runs such a tool unasked.
+ * A tool that needs a user's approval (`requireApproval`) is offered and
+ * named in `approval`: the turn never runs its call, it stops there and the
+ * user's decision (approvals/) runs it through `execute`.
  */
 import type { AgentDefinition, ChatMessage, JsonObject, McpServerView, ToolCall, ToolSchema } from "@switchboard/domain"
 import { MCP_TOOL_SEPARATOR, mcpToolName, needsApproval } from "@switchboard/domain"
@@ -30,19 +31,16 @@ interface OfferedTool {
   readonly name: string
   readonly tool: Tool
   readonly schema: ToolSchema
+  readonly approval: boolean
 }
 
-/** What of `server`'s tools is offered: its allowlist's, no approval needed, a name the provider takes; `left`: why others are not. */
+/** What of `server`'s tools is offered: its allowlist's with a name the provider takes; `left`: why others are not. */
 const offeredOf = (server: McpServerView, tools: ReadonlyArray<Tool>) => {
   const allowed = server.tools === undefined ? undefined : new Set(server.tools)
   const offered: Array<OfferedTool> = []
   const left: Array<string> = []
   for (const tool of tools) {
     if (allowed !== undefined && !allowed.has(tool.name)) continue
-    if (needsApproval(server, tool.name)) {
-      left.push(`${tool.name} (needs approval)`)
-      continue
-    }
     const name = mcpToolName(server.name, tool.name)
     if (name === undefined || offered.some((o) => o.name === name)) {
       left.push(`${tool.name} (${name === undefined ? "its name is over 64 characters" : `another tool is named ${name}`})`)
@@ -51,7 +49,8 @@ const offeredOf = (server: McpServerView, tools: ReadonlyArray<Tool>) => {
     offered.push({
       name,
       tool,
-      schema: { name, description: tool.description ?? tool.title ?? "", parameters: [], inputSchema: tool.inputSchema as JsonObject }
+      schema: { name, description: tool.description ?? tool.title ?? "", parameters: [], inputSchema: tool.inputSchema as JsonObject },
+      approval: needsApproval(server, tool.name)
     })
   }
   return { offered, left }
@@ -112,6 +111,7 @@ export const make = Effect.gen(function*() {
         schemas: offered.map((o) => o.schema),
         instructions: undefined,
         remote: offered.map((o) => o.name),
+        approval: offered.filter((o) => o.approval).map((o) => o.name),
         prefixes: (agent.mcpServers ?? []).map((server) => `${server.name}${MCP_TOOL_SEPARATOR}`)
       }
     })

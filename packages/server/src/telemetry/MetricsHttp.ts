@@ -11,12 +11,15 @@
  * (use `max`, not `sum`, across replicas). The statement is bounded
  * (`statement_timeout`): a scrape of a database that does not answer in time
  * says so (`switchboard_metrics_database_up 0`) instead of waiting, and the
- * process's own metrics are served all the same.
+ * process's own metrics are served all the same. Other features' figures
+ * (`DatabaseGauges`: the approvals pending) are read beside it, each bounded.
  */
 import { Context, Effect, Metric } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
+import { DatabaseGauges } from "./DatabaseGauges.ts"
+import type { DatabaseGauge } from "./DatabaseGauges.ts"
 import { tokenMatches } from "../http/ChatAuth.ts"
 import { MetricsTokenSetting } from "./TelemetrySettings.ts"
 import { untraced } from "./Tracing.ts"
@@ -39,11 +42,12 @@ interface JobsRow {
 }
 
 /** The database's numbers, as gauges of a registry of their own: made per scrape, never stale. */
-const databaseText = (rows: ReadonlyArray<JobsRow> | undefined) => {
+const databaseText = (rows: ReadonlyArray<JobsRow> | undefined, features: ReadonlyArray<readonly [DatabaseGauge, number | undefined]>) => {
   const context = Context.make(Metric.MetricRegistry, new Map())
   const gauge = (name: string, description: string, value: number, attributes?: Record<string, string>) =>
     Metric.gauge(name, { description, ...(attributes === undefined ? {} : { attributes }) }).updateUnsafe(value, context)
   gauge("switchboard_metrics_database_up", "Whether the database answered this scrape's statement in time (1) or not (0)", rows === undefined ? 0 : 1)
+  for (const [feature, value] of features) if (value !== undefined) gauge(feature.name, feature.description, value)
   if (rows !== undefined) {
     const counts = new Map(rows.filter((r) => r.phase !== null).map((r) => [`${r.phase} ${r.status}`, r.n]))
     for (const phase of PHASES) {
@@ -73,6 +77,7 @@ const bearer = (header: string | undefined) => /^Bearer\s+(.*)$/i.exec(header ??
 export const layer = HttpRouter.use(Effect.fnUntraced(function*(router) {
   const sql = yield* SqlClient.SqlClient
   const required = yield* MetricsTokenSetting.config
+  const gauges = yield* DatabaseGauges
 
   const jobs = sql.withTransaction(Effect.gen(function*() {
     yield* sql`SELECT set_config('statement_timeout', ${String(JOBS_STATEMENT_MS)}, true)`
@@ -90,7 +95,18 @@ export const layer = HttpRouter.use(Effect.fnUntraced(function*(router) {
   yield* router.add("GET", "/metrics", Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (required !== undefined && !tokenMatches(required, bearer(request.headers["authorization"]))) return unauthenticated
-    const database = databaseText(yield* jobs)
+    const [rows, features] = yield* Effect.all([
+      jobs,
+      Effect.forEach(gauges, (g) =>
+        g.read.pipe(
+          untraced,
+          Effect.timeout(JOBS_STATEMENT_MS),
+          Effect.tapCause((cause) => Effect.logWarning(`/metrics: ${g.name}'s statement failed`, cause)),
+          Effect.map((value): readonly [DatabaseGauge, number | undefined] => [g, value]),
+          Effect.orElseSucceed((): readonly [DatabaseGauge, number | undefined] => [g, undefined])
+        ), { concurrency: "unbounded" })
+    ], { concurrency: "unbounded" })
+    const database = databaseText(rows, features)
     const own = yield* PrometheusMetrics.format()
     return HttpServerResponse.text(own + database, { contentType: CONTENT_TYPE, headers: { "cache-control": "no-store" } })
   }))

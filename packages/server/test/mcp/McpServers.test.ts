@@ -8,11 +8,11 @@
  * headers.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import type { ChatMessage, ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
+import type { ChatMessage, ProviderChatParams } from "@switchboard/domain"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeFakeProvider } from "@switchboard/providers/testing"
-import { hangingTool, startFakeMcp, textTool } from "../support/FakeMcp.ts"
+import { callingModel, hangingTool, startFakeMcp, textTool } from "../support/FakeMcp.ts"
 import { eventually, user } from "../support/JobsHelpers.ts"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
 import { baseUrl, layerReplica, layerTestServer, postJson, postJsonAt, request, requestAt } from "../support/TestServer.ts"
@@ -23,19 +23,7 @@ const KEY_1 = Buffer.alloc(32, 1).toString("base64")
 const KEY_2 = Buffer.alloc(32, 2).toString("base64")
 const SECRET = "Bearer mcp-secret-4f1c9a"
 
-/**
- * The model: "call NAME {json}" calls that tool; a tool's answer is repeated (its error as "error: …").
- */
-const model = (params: ProviderChatParams): ProviderChatResponse => {
-  const last = params.messages.at(-1)!
-  if (last.role === "tool") {
-    const result = last.toolResult
-    return { content: result?.error === undefined ? `tool said: ${last.content}` : `error: ${result.error}` }
-  }
-  const match = /^call (\S+) (.*)$/.exec(last.content)
-  if (match === null) return { content: `you said: ${last.content}` }
-  return { content: "", toolCalls: [{ id: `call_${params.messages.length}`, name: match[1]!, args: JSON.parse(match[2]!) }] }
-}
+const model = callingModel
 
 const putAgent = (base: string, name: string, body: unknown) =>
   requestAt(base, `/admin/agents/${name}`, {

@@ -8,6 +8,7 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import type { ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -120,3 +121,18 @@ export const hangingTool = (name: string): FakeMcpTool => ({
   name,
   run: (_, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))))
 })
+
+/**
+ * The model of the MCP tests: "call NAME {json}" calls that tool; a tool's answer is repeated
+ * ("tool said: …", its error as "error: …"); anything else is echoed ("you said: …").
+ */
+export const callingModel = (params: ProviderChatParams): ProviderChatResponse => {
+  const last = params.messages.at(-1)!
+  if (last.role === "tool") {
+    const result = last.toolResult
+    return { content: result?.error === undefined ? `tool said: ${last.content}` : `error: ${result.error}` }
+  }
+  const match = /^call (\S+) (.*)$/.exec(last.content)
+  if (match === null) return { content: `you said: ${last.content}` }
+  return { content: "", toolCalls: [{ id: `call_${params.messages.length}`, name: match[1]!, args: JSON.parse(match[2]!) }] }
+}

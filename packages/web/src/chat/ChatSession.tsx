@@ -31,6 +31,8 @@ export interface ChatSession {
   readonly retry: () => Promise<void>
   /** Stops the running turn (the server keeps what it had, marked stopped). */
   readonly stop: () => Promise<void>
+  /** Decides a server tool call that waits for approval; the continuation runs as a turn. */
+  readonly decide: (approvalId: string, approved: boolean, reason?: string) => Promise<void>
 }
 
 /** A turn in progress, whichever session started it: what `stop` and a conversation switch wait for. */
@@ -85,6 +87,7 @@ const makeSession = (api: ConsoleApi, agent: string | undefined): ChatSession =>
     run,
     send: (text) => turn(orchestrator.send(text)),
     retry: () => turn(orchestrator.run()),
+    decide: (approvalId, approved, reason) => turn(orchestrator.decide(approvalId, approved, reason)),
     stop: async () => {
       if (activeTurn !== undefined) await run(activeTurn.orchestrator.stop)
       // A followed turn (not this page's): the server stops it, and the follow ends with its `finish`.

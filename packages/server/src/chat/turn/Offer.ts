@@ -18,6 +18,8 @@ export interface Offer {
   readonly serverTools: ReadonlyArray<ToolSchema>
   /** Whether a call is to an offered server tool (else it is the client's to execute). */
   readonly owns: (name: string) => boolean
+  /** Whether an offered server tool's call waits for a user's approval (`OfferedTools.approval`): never run by the turn. */
+  readonly needsApproval: (name: string) => boolean
   /** Whether an offered server tool's call waits on another service (`OfferedTools.remote`). */
   readonly remote: (name: string) => boolean
   readonly systemPrompt: string
@@ -39,10 +41,13 @@ export const offerOf = (
     const names = new Set(serverTools.map((schema) => schema.name))
     const remote = new Set(offered.remote ?? [])
     const prefixes = offered.prefixes ?? []
+    const approval = new Set((offered.approval ?? []).filter((name) => names.has(name)))
     return {
       clientTools: agent.tools,
       serverTools,
-      owns: (name) => names.has(name) || (!clientNames.has(name) && prefixes.some((prefix) => name.startsWith(prefix))),
+      owns: (name) =>
+        !approval.has(name) && (names.has(name) || (!clientNames.has(name) && prefixes.some((prefix) => name.startsWith(prefix)))),
+      needsApproval: (name) => approval.has(name),
       remote: (name) => remote.has(name),
       systemPrompt: systemPromptOf(agent, context, offered.instructions),
       model: agent.model

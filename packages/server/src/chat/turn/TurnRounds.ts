@@ -6,10 +6,11 @@
  * statement (the turn's end) — or with a client's calls, which end the turn.
  */
 import type { ChatMessage, DispatchedJob, ProviderChatParams, ToolCall } from "@switchboard/domain"
-import { maxStoredValueBytes, othersPending, runSteps, stepCountIs, traced } from "@switchboard/domain"
+import { inCallOrder, maxStoredValueBytes, othersPending, runSteps, stepCountIs, traced } from "@switchboard/domain"
 import type { Duration } from "effect"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
 import { ProviderError } from "@switchboard/providers"
 import type { ProviderAdapter } from "@switchboard/providers"
 import type { ChatRepo } from "../ChatRepo.ts"
@@ -17,7 +18,7 @@ import { inBatches } from "../ChatRepo.ts"
 import { fitsStorage, storedBytes } from "../../db/StoredSize.ts"
 import { bothWrites } from "../ServerTools.ts"
 import type { ServerToolsShape } from "../ServerTools.ts"
-import { publish } from "../stream/LiveTurn.ts"
+import { markStarted, publish } from "../stream/LiveTurn.ts"
 import { offerOf } from "./Offer.ts"
 import { publishExecuted, streamRound } from "./StreamRound.ts"
 import type { RoundAnswer, TurnEnd, TurnInput } from "./TurnTypes.ts"
@@ -49,6 +50,25 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
   if (live !== undefined) publish(live, { type: "start", messageId: live.announcedId })
   let renewed = false
 
+  // Calls the transcript left waiting, answered first (an approval's decision, or their denial).
+  if (input.resume !== undefined) {
+    const resumed = yield* input.resume(conversation, live)
+    const answer = { content: "", messageId: resumed.messages[resumed.messages.length - 1]?.id ?? live?.messageId ?? turnId }
+    if (resumed.messages.length > 0) {
+      if (!(yield* repo.append(chatId, resumed.messages, generation))) return yield* goneWith(chatId, answer)
+      conversation.push(...resumed.messages)
+      if (live !== undefined) markStarted(live)
+    }
+    if (!resumed.ask) {
+      // Other calls still wait (a client's, another approval's), or nothing was left to answer:
+      // the turn ends here, and the answers that come later continue the chat.
+      if (live !== undefined) markStarted(live)
+      const closed = yield* repo.turnEnded(chatId, turnId, turnEnd, undefined, generation)
+      yield* ended(end, turnEnd, closed.row)
+      return { _tag: "Answered", response: answer } as const
+    }
+  }
+
   /** A round's provider call: the answer as the assistant message to store, its calls those kept. */
   const ask = (round: number) =>
     Effect.gen(function*() {
@@ -58,7 +78,7 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
       if (round > 1 && !renewed) yield* repo.renewTurn(chatId, turnId, markerTtl)
       renewed = false
       const params: ProviderChatParams = {
-        messages: conversation,
+        messages: inCallOrder(conversation),
         systemPrompt,
         toolSchemas: toolsOffered && offer.serverTools.length > 0 ? [...offer.clientTools, ...offer.serverTools] : offer.clientTools,
         ...model
@@ -75,11 +95,19 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
         yield* Effect.logWarning(`chat ${chatId}: server tool calls past the round limit (${maxServerToolRounds}) were dropped`)
       }
       const toolCalls = [...serverCalls, ...clientCalls]
+      // A call needing approval is not run: the message names its approval, and the turn ends with it.
+      const approvals = Object.fromEntries(
+        clientCalls.filter((c) => offer.needsApproval(c.name)).map((c) => [`apr_${randomUUID().replaceAll("-", "")}`, c.id])
+      )
+      const asked = Object.keys(approvals).length > 0
       const assistant = yield* assistantMessage(answer.content, toolCalls, {
         // The stream announced the turn's first message under this id.
         ...(round === 1 && live !== undefined ? { id: live.messageId } : {}),
-        ...(answer.stopped ? { metadata: { stopped: true } } : {})
+        ...(answer.stopped || asked ? { metadata: { ...(answer.stopped ? { stopped: true } : {}), ...(asked ? { approvals } : {}) } } : {})
       })
+      if (live !== undefined) {
+        for (const [approvalId, toolCallId] of Object.entries(approvals)) publish(live, { type: "tool-approval-request", approvalId, toolCallId })
+      }
       // An answer the transcript could not hold is refused like one the provider could not send.
       if (!fitsStorage(assistant)) {
         return yield* new ProviderError({

@@ -4,7 +4,8 @@
  * not stored yet, the answer a client gets.
  */
 import type { AgentDefinition, ChatMessage, ChatResponse, DispatchedJob, JsonObject, ProviderChatResponse, ProviderUsage, ToolCall } from "@switchboard/domain"
-import { ChatNotFound } from "@switchboard/domain"
+import type { TurnInFlight } from "@switchboard/domain"
+import { ChatNotFound, pendingApprovalsIn } from "@switchboard/domain"
 import { Clock, Effect } from "effect"
 import type { Settlement, ToolWrites, WrittenRow } from "../ServerTools.ts"
 import type { LiveTurn } from "../stream/LiveTurn.ts"
@@ -49,7 +50,20 @@ export interface TurnInput {
    * is published to it, and a stop asked of it ends the provider call and stores what it produced.
    */
   readonly live?: LiveTurn
+  /**
+   * What answers calls the transcript left waiting, under the marker before the provider is asked
+   * (an approval's decision: the tool run or its denial; a client's new message over pending
+   * approvals: their denial). Its messages are stored before the first round; `ask: false` ends the
+   * turn there (other calls still wait).
+   */
+  readonly resume?: Resume
 }
+
+/** See `TurnInput.resume`; it fails with `TurnInFlight` when a decided call's continuation still has to run. */
+export type Resume = (
+  conversation: ReadonlyArray<ChatMessage>,
+  live: LiveTurn | undefined
+) => Effect.Effect<{ readonly messages: ReadonlyArray<ChatMessage>; readonly ask: boolean }, TurnInFlight>
 
 /** Set once the turn's own last statement released the marker and made the chat's wakes due. */
 export interface TurnEnd {
@@ -93,12 +107,19 @@ export const unstored = (stored: ReadonlyArray<ChatMessage>, incoming: ReadonlyA
   })
 }
 
-export const respond = (assistant: ChatMessage, clientCalls: ReadonlyArray<ToolCall>, jobs: ReadonlyArray<DispatchedJob>): ChatResponse => ({
-  content: assistant.content,
-  ...(clientCalls.length > 0 ? { toolCalls: clientCalls } : {}),
-  messageId: assistant.id,
-  ...(jobs.length > 0 ? { jobs } : {})
-})
+/** The answer a client gets: the text, the calls it runs, the jobs dispatched, the calls waiting for approval. */
+export const respond = (assistant: ChatMessage, others: ReadonlyArray<ToolCall>, jobs: ReadonlyArray<DispatchedJob>): ChatResponse => {
+  const pending = pendingApprovalsIn([assistant])
+  const waiting = new Set(pending.map((p) => p.toolCallId))
+  const clientCalls = others.filter((call) => !waiting.has(call.id))
+  return {
+    content: assistant.content,
+    ...(clientCalls.length > 0 ? { toolCalls: clientCalls } : {}),
+    messageId: assistant.id,
+    ...(jobs.length > 0 ? { jobs } : {}),
+    ...(pending.length > 0 ? { pendingApprovals: pending } : {})
+  }
+}
 
 /** The turn outlived its chat (deleted by the operator): nothing of it was stored. */
 export const chatGone = (chatId: ChatKey) =>
