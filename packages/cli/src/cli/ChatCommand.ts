@@ -175,9 +175,10 @@ export const chatCommand = Command.make("chat", {
           Effect.matchEffect({
             onSuccess: (result) =>
               Effect.sync(() => {
-                printer.finish(result.message)
-                watch.expect(result.jobs.map((j) => j.id))
                 waiting = result._tag === "Answered" ? result.pendingApprovals ?? [] : []
+                // An answer that only asks for approval says nothing: its question is all there is to print.
+                if (waiting.length === 0 || result.message.content !== "") printer.finish(result.message)
+                watch.expect(result.jobs.map((j) => j.id))
               }).pipe(Effect.andThen(
                 result._tag === "Stopped" ? Console.error("switchboard: the turn was stopped; the answer so far is kept") : ask
               )),
