@@ -2,7 +2,8 @@
  * An approval in the console, in Chromium against the built server (scripted provider,
  * test/fixtures/approval-script.json) and a fake MCP server here: the model asks to run
  * `shop__refund`, the card waits with Approve / Deny, a reload keeps it (it comes from the
- * transcript), Approve runs the tool once and the result card and the answer appear once.
+ * transcript), Approve runs the tool once and the result card and the answer appear once. A
+ * server tool without approval (`shop__lookup`) shows its card running, then done.
  * Screenshots at both widths.
  */
 import type { Browser, Page } from "playwright-core"
@@ -24,7 +25,17 @@ let mcp: FakeMcp
 const scope = Effect.runSync(Scope.make())
 
 beforeAll(async () => {
-  mcp = await Effect.runPromise(startFakeMcp([textTool("refund", (args) => `refunded order ${String(args["order"])}`)]).pipe(Scope.provide(scope)))
+  mcp = await Effect.runPromise(startFakeMcp([
+    textTool("refund", (args) => `refunded order ${String(args["order"])}`),
+    // Slow enough to be seen running.
+    {
+      name: "lookup",
+      run: async (args) => {
+        await new Promise((done) => setTimeout(done, 1500))
+        return { content: [{ type: "text", text: `order ${String(args["order"])} is paid` }] }
+      }
+    }
+  ]).pipe(Scope.provide(scope)))
   ;[server, browser] = await Promise.all([
     startConsoleServer({ LLM_SCRIPT: SCRIPT, ADMIN_TOKEN }),
     launchBrowser()
@@ -90,5 +101,17 @@ describe("an approval in the console", () => {
     await page.getByText("Not refunded: denied by the user: already refunded").waitFor({ timeout: 20_000 })
     assert.strictEqual(refunds(), 1)
     await screenshot(page, "chat-denied")
+
+    // A server tool that needs no approval: its card runs while the server runs it, then is done.
+    await composer.fill("Please look up order 7")
+    await composer.press("Enter")
+    await page.getByRole("group", { name: "Tool shop__lookup: Running…" }).waitFor()
+    await screenshot(page, "chat-server-tool-running")
+    await page.getByText("Found: order 7 is paid.").waitFor({ timeout: 20_000 })
+    const looked = page.getByRole("group", { name: "Tool shop__lookup: Done" })
+    await looked.waitFor()
+    assert.strictEqual(await looked.count(), 1)
+    await page.locator('.chat-status[data-status="idle"]').waitFor()
+    await screenshot(page, "chat-server-tool-done")
   }, 120_000)
 })

@@ -50,6 +50,7 @@ import { iterationLimitMessage, maxIterations, notRunWhenStopped, turnFailure } 
 import { resolveCall, stripNul } from "./ResolveCall.ts"
 import { emptyProgress, foldChunk, responseOf } from "./TurnChunks.ts"
 import { askingFor, clientCallsWaiting, makeDecide } from "./ApprovalDecisions.ts"
+import { showServerCall } from "./ServerCalls.ts"
 
 export * from "./OrchestratorApi.ts"
 
@@ -63,6 +64,8 @@ interface TurnState {
   stopRequested: boolean
   /** The server was asked to stop the turn (at most once per turn). */
   stopSent: boolean
+  /** The server ran tools of its own during the turn (an MCP server's): the turn's end re-syncs. */
+  serverRan: boolean
 }
 
 /** An answer, and whether the server stopped the turn that gave it. */
@@ -125,7 +128,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
 
   const run: Orchestrator["run"] = (messages, context) =>
     Effect.suspend(() => {
-      const turn: TurnState = { chatId: chat().chatId, inFlight: false, started: false, stopRequested: false, stopSent: false }
+      const turn: TurnState = { chatId: chat().chatId, inFlight: false, started: false, stopRequested: false, stopSent: false, serverRan: false }
       current = turn
       return runTurn(turn, messages, context).pipe(Effect.ensuring(Effect.sync(() => {
         if (current === turn) current = undefined
@@ -191,6 +194,8 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
             if (agent().status !== "responding") agent().setStatus("responding")
             chat().setStreamingContent(shown)
             onDelta?.(chunk.delta, id)
+          } else if (draftId !== undefined && showServerCall(chunk, progress, shown, { chat: chatStore, agent: agentStore })) {
+            turn.serverRan = true
           }
           return Effect.void
         }
@@ -309,6 +314,17 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       switch (end.reason) {
         case "answered": {
           agent().setStatus("responding")
+          // The server ran tools of its own (MCP): their calls and results are the transcript's, as stored.
+          if (turn.serverRan) {
+            const stored = yield* Effect.option(transport.transcript(chatId))
+            if (stored._tag === "Some" && stored.value.length > 0) {
+              chat().replaceMessages(stored.value)
+              finish()
+              const message = stored.value.findLast((m) => m.role === "assistant") ?? stored.value.at(-1)!
+              const waiting = response.pendingApprovals ?? []
+              return { _tag: "Answered", message, iterations, jobs, ...(waiting.length === 0 ? {} : { pendingApprovals: waiting }) } satisfies RunResult
+            }
+          }
           // Calls waiting for the user's approval are kept with the message, as the server stored it.
           const waiting = response.pendingApprovals ?? []
           const message = settle({

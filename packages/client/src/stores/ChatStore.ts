@@ -20,6 +20,7 @@
  * not outlive a crash as if it were the answer (the server has the whole).
  */
 import { ChatId, ChatMessage } from "@switchboard/domain"
+import type { ToolCall } from "@switchboard/domain"
 import type { ApiFailure } from "../api/ApiFailure.ts"
 import { Schema } from "effect"
 import { createJSONStorage, persist } from "zustand/middleware"
@@ -50,8 +51,8 @@ export interface ChatState {
   readonly addMessage: (msg: NewChatMessage) => ChatMessage
   /** Appends a message that streams in (as `addMessage`, but not persisted until `finishStreaming`). */
   readonly startStreaming: (msg: NewChatMessage) => ChatMessage
-  /** The streaming message's text so far. */
-  readonly setStreamingContent: (content: string) => void
+  /** The streaming message's text so far; with `toolCalls`, the calls it has made so far too (a server tool running). */
+  readonly setStreamingContent: (content: string, toolCalls?: ReadonlyArray<ToolCall>) => void
   /** Puts `final` in the streaming message's place, or removes it (`null`); what is final is persisted. */
   readonly finishStreaming: (final: ChatMessage | null) => void
   readonly setLoading: (v: boolean) => void
@@ -117,8 +118,10 @@ const chatState: StateCreator<ChatState> = (set) => ({
     set((state) => ({ messages: [...state.messages, message], streamingId: message.id }))
     return message
   },
-  setStreamingContent: (content) =>
-    set((state) => ({ messages: withStreaming(state, (message) => [{ ...message, content }]) })),
+  setStreamingContent: (content, toolCalls) =>
+    set((state) => ({
+      messages: withStreaming(state, (message) => [toolCalls === undefined ? { ...message, content } : { ...message, content, toolCalls }])
+    })),
   finishStreaming: (final) =>
     set((state) => ({ messages: withStreaming(state, () => final === null ? [] : [final]), streamingId: null })),
   setLoading: (v) => set({ loading: v }),

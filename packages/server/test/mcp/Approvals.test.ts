@@ -8,7 +8,8 @@
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import type { ChatMessage } from "@switchboard/domain"
-import { uiMessageChunkSchema } from "ai"
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, uiMessageChunkSchema } from "ai"
+import type { ChatState, ChatStatus, UIMessage } from "ai"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeFakeProvider } from "@switchboard/providers/testing"
@@ -49,6 +50,41 @@ const transcriptAt = (base: string, chatId: string) =>
 /** The chat's transcript once its last message is an assistant's answer after `count` messages or more. */
 const settledAt = (base: string, chatId: string, count: number) =>
   eventually(transcriptAt(base, chatId), (m) => m.length >= count && m.at(-1)?.role === "assistant", `chat ${chatId} to be answered`)
+
+/** `useChat`'s state, in memory: what `AbstractChat` needs to run outside React. */
+class MemoryState implements ChatState<UIMessage> {
+  status: ChatStatus = "ready"
+  error: Error | undefined = undefined
+  messages: Array<UIMessage> = []
+  pushMessage = (message: UIMessage) => {
+    this.messages = [...this.messages, message]
+  }
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1)
+  }
+  replaceMessage = (index: number, message: UIMessage) => {
+    this.messages = this.messages.map((m, i) => i === index ? message : m)
+  }
+  snapshot = <T,>(thing: T): T => structuredClone(thing)
+}
+
+/** The AI SDK's own chat (what `useChat` runs), sending on its own once every approval is answered. */
+class ShopChat extends AbstractChat<UIMessage> {
+  constructor(base: string, id: string) {
+    super({
+      id,
+      transport: new DefaultChatTransport<UIMessage>({ api: `${base}/api/ui/chat`, body: { agent: "shop" } }),
+      state: new MemoryState(),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses
+    })
+  }
+  get all() {
+    return this.state.messages
+  }
+  get current() {
+    return this.state.status
+  }
+}
 
 const refunds = (calls: ReadonlyArray<{ readonly name: string }>) => calls.filter((c) => c.name === "refund").length
 
@@ -170,6 +206,26 @@ describe(`approvals of MCP tools (${backend})`, () => {
           assert.isTrue(checked.success, JSON.stringify(chunk))
         }
         assert.strictEqual(refunds(mcp.calls), 0)
+      }))
+
+    it.effect("the ai package's own chat: addToolApprovalResponse sends the decision, and the continuation completes the part", () =>
+      Effect.gen(function*() {
+        const base = yield* baseUrl
+        const mcp = yield* startFakeMcp([refundTool])
+        assert.strictEqual((yield* putShop(base, mcp.url)).status, 200)
+        const chat = new ShopChat(base, "sdk-1")
+        yield* Effect.promise(() => chat.sendMessage({ text: "call shop__refund {\"order\":21}" }))
+        const asked = chat.all.at(-1)!.parts.find((p) => p.type === "tool-shop__refund") as { state: string; approval?: { id: string } }
+        assert.strictEqual(asked.state, "approval-requested")
+        assert.strictEqual(refunds(mcp.calls), 0)
+        yield* Effect.promise(async () => chat.addToolApprovalResponse({ id: asked.approval!.id, approved: true }))
+        // `sendAutomaticallyWhen` sent the decision; its stream is the continuation.
+        yield* eventually(Effect.sync(() => chat.current), (status) => status === "ready", "the continuation's stream to end")
+        const parts = chat.all.at(-1)!.parts
+        const done = parts.find((p) => p.type === "tool-shop__refund") as { state: string; output?: unknown }
+        assert.strictEqual(done.state, "output-available", JSON.stringify(parts))
+        assert.include(parts.flatMap((p) => p.type === "text" ? [p.text] : []).join(""), "refunded order 21")
+        assert.strictEqual(refunds(mcp.calls), 1)
       }))
 
     it.effect("useChat's addToolApprovalResponse: the approval-responded part is the decision, and the answer streams the continuation", () =>

@@ -45,11 +45,24 @@ export const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatRespon
   publish(live, { type: "error", errorText: errorText(exit.cause) })
 }
 
-/** A server tool round, as the stream shows it: each call with its result (a job's acknowledgement). */
-export const publishExecuted = (live: LiveTurn, calls: ReadonlyArray<ToolCall>, results: ReadonlyArray<ChatMessage>) => {
+/** Server calls about to run that take a while (an MCP server's): shown first, so a reader sees them running. */
+export const publishRunning = (live: LiveTurn, calls: ReadonlyArray<ToolCall>) => {
+  for (const call of calls) publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
+}
+
+/**
+ * A server tool round, as the stream shows it: each call with its result (a job's acknowledgement);
+ * the calls `shown` already (`publishRunning`) with their result only.
+ */
+export const publishExecuted = (
+  live: LiveTurn,
+  calls: ReadonlyArray<ToolCall>,
+  results: ReadonlyArray<ChatMessage>,
+  shown: ReadonlySet<string> = new Set()
+) => {
   for (const call of calls) {
     const result = results.find((m) => m.toolResult?.toolCallId === call.id)?.toolResult
-    publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
+    if (!shown.has(call.id)) publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
     publish(live, {
       type: "tool-output-available",
       toolCallId: call.id,

@@ -20,7 +20,7 @@ import { bothWrites } from "../ServerTools.ts"
 import type { ServerToolsShape } from "../ServerTools.ts"
 import { markStarted, publish } from "../stream/LiveTurn.ts"
 import { offerOf } from "./Offer.ts"
-import { publishExecuted, streamRound } from "./StreamRound.ts"
+import { publishExecuted, publishRunning, streamRound } from "./StreamRound.ts"
 import type { RoundAnswer, TurnEnd, TurnInput } from "./TurnTypes.ts"
 import { addUsage, assistantMessage, ended, goneWith, maxServerToolRounds, respond } from "./TurnTypes.ts"
 
@@ -122,10 +122,13 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
   const run = ({ answer: { assistant }, others, owned }: { readonly answer: { readonly assistant: ChatMessage }; readonly owned: ReadonlyArray<ToolCall>; readonly others: ReadonlyArray<ToolCall> }) =>
     Effect.gen(function*() {
       // A call to another service may take long: the marker is renewed first, so it cannot expire meanwhile.
-      if (owned.some((call) => offer.remote(call.name))) yield* repo.renewTurn(chatId, turnId, markerTtl)
+      const remote = owned.filter((call) => offer.remote(call.name))
+      if (remote.length > 0) yield* repo.renewTurn(chatId, turnId, markerTtl)
+      // A call that waits on another service is shown running while it does.
+      if (live !== undefined) publishRunning(live, remote)
       const executed = yield* tools.execute({ chatId, context, agent: input.agent }, owned)
       const results = executed.results
-      if (live !== undefined) publishExecuted(live, owned, results)
+      if (live !== undefined) publishExecuted(live, owned, results, new Set(remote.map((call) => call.id)))
       const last = others.length > 0
       const batches = inBatches([assistant, ...results])
       // A round that executed server tools: its calls, their results (no server tool call is ever
