@@ -11,6 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { ChatTransport } from "../src/chat/ChatTransport.ts"
 import { makeOrchestrator } from "../src/chat/Orchestrator.ts"
+import { decideApproval, pendingApprovalsIn, run } from "../src/chat/Run.ts"
 import { ToolRegistry } from "../src/tools/ToolRegistry.ts"
 import { fakeTool, makeStores } from "./support/Fakes.ts"
 import { startFakeServer } from "./support/FakeServer.ts"
@@ -125,5 +126,35 @@ describe("the orchestrator and server-run calls", () => {
       assert.isUndefined(decided._tag === "Answered" ? decided.pendingApprovals : undefined)
       assert.deepStrictEqual(stores.chatStore.getState().messages.map((m) => m.id), ["u1", "srv_1", "approval_apr_1", "srv_2"])
       assert.strictEqual(refund.calls.length, 0)
+    }))
+})
+
+describe("the promise API and approvals", () => {
+  it.effect("run() resolves with the asking message; decideApproval() with the call's answer and the model's", () =>
+    Effect.gen(function*() {
+      const transcript: Array<ChatMessage> = []
+      const server = yield* startFakeServer((request) => {
+        if (request.path === "/api/agent/chat") {
+          transcript.push(
+            { id: "u1", role: "user", content: "refund order 9", timestamp: at },
+            { id: "srv_1", role: "assistant", content: "", toolCalls: [{ id: "c1", name: "shop__refund", args: { order: 9 } }], metadata: { approvals: { apr_9: "c1" } }, timestamp: at }
+          )
+          return { json: { content: "", messageId: "srv_1", pendingApprovals: [{ approvalId: "apr_9", toolCallId: "c1", toolName: "shop__refund", input: { order: 9 } }] } }
+        }
+        if (request.path.endsWith("/approvals/apr_9")) {
+          transcript.push(
+            { id: "approval_apr_9", role: "tool", content: "denied by the user: no", toolResult: { toolCallId: "c1", name: "shop__refund", error: "denied by the user: no" }, metadata: { approval: { id: "apr_9", approved: false, reason: "no" } }, timestamp: at },
+            { id: "srv_2", role: "assistant", content: "Not refunded.", timestamp: at }
+          )
+          return { status: 202, json: { accepted: true } }
+        }
+        if (request.path.endsWith("/stream")) return { status: 204 }
+        return { json: { messages: transcript } }
+      })
+      const asked = yield* Effect.promise(() => run([{ role: "user", content: "refund order 9" }], null, { serverUrl: server.url, chatId: "p-1", streaming: false }))
+      assert.deepStrictEqual(pendingApprovalsIn(asked).map((p) => p.approvalId), ["apr_9"])
+      const decided = yield* Effect.promise(() => decideApproval({ approvalId: "apr_9", approved: false, reason: "no" }, { serverUrl: server.url, chatId: "p-1" }))
+      assert.deepStrictEqual(decided.map((m) => m.id), ["approval_apr_9", "srv_2"])
+      assert.strictEqual(decided.at(-1)!.content, "Not refunded.")
     }))
 })

@@ -19,6 +19,7 @@
  * refreshed every few minutes, builds nothing.
  */
 import type { ChatMessage, JsonObject, ToolParameter } from "@switchboard/domain"
+import { approvalResultId } from "@switchboard/domain"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, References } from "effect"
 import { CallerCredentials } from "../api/ApiClient.ts"
 import type { Credentials } from "../api/ApiClient.ts"
@@ -32,7 +33,7 @@ import type { ReadAsset } from "../tools/TranscribeVideo.ts"
 import { AgentToolsMissing } from "./AgentToolsMissing.ts"
 import { ChatTransport, ChatTransportError } from "./ChatTransport.ts"
 import { makeOrchestrator } from "./Orchestrator.ts"
-import type { TurnContext } from "./Orchestrator.ts"
+import type { TurnContext, TurnError } from "./Orchestrator.ts"
 
 /** A client-side tool with a plain (sync or async) `execute`; throwing or rejecting is a tool error the model sees. */
 export interface RunTool {
@@ -139,14 +140,42 @@ export const run = async (
   context: TurnContext | null | undefined,
   options: RunOptions
 ): Promise<ReadonlyArray<ChatMessage>> => {
+  const turn = await turnOf(options)
+  for (const message of messages) turn.chatStore.getState().addMessage(message)
+  const before = turn.chatStore.getState().messages.length
+  await turn.settle(turn.orchestrator.run(undefined, context ?? null))
+  return turn.chatStore.getState().messages.slice(before)
+}
+
+/** The calls a turn's messages (`run`'s answer) leave waiting for the user's approval. */
+export { pendingApprovalsIn } from "@switchboard/domain"
+
+/**
+ * The user's decision of a server tool call that waits for approval (a turn's last message names
+ * it in `metadata.approvals`, `pendingApprovalsIn` lists them; docs/tools.md), in the chat `options.chatId`: sent, the continuation
+ * followed (`onDelta` hears its text) and its messages resolved — the call's answer first, the
+ * model's answer last — once the server has carried it out; the client tools the continuation's
+ * answer asks for are run as `run` runs them. Rejects as `run` does; a decision made already is
+ * a `ChatTransportError` with `code: "approval_decided"`.
+ */
+export const decideApproval = async (
+  decision: { readonly approvalId: string; readonly approved: boolean; readonly reason?: string | undefined },
+  options: RunOptions & { readonly chatId: string }
+): Promise<ReadonlyArray<ChatMessage>> => {
+  const turn = await turnOf(options)
+  await turn.settle(turn.orchestrator.decide(decision.approvalId, decision.approved, decision.reason))
+  const history = turn.chatStore.getState().messages
+  const answered = history.findIndex((m) => m.id === approvalResultId(decision.approvalId))
+  return answered < 0 ? history.slice(-1) : history.slice(answered)
+}
+
+/** What a `run` or a `decide` works with: the stores of one call, its orchestrator, and how its effect is run. */
+const turnOf = async (options: RunOptions) => {
   const client = clientFor(options.serverUrl)
   const credentials: Credentials = { token: options.token, getToken: options.getToken, user: options.user }
   const chatStore = makeTransientChatStore()
   const agentStore = makeTransientAgentStore()
   if (options.chatId !== undefined) chatStore.setState({ chatId: options.chatId })
-  for (const message of messages) chatStore.getState().addMessage(message)
-  const before = chatStore.getState().messages.length
-
   const registry = options.tools !== undefined
     ? registryOf(options.tools)
     : makeDefaultRegistry(
@@ -161,18 +190,21 @@ export const run = async (
     streaming: options.streaming,
     onDelta: options.onDelta
   })
-
-  const exit = await client.runPromiseExit(
-    orchestrator.run(undefined, context ?? null).pipe(Effect.provideService(CallerCredentials, credentials)),
-    options.signal === undefined ? undefined : { signal: options.signal }
-  )
-  if (Exit.isSuccess(exit)) return chatStore.getState().messages.slice(before)
-  const failure = exit.cause.reasons.find(Cause.isFailReason)
-  if (failure !== undefined && (failure.error instanceof ChatTransportError || failure.error instanceof AgentToolsMissing)) {
-    throw failure.error
+  /** Runs the orchestrator's effect: its error rejects, as the promise API's callers expect. */
+  const settle = async <A>(effect: Effect.Effect<A, TurnError, ChatTransport>): Promise<A> => {
+    const exit = await client.runPromiseExit(
+      effect.pipe(Effect.provideService(CallerCredentials, credentials)),
+      options.signal === undefined ? undefined : { signal: options.signal }
+    )
+    if (Exit.isSuccess(exit)) return exit.value
+    const failure = exit.cause.reasons.find(Cause.isFailReason)
+    if (failure !== undefined && (failure.error instanceof ChatTransportError || failure.error instanceof AgentToolsMissing)) {
+      throw failure.error
+    }
+    if (options.signal?.aborted === true) throw options.signal.reason ?? new DOMException("The turn was aborted", "AbortError")
+    throw new Error(`the turn failed: ${String(exit.cause)}`)
   }
-  if (options.signal?.aborted === true) throw options.signal.reason ?? new DOMException("The turn was aborted", "AbortError")
-  throw new Error(`the turn failed: ${String(exit.cause)}`)
+  return { chatStore, orchestrator, settle }
 }
 
 /** Closes the HTTP clients `run` keeps (their keep-alive connections), e.g. before a process exits. */

@@ -16,7 +16,8 @@
  * after the user's turn, never in the middle of it.
  */
 import type { ChatMessage, JobRecord } from "@switchboard/domain"
-import { subagentResultOf, unansweredToolCalls } from "@switchboard/domain"
+import { subagentResultOf } from "@switchboard/domain"
+import { clientCallsWaiting } from "../chat/ApprovalDecisions.ts"
 import { Effect } from "effect"
 import type { Semaphore } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
@@ -120,7 +121,8 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
         yield* emit({ type: "answer", message })
       }
     }
-    if (unansweredToolCalls(messages).length > 0 && messages.at(-1)?.role === "assistant") {
+    // (Not for calls waiting for the user's approval: the server runs those, once decided.)
+    if (clientCallsWaiting(messages).length > 0) {
       const result = yield* orchestrator.run()
       yield* emit({ type: "answer", message: result.message })
       expectJobsOf(result)

@@ -48,8 +48,9 @@ import { TurnStreams } from "../chat/stream/TurnStreams.ts"
 import { TurnComposer } from "../chat/turn/TurnComposer.ts"
 import type { Resume } from "../chat/turn/TurnTypes.ts"
 import { DatabaseGauges } from "../telemetry/DatabaseGauges.ts"
+import { invokeAgent } from "../telemetry/GenAi.ts"
 import type { ChatKey } from "../users/ChatKey.ts"
-import { chatIdOf } from "../users/ChatKey.ts"
+import { chatIdOf, userOf } from "../users/ChatKey.ts"
 import type { ClaimedDecision } from "./ApprovalsRepo.ts"
 import { ApprovalsRepo } from "./ApprovalsRepo.ts"
 
@@ -181,6 +182,8 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
           resume: resumeWith(chatId, agent, claimed),
           live
         }).pipe(
+          // The user's turn: its provider calls counted for the user, as the turn that asked was.
+          invokeAgent({ kind: "chat", agent: agent.name, userId: userOf(chatId), chatId }),
           Effect.tap(() => repo.finish(chatId, ids, owner)),
           Effect.tapError((error) =>
             error instanceof TurnInFlight
