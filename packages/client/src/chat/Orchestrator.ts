@@ -325,8 +325,15 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
               return { _tag: "Answered", message, iterations, jobs, ...(waiting.length === 0 ? {} : { pendingApprovals: waiting }) } satisfies RunResult
             }
           }
-          // Calls waiting for the user's approval are kept with the message, as the server stored it.
           const waiting = response.pendingApprovals ?? []
+          // Results sent while approvals wait: the answer is the message that asks, which the history has.
+          const asking = response.content === "" ? history.find((m) => m.id === response.messageId) : undefined
+          if (asking !== undefined) {
+            if (chat().streamingId !== null) chat().finishStreaming(null)
+            finish()
+            return { _tag: "Answered", message: asking, iterations, jobs, pendingApprovals: waiting } satisfies RunResult
+          }
+          // Calls waiting for the user's approval are kept with the message, as the server stored it.
           const message = settle({
             ...serverId(response),
             role: "assistant",

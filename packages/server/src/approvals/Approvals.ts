@@ -164,7 +164,7 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
    * The chat's continuation: its decisions claimed, the turn run on `live`'s stream. `undefined`
    * when there is nothing of it to claim (another replica has it, or it is finished).
    */
-  const continuation = (chatId: ChatKey) =>
+  const continuation = (chatId: ChatKey, messages: ReadonlyArray<ChatMessage> = []) =>
     Effect.gen(function*() {
       const claimed = yield* repo.claim(chatId, owner, leaseMs)
       if (claimed.length === 0) return undefined
@@ -175,7 +175,7 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
       return (live: LiveTurn) =>
         composer.persisted({
           chatId,
-          messages: [],
+          messages,
           context: undefined,
           agent,
           guard: () => "proceed",
@@ -237,7 +237,7 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
       yield* FiberSet.run(background, runInBackground(chatId))
     })
 
-  const responded: ChatApprovalsShape["responded"] = (chatId, responses) =>
+  const responded: ChatApprovalsShape["responded"] = (chatId, responses, messages) =>
     Effect.gen(function*() {
       const fresh = []
       for (const response of responses) {
@@ -247,13 +247,17 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
       }
       const recorded = yield* repo.decide(chatId, fresh, owner, leaseMs)
       if (recorded.size === 0) return undefined
-      return yield* continuation(chatId)
+      return yield* continuation(chatId, messages)
     })
 
   const supersede = (chatId: ChatKey): Resume => (conversation) =>
     Effect.gen(function*() {
       const waiting = approvalsIn(conversation).filter((a) => !a.answered)
       if (waiting.length === 0) return { messages: [], ask: true }
+      // Only the client's results since the asking answer (its own calls of the same round): stored,
+      // and the decision, when it comes, asks the model. A message of the user's is going on without it.
+      const asked = Math.max(...waiting.map((a) => conversation.indexOf(a.message)))
+      if (!conversation.slice(asked + 1).some((m) => m.role === "user")) return { messages: [], ask: false }
       const recorded = yield* repo.decide(
         chatId,
         waiting.map((a) => ({ approvalId: a.approvalId, toolCallId: a.call.id, approved: false, reason: SUPERSEDED })),

@@ -26,12 +26,14 @@ export interface ChatApprovalsShape {
   decide(chatId: ChatKey, approvalId: string, decision: ApprovalDecision): Effect.Effect<void, ApprovalNotFound | ApprovalDecided | ChatNotFound>
   /**
    * The decisions a `useChat` request carries (`approval-responded` parts), recorded — those
-   * decided already are left as they were — and the continuation to run on the request's stream;
+   * decided already are left as they were — and the continuation to run on the request's stream,
+   * storing `messages` first (the request's new ones: the client's results of the same round);
    * `undefined` when the request carries none this chat waits for.
    */
   responded(
     chatId: ChatKey,
-    responses: ReadonlyArray<UiApprovalResponse>
+    responses: ReadonlyArray<UiApprovalResponse>,
+    messages: ReadonlyArray<ChatMessage>
   ): Effect.Effect<((live: LiveTurn) => Effect.Effect<unknown, TurnInFlight | ProviderError>) | undefined>
 }
 

@@ -37,7 +37,7 @@ import { Admission } from "../limits/Admission.ts"
 import { UserBudgets } from "../usage/UserBudgets.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { readUpload } from "./TranscriptionUpload.ts"
-import { ChatApprovals } from "./ChatApprovals.ts"
+import { ChatApprovals, claimsApproval } from "./ChatApprovals.ts"
 
 /**
  * A persisted turn's message the transcript could not hold, as a 413 naming it. Only a body
@@ -200,10 +200,16 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
     uiChat: Effect.fn(function*({ payload, request }) {
       const user = yield* CurrentUser
       // `addToolApprovalResponse`'s request: the decisions it carries, and their continuation streamed.
+      const chatRequest = yield* fromUiRequest(repo, user.userId, payload)
+      const refused = admitted(chatRequest, request.headers["content-length"])
+      if (refused !== undefined) return yield* refused
+      // `addToolApprovalResponse`'s request: the decisions it carries, and their continuation streamed
+      // (the client's own results of the same round, when it sends some, stored first).
       const responses = approvalResponsesOf(payload.messages.slice(-1))
       if (responses.length > 0) {
         const key = chatKey(user.userId, payload.id)
-        const continuation = yield* approvals.responded(key, responses)
+        const results = chatRequest.messages.filter((m) => m.role === "tool" && !claimsApproval(m))
+        const continuation = yield* approvals.responded(key, responses, results)
         const last = payload.messages[payload.messages.length - 1]
         if (continuation !== undefined) {
           const live = yield* streams.start(key, continuation, last?.id).pipe(Effect.catchTag("ProviderError", toWireError))
@@ -212,14 +218,13 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
         // Decided already (another tab, a retry): the chat's running turn, when there is one, is its continuation.
         const running = yield* streams.follow(key)
         if (running !== undefined) return eventStreamResponse(running) as never
-        return yield* new ApprovalDecided({
-          error: `Approval "${responses[0]!.approvalId}" was decided already: the first decision holds`,
-          approvalId: responses[0]!.approvalId
-        })
+        if (chatRequest.messages.length === 0) {
+          return yield* new ApprovalDecided({
+            error: `Approval "${responses[0]!.approvalId}" was decided already: the first decision holds`,
+            approvalId: responses[0]!.approvalId
+          })
+        }
       }
-      const chatRequest = yield* fromUiRequest(repo, user.userId, payload)
-      const refused = admitted(chatRequest, request.headers["content-length"])
-      if (refused !== undefined) return yield* refused
       const last = payload.messages[payload.messages.length - 1]
       return yield* admittedStream(request, user, ownedBy(user.userId, chatRequest), last?.role === "assistant" ? last.id : undefined)
     }),

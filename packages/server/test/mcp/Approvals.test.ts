@@ -262,6 +262,97 @@ describe(`approvals of MCP tools (${backend})`, () => {
   })
 })
 
+describe(`approvals beside other calls of the same answer (${backend})`, () => {
+  const fake = makeFakeProvider()
+  /** "two refunds": two calls needing approval; "refund and ask": one beside a client tool's call. */
+  fake.answerWith((params) => {
+    const last = params.messages.at(-1)!
+    if (last.role === "tool") {
+      const answers = params.messages.filter((m) => m.role === "tool").slice(-2).map((m) => m.content)
+      return Effect.succeed({ content: `all answered: ${answers.join(" | ")}` })
+    }
+    if (last.content === "two refunds") {
+      return Effect.succeed({
+        content: "",
+        toolCalls: [
+          { id: "c_a", name: "shop__refund", args: { order: 1 } },
+          { id: "c_b", name: "shop__refund", args: { order: 2 } }
+        ]
+      })
+    }
+    return Effect.succeed({
+      content: "",
+      toolCalls: [{ id: "c_r", name: "shop__refund", args: { order: 3 } }, { id: "c_q", name: "ask_user", args: { question: "sure?" } }]
+    })
+  })
+  layer(layerTestServer(fake.layer, { ADMIN_TOKEN }), { excludeTestServices: true, timeout: 60_000 })("one replica", (it) => {
+    it.effect("two approvals in one answer: the first decision's answer is stored and waits; the second's asks the model", () =>
+      Effect.gen(function*() {
+        const base = yield* baseUrl
+        const mcp = yield* startFakeMcp([refundTool])
+        assert.strictEqual((yield* putShop(base, mcp.url)).status, 200)
+        const res = yield* turn(base, "two-1", "two refunds")
+        const [first, second] = res.json.pendingApprovals
+        assert.strictEqual(res.json.pendingApprovals.length, 2)
+        const calls = fake.calls.length
+        assert.strictEqual((yield* decide(base, "two-1", first.approvalId, { approved: true })).status, 202)
+        yield* eventually(transcriptAt(base, "two-1"), (m) => m.some((x) => x.id === `approval_${first.approvalId}`), "the first answer stored")
+        // Stored, and the model not asked: the other call still waits.
+        assert.strictEqual(fake.calls.length, calls)
+        assert.strictEqual((yield* decide(base, "two-1", second.approvalId, { approved: false })).status, 202)
+        const transcript = yield* settledAt(base, "two-1", 5)
+        assert.strictEqual(transcript.at(-1)!.content, "all answered: refunded order 1 | denied by the user")
+        assert.strictEqual(refunds(mcp.calls), 1)
+      }))
+
+    it.effect("an approval beside a client's call: the decision and the client's result, in either order, then the model", () =>
+      Effect.gen(function*() {
+        const base = yield* baseUrl
+        const mcp = yield* startFakeMcp([refundTool])
+        const put = yield* requestAt(base, "/admin/agents/shop", {
+          method: "PUT",
+          headers: { "content-type": "application/json", ...admin },
+          body: JSON.stringify({
+            systemPrompt: "shop",
+            tools: [{ name: "ask_user", description: "Ask the user", parameters: [{ key: "question", type: "string", description: "The question", required: true }] }],
+            mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }]
+          })
+        })
+        assert.strictEqual(put.status, 200, put.text)
+        const res = yield* turn(base, "mixed-1", "refund and ask")
+        assert.deepStrictEqual(res.json.toolCalls.map((c: { name: string }) => c.name), ["ask_user"])
+        const { approvalId } = res.json.pendingApprovals[0]
+        assert.strictEqual((yield* decide(base, "mixed-1", approvalId, { approved: true })).status, 202)
+        yield* eventually(transcriptAt(base, "mixed-1"), (m) => m.some((x) => x.id === `approval_${approvalId}`), "the decision's answer stored")
+        // The client's result comes last: its turn asks the model, which reads both answers.
+        const answered = yield* postJsonAt(base, "/api/agent/chat", {
+          agent: "shop",
+          chatId: "mixed-1",
+          messages: [{ id: "r_q", role: "tool", content: "yes", toolResult: { toolCallId: "c_q", name: "ask_user", result: "yes" }, timestamp: 2 }]
+        })
+        assert.strictEqual(answered.status, 200, answered.text)
+        assert.strictEqual(answered.json.content, "all answered: refunded order 3 | yes")
+        assert.strictEqual(refunds(mcp.calls), 1)
+
+        // The other order: the client's result first is stored, the answer says what still waits; the decision then asks.
+        const again = yield* turn(base, "mixed-2", "refund and ask")
+        const waiting = again.json.pendingApprovals[0].approvalId
+        const early = yield* postJsonAt(base, "/api/agent/chat", {
+          agent: "shop",
+          chatId: "mixed-2",
+          messages: [{ id: "r_q2", role: "tool", content: "yes", toolResult: { toolCallId: "c_q", name: "ask_user", result: "yes" }, timestamp: 2 }]
+        })
+        assert.strictEqual(early.status, 200, early.text)
+        assert.deepStrictEqual([early.json.content, early.json.messageId], ["", again.json.messageId])
+        assert.deepStrictEqual(early.json.pendingApprovals.map((p: { approvalId: string }) => p.approvalId), [waiting])
+        assert.strictEqual((yield* decide(base, "mixed-2", waiting, { approved: true })).status, 202)
+        const transcript = yield* settledAt(base, "mixed-2", 5)
+        assert.strictEqual(transcript.at(-1)!.content, "all answered: yes | refunded order 3")
+        assert.strictEqual(refunds(mcp.calls), 2)
+      }))
+  })
+})
+
 describe(`approvals across replicas (${backend})`, () => {
   it.live("decided on the other replica; two decisions racing on two replicas; a replica gone before or while the tool ran", () =>
     Effect.gen(function*() {

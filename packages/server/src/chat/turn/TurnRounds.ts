@@ -6,7 +6,7 @@
  * statement (the turn's end) — or with a client's calls, which end the turn.
  */
 import type { ChatMessage, DispatchedJob, ProviderChatParams, ToolCall } from "@switchboard/domain"
-import { inCallOrder, maxStoredValueBytes, othersPending, runSteps, stepCountIs, traced } from "@switchboard/domain"
+import { inCallOrder, maxStoredValueBytes, othersPending, pendingApprovalsIn, runSteps, stepCountIs, traced } from "@switchboard/domain"
 import type { Duration } from "effect"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -53,13 +53,23 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
   // Calls the transcript left waiting, answered first (an approval's decision, or their denial).
   if (input.resume !== undefined) {
     const resumed = yield* input.resume(conversation, live)
-    const answer = { content: "", messageId: resumed.messages[resumed.messages.length - 1]?.id ?? live?.messageId ?? turnId }
+    const answered = () => {
+      // What waits, and the message that asks: a client that sent results while approvals wait is told so.
+      const pending = pendingApprovalsIn(conversation)
+      const asking = conversation.findLast((m) => m.role === "assistant")
+      return {
+        content: "",
+        messageId: asking?.id ?? live?.messageId ?? turnId,
+        ...(pending.length > 0 ? { pendingApprovals: pending } : {})
+      }
+    }
     if (resumed.messages.length > 0) {
-      if (!(yield* repo.append(chatId, resumed.messages, generation))) return yield* goneWith(chatId, answer)
+      if (!(yield* repo.append(chatId, resumed.messages, generation))) return yield* goneWith(chatId, answered())
       conversation.push(...resumed.messages)
       if (live !== undefined) markStarted(live)
     }
     if (!resumed.ask) {
+      const answer = answered()
       // Other calls still wait (a client's, another approval's), or nothing was left to answer:
       // the turn ends here, and the answers that come later continue the chat.
       if (live !== undefined) markStarted(live)
