@@ -128,7 +128,13 @@ export const screenshot = async (page: Page, name: string): Promise<ReadonlyArra
     for (const viewport of [VIEWPORTS.phone, VIEWPORTS.desktop]) {
       await page.setViewportSize(viewport)
       const path = join(SCREENSHOTS_DIR, `${name}-${viewport.width}.png`)
-      await page.screenshot({ path, fullPage: true, animations: "disabled" })
+      // A full-page capture under the whole suite's load can stall once in Chromium (seen in CI: 30 s
+      // "taking page screenshot" on an idle page): the artifact is taken again, once, rather than lost.
+      await page.screenshot({ path, fullPage: true, animations: "disabled" }).catch((error: unknown) =>
+        error instanceof Error && error.name === "TimeoutError"
+          ? page.screenshot({ path, fullPage: true, animations: "disabled" })
+          : Promise.reject(error)
+      )
       paths.push(path)
     }
   } finally {
