@@ -218,7 +218,8 @@ export const chatCommand = Command.make("chat", {
       })
       while (waiting.length > 0) {
         const line = yield* nextLine
-        if (line !== undefined) process.stderr.write(`${line}\n`)
+        // A terminal echoes what is typed; an answer from a pipe is shown after its question.
+        if (line !== undefined && !(yield* stdio.stdinIsTerminal)) process.stderr.write(`${line}\n`)
         const { approved, reason } = approvalAnswer(line)
         yield* handled(orchestrator.decide(waiting[0]!.approvalId, approved, reason))
       }

@@ -34,6 +34,17 @@ export const clientCallsWaiting = (history: ReadonlyArray<ChatMessage>): Readonl
   return unansweredToolCalls(history).filter((c) => last.toolCalls?.includes(c) && !approvals.has(c.id))
 }
 
+/**
+ * Whether the transcript shows a decision carried out: the call's answer stored, and after it the
+ * model's answer — or, when other calls of the message still wait (a client's, another
+ * approval's), the answer alone (the model is asked once they are answered).
+ */
+export const carriedOut = (transcript: ReadonlyArray<ChatMessage>, approvalId: string): boolean => {
+  const at = transcript.findIndex((m) => m.id === approvalResultId(approvalId))
+  if (at < 0) return false
+  return transcript.slice(at + 1).some((m) => m.role === "assistant") || unansweredToolCalls(transcript).length > 0
+}
+
 export interface DecideDeps {
   readonly chatStore: StoreApi<ChatState>
   readonly agentStore: StoreApi<AgentState>
@@ -77,18 +88,16 @@ export const makeDecide = ({ agentStore, chatStore, onDelta, run }: DecideDeps):
     const decision: ApprovalDecision = { approved, ...(reason === undefined || reason === "" ? {} : { reason }) }
     yield* transport.decide(chatId, approvalId, decision)
     agent().setStatus("processing")
-    // The continuation is followed once it runs; the transcript says when it has run: its answer
-    // stored, and no turn of the chat running any more.
-    const answered = approvalResultId(approvalId)
+    // The continuation is followed while it runs; the transcript says when it has run (`carriedOut`).
     let idle = 0
     let transcript: ReadonlyArray<ChatMessage> = []
     for (;;) {
       const followed = yield* follow(transport, chatId)
       transcript = yield* transport.transcript(chatId)
-      if (!followed && transcript.some((m) => m.id === answered)) break
+      if (carriedOut(transcript, approvalId)) break
       if (followed) continue
       if (++idle >= IDLE_POLLS) {
-        return yield* new ChatTransportError({ message: `the decision of ${approvalId} was taken, but its continuation has not run yet: re-sync the chat later` })
+        return yield* new ChatTransportError({ message: `the decision of ${approvalId} was taken, but its continuation has not ended yet: re-sync the chat later` })
       }
       yield* Effect.sleep(POLL_MS)
     }
