@@ -15,7 +15,7 @@ import { makeFakeProvider } from "@switchboard/providers/testing"
 import { callingModel, hangingTool, startFakeMcp, textTool } from "../support/FakeMcp.ts"
 import { eventually, user } from "../support/JobsHelpers.ts"
 import { backend, makeTestDatabase } from "../support/TestDatabase.ts"
-import { baseUrl, layerReplica, layerTestServer, postJson, postJsonAt, request, requestAt } from "../support/TestServer.ts"
+import { baseUrl, layerReplica, layerTestServer, postJsonAt, request, requestAt } from "../support/TestServer.ts"
 
 const ADMIN_TOKEN = "admin-token-for-mcp"
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
