@@ -146,21 +146,38 @@ const sendTurn = async (cluster: Cluster, ledger: Ledger, chat: ChatLedger, body
  * job; the others `Hello i …`, answered at once), a think time of about
  * `thinkMs`, the next, until `stopAt` (each sent by `sendTurn`).
  */
-export const runChat = async (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) => {
-  const chat: ChatLedger = { chatId, acked: [], sent: new Set(), longest409: 0, longest409Ms: 0 }
-  ledger.chats.push(chat)
-  const next = random(seed)
-  await sleep(next() * thinkMs)
-  for (let i = 0; performance.now() < deadlines.stopAt; i++) {
+export const runChat = (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) =>
+  chatClient(ledger, chatId, seed, thinkMs, deadlines, async (i, chat) => {
     const userId = `u${i}`
     // One turn in JOB_EVERY dispatches a job (the scripts dispatch on "topic"): jobs a few replicas can keep up with.
     const content = i % JOB_EVERY === 0 ? `Research topic ${i} of ${chatId}` : `Hello ${i} from ${chatId}`
     const message = { id: userId, role: "user", content, timestamp: Date.now() }
     chat.sent.add(userId)
     const body = await sendTurn(cluster, ledger, chat, { chatId, messages: [message] }, deadlines)
-    if (body === undefined) return
+    if (body === undefined) return false
     const jobs = (body["jobs"] ?? []) as ReadonlyArray<{ id: string }>
     chat.acked.push({ userId, messageId: String(body["messageId"]), jobIds: jobs.map((j) => j.id) })
+    return true
+  })
+
+/**
+ * A chat's client: its ledger, a seeded think time, then `turn(i)` and a think time of about
+ * `thinkMs`, again until `stopAt` — or until a turn gives up (false: the hard deadline passed).
+ */
+const chatClient = async (
+  ledger: Ledger,
+  chatId: string,
+  seed: number,
+  thinkMs: number,
+  deadlines: Deadlines,
+  turn: (i: number, chat: ChatLedger, next: () => number) => Promise<boolean>
+) => {
+  const chat: ChatLedger = { chatId, acked: [], sent: new Set(), longest409: 0, longest409Ms: 0 }
+  ledger.chats.push(chat)
+  const next = random(seed)
+  await sleep(next() * thinkMs)
+  for (let i = 0; performance.now() < deadlines.stopAt; i++) {
+    if (!(await turn(i, chat, next))) return
     await sleep(thinkMs * (0.5 + next()))
   }
 }
@@ -174,19 +191,15 @@ export const SHOP_AGENT = "soak-shop"
  * answer came (a 409 `approval_decided` then means the first one landed). The next turn may
  * find the continuation still running: its 409 `turn_in_flight` is waited out as a wake's is.
  */
-export const runShopChat = async (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) => {
-  const chat: ChatLedger = { chatId, acked: [], sent: new Set(), longest409: 0, longest409Ms: 0 }
-  ledger.chats.push(chat)
-  const next = random(seed)
-  await sleep(next() * thinkMs)
-  for (let i = 0; performance.now() < deadlines.stopAt; i++) {
+export const runShopChat = (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) =>
+  chatClient(ledger, chatId, seed, thinkMs, deadlines, async (i, chat, next) => {
     const userId = `u${i}`
     // The model passes the whole message as the order: what the MCP server counts runs by.
     const order = `Refund order ${chatId}-${i}`
     const message = { id: userId, role: "user", content: order, timestamp: Date.now() }
     chat.sent.add(userId)
     const body = await sendTurn(cluster, ledger, chat, { agent: SHOP_AGENT, chatId, messages: [message] }, deadlines)
-    if (body === undefined) return
+    if (body === undefined) return false
     chat.acked.push({ userId, messageId: String(body["messageId"]), jobIds: [] })
     const pending = (body["pendingApprovals"] ?? []) as ReadonlyArray<{ readonly approvalId: string }>
     for (const { approvalId } of pending) {
@@ -195,7 +208,7 @@ export const runShopChat = async (cluster: Cluster, ledger: Ledger, chatId: stri
       for (;;) {
         if (performance.now() > deadlines.giveUpAt) {
           ledger.abandoned++
-          return
+          return false
         }
         const answer = await call(cluster, "POST", `/api/chats/${chatId}/approvals/${approvalId}`, approved ? { approved } : { approved, reason: "soak says no" })
         if (answer.status === 202 || (answer.status === 409 && unknown)) {
@@ -211,9 +224,8 @@ export const runShopChat = async (cluster: Cluster, ledger: Ledger, chatId: stri
         await sleep(250)
       }
     }
-    await sleep(thinkMs * (0.5 + next()))
-  }
-}
+    return true
+  })
 
 export interface Admin {
   readonly token: string

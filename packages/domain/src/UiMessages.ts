@@ -312,7 +312,8 @@ const chatPartOf = (part: UiMessagePart): Part =>
     ? { type: part.type, data: part.data }
     : { type: part.type }
 
-const isToolPart = (part: UiMessagePart): part is UiToolPart | UiDynamicToolPart =>
+/** A tool part (`tool-<name>` or `dynamic-tool`). */
+export const isUiToolPart = (part: UiMessagePart): part is UiToolPart | UiDynamicToolPart =>
   part.type === "dynamic-tool" || part.type.startsWith("tool-")
 
 const toolNameOf = (part: UiToolPart | UiDynamicToolPart): string =>
@@ -368,7 +369,7 @@ export const fromUiMessages = (messages: ReadonlyArray<UiMessage>, now: number):
     const parts = kept.some(isUiDataPart) ? { parts: kept.map(chatPartOf) } : {}
     const message = { id: ui.id, role: ui.role, content, ...parts, ...metadataOf(ui.metadata), timestamp: timestampOf(ui.metadata, now) }
     if (ui.role !== "assistant") return [message]
-    const tools = ui.parts.filter(isToolPart).filter((p) => p.state !== "input-streaming")
+    const tools = ui.parts.filter(isUiToolPart).filter((p) => p.state !== "input-streaming")
     const toolCalls = tools.map(toolCallOf)
     const results = tools.flatMap((p) => {
       const result = toolResultOf(p)
@@ -376,26 +377,3 @@ export const fromUiMessages = (messages: ReadonlyArray<UiMessage>, now: number):
     })
     return [toolCalls.length === 0 ? message : { ...message, toolCalls }, ...results]
   })
-
-/** A decision a UIMessage carries: a tool part in state `approval-responded` (`addToolApprovalResponse`). */
-export interface UiApprovalResponse {
-  readonly approvalId: string
-  readonly toolCallId: string
-  readonly approved: boolean
-  readonly reason?: string
-}
-
-/** The decisions the messages' tool parts carry, in order. */
-export const approvalResponsesOf = (messages: ReadonlyArray<UiMessage>): Array<UiApprovalResponse> =>
-  messages.flatMap((ui) =>
-    ui.role !== "assistant" ? [] : ui.parts.filter(isToolPart).flatMap((part): Array<UiApprovalResponse> => {
-      const approval = part.approval
-      if (part.state !== "approval-responded" || approval === undefined || approval.approved === undefined) return []
-      return [{
-        approvalId: approval.id,
-        toolCallId: part.toolCallId,
-        approved: approval.approved,
-        ...(approval.reason === undefined ? {} : { reason: approval.reason })
-      }]
-    })
-  )
