@@ -267,4 +267,42 @@ describe("JobWatch", () => {
       assert.deepStrictEqual(shownWithout, [], "a settled job is never in the store without its result")
       assert.isFalse(watch.watching())
     }))
+
+  it.live("a parked job's approval is reported once, a new approval of the same call again, and the end of its wait", () =>
+    Effect.gen(function*() {
+      const parkedOn = (approvalId: string): JobRecord => ({
+        ...jobOf("P", "running"),
+        activity: "waiting for approval: shop__refund",
+        waitingFor: { approvalId, toolName: "shop__refund", input: { order: 1 } }
+      })
+      const { events, named, transport, watch } = yield* watchOn(
+        asked,
+        [
+          [jobOf("P", "running")],
+          [parkedOn("apr_1")],
+          [parkedOn("apr_1")],
+          // Decided; parked again on the same tool before a poll saw it work: the activity line is the same.
+          [parkedOn("apr_2")],
+          [{ ...jobOf("P", "running"), activity: "shop__refund" }],
+          [jobOf("P", "done")]
+        ],
+        () => ({ json: { messages: [asked, steerOf("P", "P", 2)] } })
+      )
+      watch.expect(["P"])
+
+      yield* watch.untilSettled.pipe(Effect.provide(transport))
+
+      assert.deepStrictEqual(named(), [
+        "dispatched:P",
+        "activity:P",
+        "waiting:P",
+        "waiting:P",
+        "activity:P",
+        "waiting:P",
+        "settled:P",
+        `steer:${steerOf("P", "P", 2).id}`
+      ])
+      const waits = events.flatMap((e) => e.type === "waiting" ? [e.job.waitingFor?.approvalId] : [])
+      assert.deepStrictEqual(waits, ["apr_1", "apr_2", undefined])
+    }))
 })

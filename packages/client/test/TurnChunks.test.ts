@@ -97,7 +97,9 @@ describe("TurnChunks", () => {
         messageId: "srv_d",
         toolCalls: [{ id: "c2", name: "lookup", args: {}, invalidArgs: "{oops" }, { id: "c3", name: "lookup", args: { q: "x" } }],
         jobs: [{ id: "job_1", kind: "research", toolCallId: "call_r" }, { id: "job_2", kind: "visual", toolCallId: "call_v" }]
-      }
+      },
+      // A kind an operator defined (docs/subagents.md) is a job like a built-in one.
+      { content: "Refunding.", messageId: "srv_e", jobs: [{ id: "job_3", kind: "refund-run", toolCallId: "call_x" }] }
     ]
     for (const response of responses) assert.deepStrictEqual(responseOf(foldChunks(chunksOfResponse(response))), response)
   })

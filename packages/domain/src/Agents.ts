@@ -9,7 +9,7 @@
  * view to check their tool registry against it.
  */
 import { Schema } from "effect"
-import { JobKind } from "./JobKind.ts"
+import { KindName } from "./JobKind.ts"
 import { JsonObject, Text } from "./Json.ts"
 import { MAX_MCP_SERVERS, McpServerBody, mcpServerViewOf, McpServerView } from "./McpServers.ts"
 import { ToolSchema } from "./ToolSchema.ts"
@@ -35,7 +35,7 @@ export const AgentBody = Schema.Struct({
   description: Schema.optionalKey(Text),
   systemPrompt: Text.check(Schema.isMinLength(1), Schema.isMaxLength(MAX_SYSTEM_PROMPT_CHARS)),
   tools: Schema.optionalKey(Schema.Array(ToolSchema).check(Schema.isMaxLength(MAX_AGENT_TOOLS))),
-  jobKinds: Schema.optionalKey(Schema.Array(JobKind)),
+  jobKinds: Schema.optionalKey(Schema.Array(KindName).check(Schema.isMaxLength(MAX_AGENT_TOOLS))),
   /** A JSON Schema the request's `context` must satisfy. */
   contextSchema: Schema.optionalKey(JsonObject),
   /** Overrides `LLM_MODEL` for this agent's turns. */
@@ -54,7 +54,7 @@ export const AgentDefinition = Schema.Struct({
   description: Text,
   systemPrompt: Text,
   tools: Schema.Array(ToolSchema),
-  jobKinds: Schema.Array(JobKind),
+  jobKinds: Schema.Array(KindName),
   contextSchema: Schema.optionalKey(JsonObject),
   model: Schema.optionalKey(Text),
   /** Its MCP servers, their headers' names only. */
@@ -68,7 +68,7 @@ export const AgentInfo = Schema.Struct({
   name: AgentName,
   description: Text,
   tools: Schema.Array(ToolSchema),
-  jobKinds: Schema.Array(JobKind),
+  jobKinds: Schema.Array(KindName),
   contextSchema: Schema.optionalKey(JsonObject)
 })
 export type AgentInfo = typeof AgentInfo.Type

@@ -2,6 +2,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AdminApi } from "./AdminApi.ts"
 import { AgentsAdminApi, AgentsApi } from "./AgentsApi.ts"
+import { SubagentsAdminApi } from "./SubagentsApi.ts"
 import { finishDocument, unknownKeysRule } from "./ApiDocument.ts"
 import { ChatApi } from "./ChatApi.ts"
 import { HostsApi } from "./HostsApi.ts"
@@ -18,6 +19,7 @@ export class Api extends HttpApi.make("switchboard")
   .add(AdminApi)
   .add(AgentsApi)
   .add(AgentsAdminApi)
+  .add(SubagentsAdminApi)
   .annotateMerge(OpenApi.annotations({
     title: "Switchboard",
     version: "0.1.0",

@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { AgentName } from "./Agents.ts"
-import { JobKind } from "./JobKind.ts"
+import { KindName } from "./JobKind.ts"
 import { JsonObject, JsonValue, NonEmptyText, Text } from "./Json.ts"
 
 export const Role = Schema.Literals(["system", "user", "assistant", "tool"])
@@ -114,7 +114,7 @@ export type ChatRequest = typeof ChatRequest.Type
 /** A job a turn dispatched (its job tool call was executed by the server). */
 export const DispatchedJob = Schema.Struct({
   id: Schema.String,
-  kind: JobKind,
+  kind: KindName,
   /** The provider's id of the job tool call. */
   toolCallId: Schema.String
 })

@@ -282,6 +282,39 @@ export class AgentBuiltIn extends Schema.Error<AgentBuiltIn>("AgentBuiltIn")({
   }
 }
 
+export class SubagentNotFound extends Schema.Error<SubagentNotFound>("SubagentNotFound")({
+  error: Schema.String,
+  code: Schema.tag("subagent_not_found"),
+  kind: Schema.String
+}, { httpApiStatus: statusOfCode.subagent_not_found, description: "No sub-agent kind of that name (built in or defined)" }) {
+  get _tag() {
+    return "SubagentNotFound" as const
+  }
+}
+
+export class SubagentBuiltIn extends Schema.Error<SubagentBuiltIn>("SubagentBuiltIn")({
+  error: Schema.String,
+  code: Schema.tag("subagent_builtin"),
+  kind: Schema.String
+}, { httpApiStatus: statusOfCode.subagent_builtin, description: "A built-in sub-agent kind cannot be replaced or deleted" }) {
+  get _tag() {
+    return "SubagentBuiltIn" as const
+  }
+}
+
+/** A kind an agent still names cannot be deleted: the agent's next turn would offer a tool nothing runs. */
+export class SubagentInUse extends Schema.Error<SubagentInUse>("SubagentInUse")({
+  error: Schema.String,
+  code: Schema.tag("subagent_in_use"),
+  kind: Schema.String,
+  /** The agents that name it. */
+  agents: Schema.Array(Schema.String)
+}, { httpApiStatus: statusOfCode.subagent_in_use, description: "An agent still names the kind in its jobKinds" }) {
+  get _tag() {
+    return "SubagentInUse" as const
+  }
+}
+
 /**
  * A host's planner tokens (docs/usage.md), or a user's tokens (`USER_DAILY_TOKENS`, docs/users.md), over
  * the last 24 hours reached the budget: refused before any provider call, with `Retry-After` (the seconds until the window's oldest hour leaves it).
@@ -342,6 +375,9 @@ export const declaredErrors = [
   AgentBuiltIn,
   BudgetExceeded,
   ApprovalNotFound,
-  ApprovalDecided
+  ApprovalDecided,
+  SubagentNotFound,
+  SubagentBuiltIn,
+  SubagentInUse
 ] as const
 export type DeclaredError = InstanceType<(typeof declaredErrors)[number]>

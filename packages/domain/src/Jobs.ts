@@ -13,10 +13,15 @@
  */
 import { Schema } from "effect"
 import type { ChatMessage, ToolCall } from "./Chat.ts"
-import { NonEmptyText, Text } from "./Json.ts"
+import { JsonObject, NonEmptyText, Text } from "./Json.ts"
 import { toolFromSchema } from "./ToolFromSchema.ts"
-import { JobKind } from "./JobKind.ts"
+import { isBuiltInKind, isKindName, KindName } from "./JobKind.ts"
+import type { JobKind } from "./JobKind.ts"
+import { definedKindSpec } from "./SubagentKinds.ts"
 import type { ToolSchema } from "./ToolSchema.ts"
+import type { JobKindSpec } from "./JobKindSpec.ts"
+
+export type { JobKindSpec }
 
 export const JobStatus = Schema.Literals(["running", "done", "error"])
 export type JobStatus = typeof JobStatus.Type
@@ -70,8 +75,13 @@ export const VisualResult = Schema.Struct({
 })
 export type VisualResult = typeof VisualResult.Type
 
-export const SubagentResult = Schema.Union([ResearchResult, DemoResult, VisualResult])
-export type SubagentResult = typeof SubagentResult.Type
+/**
+ * A sub-agent's result: a built-in kind's shape, or the object a defined kind's sub-agent submitted
+ * (what its `result` schema says). On the wire any JSON object, kept whole: a defined kind's result
+ * may have any keys, and decoding it as a built-in shape would drop the ones that shape lacks.
+ */
+export type SubagentResult = ResearchResult | DemoResult | VisualResult | JsonObject
+export const SubagentResult: Schema.Codec<SubagentResult> = JsonObject
 
 // ---------------------------------------------------------------------------
 // The job tools as the model sees them, derived from their inputs
@@ -98,30 +108,10 @@ export const VisualTool: ToolSchema = toolFromSchema(
 )
 
 // ---------------------------------------------------------------------------
-// The kinds: each kind's part of the domain in one spec, and the generic
-// helpers below look a kind up here instead of switching on its name. A new
-// kind is its schemas and a spec, its name in `JobKind`, its result in
-// `SubagentResult` and a line in `jobKindSpecs` (which the compiler checks
-// against `JobKind`); the server's registry of kinds adds what only the
-// server needs.
-
-/** What the domain knows of one job kind: its tool, its schemas, its failure shape and its steer's words. */
-export interface JobKindSpec<K extends string, I, R> {
-  readonly kind: K
-  /** The job tool as the model sees it: its name is the kind. */
-  readonly tool: ToolSchema
-  /** The tool call's arguments. */
-  readonly input: Schema.Decoder<I>
-  readonly result: Schema.Decoder<R>
-  /** Whether a result is the kind's failure shape. */
-  readonly isFailure: (result: R) => boolean
-  /** The failure shape, with the reason where the kind has room for one. */
-  readonly failure: (input: I, reason: string) => R
-  /** The failure shape's reason, as the kind words it (`undefined` for a success). */
-  readonly failureReason: (result: R) => string | undefined
-  /** The model-facing text of the steer: what the result IS, what to do with it (the spec's wording). */
-  readonly steerText: (result: R) => string
-}
+// The kinds: each built-in kind's part of the domain in one spec, and the
+// generic helpers below look a kind up here instead of switching on its name;
+// a kind an operator defined has the defined kinds' spec (`SubagentKinds.ts`).
+// The server's registry of kinds adds what only the server needs.
 
 const jobKindSpec = <K extends string, I, R>(spec: JobKindSpec<K, I, R>) => spec
 
@@ -215,20 +205,36 @@ export const jobInputSchemas: { readonly [K in JobKind]: SpecOf<K>["input"] } = 
   visual: VisualJob.input
 }
 
-/** A kind's spec where the kind is only known at run time (its input and result typed loosely). */
-export const jobKindSpecOf = (kind: JobKind): JobKindSpec<JobKind, any, any> => jobKindSpecs[kind]
+/**
+ * A kind's spec where the kind is only known at run time (its input and result typed loosely): a
+ * built-in kind's own, any other the defined kinds' (`definedKindSpec`).
+ */
+export const jobKindSpecOf = (kind: string): JobKindSpec<string, any, any> =>
+  isBuiltInKind(kind) ? jobKindSpecs[kind] : definedKindSpec(kind)
 
 /** The server-executed job tools, offered beside the client tools only in a chat with a `chatId`. */
 export const jobToolSchemas: ReadonlyArray<ToolSchema> = Object.values(jobKindSpecs).map((spec) => spec.tool)
 
-export const isJobKind = (name: string): name is JobKind => Object.hasOwn(jobKindSpecs, name)
+/** Whether `name` is a built-in kind (a defined kind's name is any other `KindName`). */
+export const isJobKind = (name: string): name is JobKind => isBuiltInKind(name)
 
 // ---------------------------------------------------------------------------
 // The job record (GET /api/jobs?chatId=…)
 
+/** The call a parked job waits on. */
+export const JobWaitingFor = Schema.Struct({
+  approvalId: Schema.String,
+  toolName: Schema.String,
+  input: JsonObject
+})
+export type JobWaitingFor = typeof JobWaitingFor.Type
+
+/** A parked job's activity line. */
+export const waitingActivity = (toolName: string) => `waiting for approval: ${toolName}`
+
 export const JobRecord = Schema.Struct({
   id: Schema.String,
-  kind: JobKind,
+  kind: KindName,
   chatId: Schema.String,
   /** The provider's id of the job tool call this job fulfils. */
   toolCallId: Schema.String,
@@ -241,7 +247,12 @@ export const JobRecord = Schema.Struct({
   finishedAt: Schema.optionalKey(Schema.String),
   /** The sub-agent's result (the steer artifact's payload). */
   result: Schema.optionalKey(SubagentResult),
-  error: Schema.optionalKey(Schema.String)
+  error: Schema.optionalKey(Schema.String),
+  /**
+   * A sub-agent's MCP call waiting for the user's decision (docs/subagents.md): the job is parked,
+   * still `running`, until `POST /api/chats/{chatId}/approvals/{approvalId}` decides it.
+   */
+  waitingFor: Schema.optionalKey(JobWaitingFor)
 })
 export type JobRecord = typeof JobRecord.Type
 
@@ -261,24 +272,24 @@ export const jobAcknowledgement = (job: Pick<JobRecord, "id" | "kind">) => ({
 
 export interface SubagentResultMeta {
   readonly jobId: string
-  readonly kind: JobKind
+  readonly kind: KindName
   readonly toolCallId: string
 }
 
 export interface SubagentArtifactData {
-  readonly kind: JobKind
+  readonly kind: KindName
   readonly result: SubagentResult
 }
 
 /** Whether a result is the failure shape (html/svg empty, failure brief). */
-export const isSubagentFailure = (kind: JobKind, result: SubagentResult): boolean => jobKindSpecOf(kind).isFailure(result)
+export const isSubagentFailure = (kind: KindName, result: SubagentResult): boolean => jobKindSpecOf(kind).isFailure(result)
 
 /** The failure shape of each kind, with the reason where the kind has room for one. */
-export const subagentFailure = (kind: JobKind, input: JobInput, reason: string): SubagentResult =>
+export const subagentFailure = (kind: KindName, input: JobInput | JsonObject, reason: string): SubagentResult =>
   jobKindSpecOf(kind).failure(input, reason)
 
 /** The model-facing text of a steer: what the result IS, what to do with it (the spec's wording). */
-export const steerText = (kind: JobKind, result: SubagentResult): string => jobKindSpecOf(kind).steerText(result)
+export const steerText = (kind: KindName, result: SubagentResult): string => jobKindSpecOf(kind).steerText(result)
 
 /** The id of a job's steer message: deterministic, so re-delivery is idempotent. */
 export const steerMessageId = (jobId: string) => `steer_${jobId}`
@@ -324,7 +335,7 @@ export const subagentResultOf = (message: ChatMessage): SubagentResultMeta | und
   const meta = message.metadata?.["subagentResult"]
   if (typeof meta !== "object" || meta === null) return undefined
   const { jobId, kind, toolCallId } = meta as Record<string, unknown>
-  return typeof jobId === "string" && typeof kind === "string" && isJobKind(kind) && typeof toolCallId === "string"
+  return typeof jobId === "string" && typeof kind === "string" && isKindName(kind) && typeof toolCallId === "string"
     ? { jobId, kind, toolCallId }
     : undefined
 }
@@ -344,7 +355,7 @@ export const subagentArtifactOf = (message: ChatMessage): SubagentArtifactData |
   const data = part !== undefined && "data" in part ? part.data : undefined
   if (typeof data !== "object" || data === null) return undefined
   const { kind, result } = data as Record<string, unknown>
-  return typeof kind === "string" && isJobKind(kind) && typeof result === "object" && result !== null
+  return typeof kind === "string" && isKindName(kind) && typeof result === "object" && result !== null
     ? { kind, result: result as SubagentResult }
     : undefined
 }

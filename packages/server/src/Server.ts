@@ -53,6 +53,9 @@ import { SystemHttp } from "./system/SystemHttp.ts"
 import { JobsBackground } from "./jobs/Jobs.ts"
 import { JobsConfig } from "./jobs/JobsConfig.ts"
 import { JobsHttp } from "./jobs/JobsHttp.ts"
+import * as JobApprovals from "./jobs/JobApprovals.ts"
+import { SubagentKinds } from "./jobs/kinds/SubagentKinds.ts"
+import { SubagentKindsHttp } from "./jobs/kinds/SubagentKindsHttp.ts"
 import { JobSignals } from "./jobs/JobSignals.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import * as JobTools from "./jobs/JobTools.ts"
@@ -119,6 +122,8 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   const serverTools = Layer.effect(ServerTools, Effect.map(Effect.all([JobTools.make, McpTools.make]), allServerTools)).pipe(
     Layer.provide(McpClients.layer)
   )
+  // The defined sub-agent kinds (jobs/kinds/): read by the job tools per turn, written by operators.
+  const subagentKinds = SubagentKinds.layer
   const core = TurnComposer.layerNoDeps.pipe(
     Layer.provideMerge(observedServerTools(serverTools)),
     Layer.provideMerge(JobSignals.layer),
@@ -128,12 +133,18 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
   // Sub-agent steps call the provider through an adapter of their own (its own connection pool):
   // however many jobs run, they hold none of the sockets a user's turn reaches its provider by.
   const jobsProvider = Layer.fresh(budgetedProvider(observedProvider(provider)))
-  const background = JobsBackground.pipe(Layer.provide(Layer.provide(subagents, jobsProvider)), Layer.provide(jobsConfig))
+  // A defined kind's MCP servers are listed and called through their own clients' cache.
+  const background = JobsBackground.pipe(
+    Layer.provide(Layer.provide(subagents, Layer.mergeAll(jobsProvider, McpClients.layer))),
+    Layer.provide(jobsConfig)
+  )
   // Approvals (approvals/): the decisions chat's routes take, and their continuations.
   const chat = Layer.mergeAll(ChatTurns.layerNoDeps, background).pipe(
-    Layer.provideMerge(Approvals.layer.pipe(Layer.provide(ApprovalsRepo.layer))),
+    // A decision of a parked sub-agent job's call goes to the jobs feature (jobs/JobApprovals.ts).
+    Layer.provideMerge(Approvals.layer.pipe(Layer.provide([ApprovalsRepo.layer, JobApprovals.layer]))),
     Layer.provideMerge(TurnStreams.layer),
     Layer.provideMerge(core),
+    Layer.provideMerge(subagentKinds),
     Layer.provideMerge(Agents.layer)
   )
   // Fresh: two apps built together (replicas in one test process) share no in-memory service
@@ -144,7 +155,7 @@ export const makeApp = <E, R, E2 = never, R2 = never>(
     Layer.provideMerge(CredentialKeys.layer)
   ))
   const api = HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp, AgentsHttp, AgentsAdminHttp]),
+    Layer.provide([ChatHttp, JobsHttp, SystemHttp, HostsHttp, PlannerHttp, AdminHttp, AgentsHttp, AgentsAdminHttp, SubagentKindsHttp]),
     Layer.provide([HostAuth.layer, AdminAuth.layer]),
     Layer.provide(services),
     Layer.provide([ChatAuth.layer, RequestErrors.layer, NodeServices.layer])

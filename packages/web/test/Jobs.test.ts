@@ -11,7 +11,10 @@
  *   and the sub-agents panel — the steer exactly once;
  * - demo and figure: the demo runs in `sandbox="allow-scripts"` (exactly) and its probes of the
  *   console — `parent.document`, `localStorage`, `document.cookie`, navigating the top window —
- *   all fail; the SVG is an image with a download.
+ *   all fail; the SVG is an image with a download;
+ * - kinds of the operator's own (`PUT /admin/subagents/{kind}`, an agent naming them): their calls
+ *   are dispatch cards, one result is the generic card — the readable tree of what the sub-agent
+ *   submitted — and the other's `{ error }` its failure card.
  *
  * axe-core on each state, screenshots at 375 and 1440 px in light and dark.
  */
@@ -60,6 +63,44 @@ if (window.top !== window) probe("top-navigation", function () { top.location.hr
 document.body.dataset.done = "yes";
 </script></body></html>`
 
+const ADMIN_TOKEN = "jobs-test-admin-token"
+
+/** What the `digest` sub-agent submits (its kind's result schema below). */
+const DIGEST = {
+  headline: "Sigma.js v3 draws graphs with WebGL",
+  summary: "## In short\n\nSigma.js v3 renders **every node type** with its own WebGL program.\n\n- Written in `TypeScript`\n- Faster on large graphs",
+  points: ["One program per node type", "Edges drawn in one pass"],
+  sources: [{ title: "Sigma.js v3: what changed", url: "https://example.com/sigma-v3" }],
+  confidence: 0.8
+}
+
+const DIGEST_KIND = {
+  description: "Digest a topic into a headline, a summary and its key points.",
+  input: [{ key: "topic", type: "string", required: true, description: "What to digest" }],
+  systemPrompt: "You digest {{input.topic}} for a busy reader.",
+  result: {
+    type: "object",
+    required: ["headline", "summary", "points"],
+    properties: {
+      headline: { type: "string" },
+      summary: { type: "string" },
+      points: { type: "array", items: { type: "string" } },
+      sources: { type: "array", items: { type: "object", properties: { title: { type: "string" }, url: { type: "string" } } } },
+      confidence: { type: "number" }
+    }
+  },
+  maxSteps: 3
+}
+
+/** A kind whose sub-agent never submits: its job ends in `{ error }`. */
+const FLAKY_KIND = {
+  description: "Looks into a subject, and gives up.",
+  input: [{ key: "subject", type: "string", required: true }],
+  systemPrompt: "Look into {{input.subject}}.",
+  result: { type: "object", required: ["answer"], properties: { answer: { type: "string" } } },
+  maxSteps: 2
+}
+
 const SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 100" width="400" height="200">` +
   `<rect x="10" y="10" width="180" height="60" rx="8" fill="#3366cc"/>` +
   `<text x="20" y="92" font-family="sans-serif" font-size="14" fill="#222222">Queue</text></svg>`
@@ -68,6 +109,22 @@ const SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 100" width
 const script = (web: string) => ({
   description: "packages/web/test/Jobs.test.ts: the chat dispatches research, or a demo and a figure; the sub-agents do their part.",
   rules: [
+    // Kinds of the operator's own: the wake turns, their sub-agents (`submit_result`, or giving up), the dispatch.
+    { when: { lastRole: "user", contains: "digest sub-agent finished" }, reply: { content: "The digest is in: the headline says it all." } },
+    { when: { lastRole: "user", contains: "flaky sub-agent failed" }, reply: { content: "The flaky helper gave up; the digest is enough." } },
+    { when: { lastRole: "user", contains: "WebGL graph rendering" }, reply: { content: "", toolCalls: [{ name: "submit_result", args: DIGEST }], delayMs: STEP_MS } },
+    { when: { lastRole: "user", contains: "nothing in particular" }, reply: { content: "I would rather not submit anything." } },
+    { when: { tool: "flaky" }, reply: { content: "A digester and a flaky helper are on it." } },
+    {
+      when: { lastRole: "user", contains: "please digest" },
+      reply: {
+        content: "",
+        toolCalls: [
+          { name: "digest", args: { topic: "WebGL graph rendering" } },
+          { name: "flaky", args: { subject: "nothing in particular" } }
+        ]
+      }
+    },
     // The chat's wake turns, answering each steer.
     { when: { lastRole: "user", contains: "Research complete" }, reply: { content: "The researcher is back: sigma.js v3 draws with WebGL." } },
     { when: { lastRole: "user", contains: "is built" }, reply: { content: "The demo is in: try it above." } },
@@ -142,7 +199,7 @@ beforeAll(async () => {
   const scriptPath = join(dir, "script.json")
   writeFileSync(scriptPath, JSON.stringify(script(web)))
   ;[server, browser] = await Promise.all([
-    startConsoleServer({ LLM_SCRIPT: scriptPath, SEARCH_URL: web, FETCH_ALLOW_PRIVATE: "1", JOB_VISUAL_VISION: "0" }),
+    startConsoleServer({ LLM_SCRIPT: scriptPath, SEARCH_URL: web, FETCH_ALLOW_PRIVATE: "1", JOB_VISUAL_VISION: "0", ADMIN_TOKEN }),
     launchBrowser()
   ])
 }, 180_000)
@@ -155,15 +212,29 @@ afterAll(async () => {
 })
 
 /** A chat's first turn, through the API: the job calls are the server's, answered at once. */
-const startChat = async (text: string): Promise<string> => {
+const startChat = async (text: string, agent?: string): Promise<string> => {
   const chatId = newChatId()
   const response = await fetch(`${server.url}/api/agent/chat`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ chatId, messages: [{ id: newMessageId(), role: "user", content: text, timestamp: Date.now() }] })
+    body: JSON.stringify({
+      chatId,
+      ...(agent === undefined ? {} : { agent }),
+      messages: [{ id: newMessageId(), role: "user", content: text, timestamp: Date.now() }]
+    })
   })
   assert.strictEqual(response.status, 200, await response.clone().text())
   return chatId
+}
+
+/** An operator's write (`PUT /admin/…`), with the admin token. */
+const adminPut = async (path: string, body: unknown) => {
+  const response = await fetch(`${server.url}${path}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  assert.strictEqual(response.status, 200, `${path}: ${await response.clone().text()}`)
 }
 
 const jobsOf = async (chatId: string) =>
@@ -288,4 +359,70 @@ describe("the chat's sub-agents", () => {
     await screenshot(page, "jobs-demo-figure-dark")
     await page.context().close()
   }, 120_000)
+
+  it("kinds of the operator's own: dispatch cards, the generic result card of what the sub-agent submitted, a failure as its card", async () => {
+    await adminPut("/admin/subagents/digest", DIGEST_KIND)
+    await adminPut("/admin/subagents/flaky", FLAKY_KIND)
+    await adminPut("/admin/agents/digester", { systemPrompt: "You hand topics to your digester.", jobKinds: ["digest", "flaky"] })
+    page = await newPage(browser)
+    const chatId = await startChat("Please digest WebGL for me", "digester")
+    await page.goto(`${server.url}/chats/${chatId}`)
+
+    // Both calls are dispatch cards, named by their kind and what they were given.
+    const digestCard = page.locator(".dispatch-card").filter({ hasText: "WebGL graph rendering" })
+    const flakyCard = page.locator(".dispatch-card").filter({ hasText: "nothing in particular" })
+    await digestCard.waitFor({ timeout: 15_000 })
+    await flakyCard.waitFor()
+    assert.strictEqual(await digestCard.locator(".job-kind--defined").textContent(), "digest")
+    assert.strictEqual(await page.locator(".tool-card").count(), 0)
+
+    // The result card: the tree of what the sub-agent submitted, its text as markdown.
+    const result = page.locator(".steer-card--defined[data-kind=digest]")
+    await result.waitFor({ timeout: 30_000 })
+    assert.strictEqual(await result.getByRole("heading", { level: 3 }).textContent(), "digest result")
+    // Keys bold (in the order the stored transcript gives them back), a list's objects nested under their key.
+    assert.sameMembers(
+      await result.locator(".result-tree__key").allTextContents(),
+      ["headline:", "summary:", "points:", "sources:", "title:", "url:", "confidence:"]
+    )
+    assert.sameMembers(await result.locator(".result-tree__fields .result-tree__fields .result-tree__key").allTextContents(), ["title:", "url:"])
+    await result.getByText("Sigma.js v3 draws graphs with WebGL").waitFor()
+    assert.strictEqual(await result.locator(".brief-text__heading").textContent(), "In short")
+    assert.strictEqual(await result.locator(".brief-text strong").filter({ hasText: "every node type" }).count(), 1)
+    assert.strictEqual(await result.locator(".result-tree__items > li").first().textContent(), "One program per node type")
+    const link = result.getByRole("link", { name: "https://example.com/sigma-v3" })
+    assert.strictEqual(await link.getAttribute("rel"), "noopener noreferrer")
+    assert.strictEqual(await result.locator(".result-tree__scalar").textContent(), "0.8")
+    assert.strictEqual(await result.locator("script, iframe, img").count(), 0)
+
+    // The other kind's `{ error }`: its failure card, and its dispatch card says why.
+    const failed = page.locator(".steer-card--failed[data-kind=flaky]")
+    await failed.waitFor({ timeout: 30_000 })
+    assert.strictEqual(await failed.getByRole("heading", { level: 3 }).textContent(), "flaky failed")
+    await failed.getByText("the sub-agent answered without calling submit_result").waitFor()
+    await page.locator(".dispatch-card[data-job-status=failed]").filter({ hasText: "flaky failed · the sub-agent answered without calling submit_result" }).waitFor()
+    await page.locator(".dispatch-card[data-job-status=done]").filter({ hasText: "digest done · “Sigma.js v3 draws graphs with WebGL”" }).waitFor()
+    await page.getByText("The digest is in: the headline says it all.").waitFor({ timeout: 15_000 })
+    const panel = page.getByRole("region", { name: "Sub-agents" })
+    await panel.locator(".subagents-item").filter({ hasText: "digest done" }).waitFor()
+    await panel.locator(".subagents-item").filter({ hasText: "flaky failed" }).waitFor()
+    assert.strictEqual(await page.locator(".steer-card").count(), 2)
+
+    await expectNoSeriousAxeViolations(page)
+    // A long activity line (the failure's reason) is cut short in the sidebar: the page is never wider than the window.
+    assert.strictEqual(await page.evaluate(() => document.documentElement.scrollWidth), 1440)
+    await screenshot(page, "jobs-defined-kinds")
+    // The conversation from its start: the dispatch cards, the failure card.
+    await page.locator(".chat-log").evaluate((log) => log.scrollTo(0, 0))
+    await screenshot(page, "jobs-defined-kinds-start")
+    await page.setViewportSize({ width: 375, height: 800 })
+    assert.strictEqual(await page.locator(".chat-log").evaluate((log) => log.scrollWidth - log.clientWidth), 0)
+    assert.strictEqual(await page.evaluate(() => document.documentElement.scrollWidth), 375)
+    await result.screenshot({ path: join(SCREENSHOTS_DIR, "jobs-defined-result-card-375.png") })
+    await page.setViewportSize({ width: 1440, height: 900 })
+    await page.emulateMedia({ colorScheme: "dark" })
+    await expectNoSeriousAxeViolations(page)
+    await screenshot(page, "jobs-defined-kinds-dark")
+    await page.context().close()
+  }, 90_000)
 })

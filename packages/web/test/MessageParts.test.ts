@@ -3,7 +3,9 @@
  * become the UIMessages `/ui-messages` answers (`uiMessagesOf`, the domain's `toUiMessages`), each
  * tool part carrying its own output; a message unchanged keeps its UIMessage object; and each part
  * type has its component — text, a tool call in each state (the approval states too, which no
- * server path produces yet), a job's dispatch card, a steer's result card.
+ * server path produces yet), a job's dispatch card, a steer's result card — for a kind an operator
+ * defined too: its call is a dispatch card once acknowledged (or while its agent names the kind),
+ * its result the readable tree of what its sub-agent submitted, its `{ error }` the failure.
  */
 import { buildSubagentSteer, jobAcknowledgement, toolResultMessage, toUiMessages } from "@switchboard/domain"
 import type { ChatMessage, UiMessage } from "@switchboard/domain"
@@ -11,6 +13,7 @@ import { createElement } from "react"
 import { renderToStaticMarkup } from "react-dom/server"
 import { assert, describe, it, vi } from "vitest"
 import { MessageItem } from "../src/chat/MessageItem.tsx"
+import { AgentJobKinds } from "../src/jobs/JobViews.tsx"
 import type { TurnActivity } from "../src/chat/parts/TurnActivity.ts"
 import { TurnActivityContext } from "../src/chat/parts/TurnActivity.ts"
 import type { ToolPart } from "../src/chat/UiChat.ts"
@@ -152,5 +155,80 @@ describe("one component per part type", () => {
     const html = render(stopped)
     assert.include(html, "Stopped")
     assert.notInclude(html, "msg-typing")
+  })
+})
+
+describe("a kind an operator defined", () => {
+  const asking: ChatMessage = {
+    id: "m_digest",
+    role: "assistant",
+    content: "",
+    toolCalls: [
+      { id: "call_d", name: "digest", args: { topic: "WebGL graph rendering" } },
+      { id: "call_f", name: "flaky", args: { subject: "anything" } }
+    ],
+    timestamp: 2_000
+  }
+  const acks = [
+    toolResultMessage({ toolCallId: "call_d", name: "digest", result: jobAcknowledgement({ id: "job_d", kind: "digest" }) }, 3_000),
+    toolResultMessage({ toolCallId: "call_f", name: "flaky", result: jobAcknowledgement({ id: "job_f", kind: "flaky" }) }, 3_000)
+  ]
+  const result = {
+    headline: "Sigma.js draws **graphs** with WebGL",
+    summary: "## In short\n\n- one program per node type\n- `TypeScript` throughout",
+    points: ["fast", "typed"],
+    sources: [{ title: "Release notes", url: "https://example.com/v3" }],
+    confidence: 0.8,
+    reviewed: false,
+    extra: {}
+  }
+
+  it("its call is a dispatch card once the server acknowledged it, and before only when the agent names the kind", () => {
+    const [ui] = uiMessagesOf([asking, ...acks], null)
+    const html = render(ui!)
+    assert.include(html, 'data-tool-call-id="call_d"')
+    assert.include(html, 'data-tool-call-id="call_f"')
+    assert.include(html, "WebGL graph rendering")
+    assert.include(html, "job-kind--defined")
+    assert.notInclude(html, "tool-card")
+
+    // Not answered yet: a client tool's card, unless the chat's agent names the kind.
+    const [pending] = uiMessagesOf([asking], null)
+    assert.notInclude(render(pending!), "data-tool-call-id")
+    const named = renderToStaticMarkup(
+      createElement(AgentJobKinds, { value: ["digest"] }, createElement(MessageItem, { message: pending!, streaming: false }))
+    )
+    assert.include(named, 'data-tool-call-id="call_d"')
+    assert.notInclude(named, 'data-tool-call-id="call_f"')
+    // An answer that is no acknowledgement (an error, a client's result) is not a job's.
+    const [errored] = uiMessagesOf([asking, toolResultMessage({ toolCallId: "call_d", name: "digest", error: "invalid arguments" }, 3_000)], null)
+    assert.include(render(errored!), 'aria-label="Tool digest: Failed"')
+  })
+
+  it("its result: a tree of what its sub-agent submitted, keys bold, text as markdown, lists nested", () => {
+    const [ui] = uiMessagesOf([buildSubagentSteer({ id: "job_d", kind: "digest", toolCallId: "call_d" }, result, 4_000)], null)
+    const html = render(ui!)
+    assert.include(html, "steer-card--defined")
+    assert.include(html, 'data-kind="digest"')
+    assert.include(html, "digest result")
+    assert.include(html, '<strong class="result-tree__key">headline:</strong> Sigma.js draws <strong>graphs</strong> with WebGL')
+    // A text of several lines is its markdown, under its key.
+    assert.include(html, '<p class="brief-text__heading"><strong>In short</strong></p>')
+    assert.include(html, "<code>TypeScript</code>")
+    assert.include(html, '<ul class="result-tree__items"><li>fast</li><li>typed</li></ul>')
+    assert.include(html, '<a href="https://example.com/v3" target="_blank" rel="noopener noreferrer">https://example.com/v3</a>')
+    assert.include(html, '<span class="result-tree__scalar">0.8</span>')
+    assert.include(html, '<span class="result-tree__scalar">false</span>')
+    assert.include(html, "(empty)")
+    assert.notInclude(html, "steer-card__failure")
+  })
+
+  it("its failure `{ error }`: the failure card with the reason", () => {
+    const failed = buildSubagentSteer({ id: "job_f", kind: "flaky", toolCallId: "call_f" }, { error: "the sub-agent answered without calling submit_result" }, 4_000)
+    const html = render(uiMessagesOf([failed], null)[0]!)
+    assert.include(html, "steer-card--failed")
+    assert.include(html, "flaky failed")
+    assert.include(html, '<p class="steer-card__failure">the sub-agent answered without calling submit_result</p>')
+    assert.notInclude(html, "result-tree")
   })
 })

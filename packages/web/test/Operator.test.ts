@@ -14,15 +14,25 @@ import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import { join } from "node:path"
 import type { Browser, Page, Response } from "playwright-core"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
-import { expectNoSeriousAxeViolations, launchBrowser, newPage, screenshot, startConsoleServer } from "./support/ConsoleHarness.ts"
+import { expectNoSeriousAxeViolations, launchBrowser, newPage, screenshot, SCREENSHOTS_DIR, startConsoleServer } from "./support/ConsoleHarness.ts"
 import type { ConsoleServer } from "./support/ConsoleHarness.ts"
 
 const ADMIN_TOKEN = `admin-${randomBytes(8).toString("hex")}`
 /** The provider key typed into the profile form: nowhere to be seen again. */
 const SECRET_KEY = `sk-operator-secret-${randomBytes(12).toString("hex")}`
 const GOAL = "tidy the build box"
+/** An MCP server's header value given with a sub-agent kind: write-only, never on a page. */
+const HEADER_SECRET = `mcp-header-${randomBytes(8).toString("hex")}`
+/** A defined kind that stays: the agents page's screenshots show it beside the built-in ones. */
+const TRANSLATOR = {
+  description: "Translates a text into another language.",
+  input: [{ key: "text", type: "string", required: true }, { key: "language", type: "string", required: true }],
+  systemPrompt: "Translate into {{input.language}}: {{input.text}}",
+  result: { type: "object", required: ["translation"], properties: { translation: { type: "string" } } }
+}
 
 /** The stand-in provider: one tool call per request, the first tool offered, `{ step: n }`; the keys it was given. */
 const provider = { server: undefined as Server | undefined, url: "", keys: [] as Array<string>, calls: 0 }
@@ -482,6 +492,103 @@ describe("the operator's console", () => {
     await again.waitFor({ state: "hidden" })
   }, 120_000)
 
+  it("sub-agent kinds: the built-in ones read-only, a defined one in full and offered to the agent form; deleted only once no agent names it", async () => {
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const summarizer = {
+      description: "Summarises a web page into its key points, for a reader in a hurry.",
+      input: [
+        { key: "url", type: "string", required: true, description: "The page" },
+        { key: "tone", type: "string", required: false, enum: ["plain", "formal"] }
+      ],
+      systemPrompt: "Summarise {{input.url}} in a {{input.tone}} tone.",
+      tools: ["fetch_url"],
+      mcpServers: [{ name: "docs", url: "http://127.0.0.1:9/mcp", headers: { authorization: `Bearer ${HEADER_SECRET}` } }],
+      result: { type: "object", required: ["points"], properties: { points: { type: "array", items: { type: "string" } } } },
+      model: "small-model",
+      maxSteps: 4,
+      timeoutMs: 120_000
+    }
+    for (const [kind, body] of [["summarizer", summarizer], ["translator", TRANSLATOR]] as const) {
+      const put = await admin("PUT", `/admin/subagents/${kind}`, body)
+      assert.strictEqual(put.status, 200, await put.text())
+    }
+
+    await page.goto(`${server.url}/operator/agents`)
+    const kinds = page.getByRole("region", { name: "Sub-agent kinds" })
+    const card = (kind: string) => kinds.getByRole("article", { name: kind })
+    await card("summarizer").waitFor()
+    // The built-in ones first, read-only; then the defined ones by name.
+    assert.deepStrictEqual(
+      await kinds.locator(".kind-card h3").allTextContents(),
+      ["research", "demo", "visual", "summarizer", "translator"]
+    )
+    for (const kind of ["research", "demo", "visual"]) {
+      await card(kind).getByText("built-in").waitFor()
+      assert.strictEqual(await card(kind).getByRole("button").count(), 0)
+    }
+    const summary = card("summarizer")
+    await summary.getByText("Summarises a web page into its key points").waitFor()
+    assert.include(await summary.locator(".kind-params").textContent(), "url string, required — The page")
+    assert.include(await summary.locator(".kind-params").textContent(), "tone string (plain | formal), optional")
+    assert.include(await summary.locator(".facts").textContent(), "Toolsfetch_url")
+    assert.include(await summary.locator(".facts").textContent(), "MCP serversdocs")
+    assert.include(await summary.locator(".facts").textContent(), "Limits4 steps · 2 min")
+    assert.include(await summary.locator(".facts").textContent(), "Modelsmall-model")
+    // The result schema folded until asked for.
+    const schema = summary.locator("details").filter({ hasText: "Result schema" })
+    assert.isFalse(await schema.locator("pre").isVisible())
+    await schema.locator("summary").click()
+    assert.include(await schema.locator("pre").textContent(), '"points"')
+    // An MCP header's value is write-only: its name at most, never its value.
+    assert.notInclude(await page.content(), HEADER_SECRET)
+    await expectNoSeriousAxeViolations(page)
+
+    // The agent form offers every kind; an agent that names one is created through it.
+    const form = page.getByRole("region", { name: "Define an agent" })
+    await form.getByLabel("Name", { exact: true }).fill("reader")
+    await form.getByLabel("System prompt").fill("You read pages for the user.")
+    await form.getByLabel(/summarizer — Summarises a web page/).check()
+    await form.getByRole("button", { name: "Create agent" }).click()
+    await heading(page, "Agent reader").waitFor()
+    assert.isTrue(await page.getByLabel(/summarizer — /).isChecked())
+    assert.isFalse(await page.getByLabel(/translator — /).isChecked())
+    assert.isFalse(await page.getByLabel(/research — /).isChecked())
+
+    // Deleting it while the agent names it: the server's 409, said in the dialog.
+    await page.goto(`${server.url}/operator/agents`)
+    await card("summarizer").getByRole("button", { name: "Delete kind…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Delete the kind summarizer?" })
+    await dialog.getByRole("button", { name: "Delete kind" }).click()
+    await dialog.getByRole("alert").filter({ hasText: "subagent_in_use" }).waitFor()
+    assert.include(await dialog.getByRole("alert").textContent(), "reader")
+    await expectNoSeriousAxeViolations(page)
+    await screenshot(page, "operator-subagent-in-use")
+    await page.keyboard.press("Escape")
+    await dialog.waitFor({ state: "hidden" })
+    await card("summarizer").waitFor()
+    await screenshot(page, "operator-subagent-kinds")
+    // The defined kind's card itself, at both widths (the page's own shots are long).
+    await fitsAPhone(page)
+    for (const width of [375, 1440]) {
+      await page.setViewportSize({ width, height: 900 })
+      await card("summarizer").screenshot({ path: join(SCREENSHOTS_DIR, `operator-subagent-card-${width}.png`) })
+    }
+
+    // Once no agent names it, it goes.
+    assert.strictEqual((await admin("DELETE", "/admin/agents/reader")).status, 204)
+    await card("summarizer").getByRole("button", { name: "Delete kind…" }).click()
+    await dialog.getByRole("button", { name: "Delete kind" }).click()
+    await kinds.getByText("Kind summarizer deleted.").waitFor()
+    await card("summarizer").waitFor({ state: "detached" })
+    assert.deepStrictEqual(await kinds.locator(".kind-card h3").allTextContents(), ["research", "demo", "visual", "translator"])
+    assert.isFalse(await page.getByRole("region", { name: "Define an agent" }).getByLabel(/summarizer/).isVisible())
+  }, 120_000)
+
   it("usage: a page left open asks for the last 24 hours at each refresh, not for everything since it opened", async () => {
     const open = await newPage(browser)
     try {
@@ -513,7 +620,10 @@ describe("the operator's console", () => {
         ["tasks", "/operator/tasks", (p) => p.getByRole("row", { name: new RegExp(GOAL) }).waitFor()],
         ["task", taskPath, (p) => p.getByRole("listitem", { name: "Step 2: click" }).waitFor()],
         ["profiles", "/operator/profiles", (p) => p.getByRole("row", { name: /stand-in-model/ }).waitFor()],
-        ["agents", "/operator/agents", (p) => p.getByRole("row", { name: /media-editor/ }).waitFor()],
+        ["agents", "/operator/agents", async (p) => {
+          await p.getByRole("row", { name: /media-editor/ }).waitFor()
+          await p.getByRole("article", { name: "translator" }).waitFor()
+        }],
         ["usage", "/operator/usage", (p) => p.getByRole("row", { name: /planner decisions/ }).waitFor()],
         ["agent-new", "/operator/agents", (p) => p.getByRole("button", { name: "Create agent" }).waitFor()]
       ]
@@ -543,6 +653,7 @@ describe("the operator's console", () => {
       }
       for (const html of pages) assert.notInclude(html, SECRET_KEY)
       for (const body of await Promise.all(bodies)) assert.notInclude(body, SECRET_KEY)
+      for (const body of await Promise.all(bodies)) assert.notInclude(body, HEADER_SECRET)
     } finally {
       await dark.context().close()
     }

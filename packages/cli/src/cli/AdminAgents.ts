@@ -7,8 +7,7 @@ import { Console, Effect } from "effect"
 import { Argument, Command } from "effect/cli"
 import { fail, jsonFlag, printJson, withAdmin } from "./AdminClient.ts"
 import { loadAgentsFile, planApply } from "./AgentsFile.ts"
-
-const listOrDash = (items: ReadonlyArray<string>) => items.length === 0 ? "-" : items.join(",")
+import { listOrDash, writePlanned } from "./DefinitionFiles.ts"
 
 const agentLine = (agent: AgentDefinition) =>
   `${agent.name}${agent.builtIn ? " (built in)" : ""}  tools ${listOrDash(agent.tools.map((t) => t.name))}  ` +
@@ -27,11 +26,11 @@ const agentsApply = Command.make("apply", {
       Effect.gen(function*() {
         const { agents: existing } = yield* client.agentsAdmin.list()
         const planned = yield* planApply(agents, existing).pipe(Effect.catchTag("CliFailure", (e) => fail(e.message)))
-        for (const agent of planned) {
-          if (agent.action !== "unchanged") yield* client.agentsAdmin.put({ params: { name: agent.name }, payload: agent.body })
-          if (!json) yield* Console.log(`${agent.action.padEnd(9)} ${agent.name}`)
-        }
-        if (json) yield* printJson({ agents: planned.map(({ action, name }) => ({ name, action })) })
+        yield* writePlanned(planned, (agent) => client.agentsAdmin.put({ params: { name: agent.name }, payload: agent.body }), {
+          json,
+          key: "agents",
+          nameKey: "name"
+        })
       })
     )
   })).pipe(

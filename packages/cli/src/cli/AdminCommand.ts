@@ -3,8 +3,9 @@
  * `/admin` route (docs/planner.md): hosts (add, list, revoke, rotate-token),
  * tasks (add, show, list, cancel), chats (delete), provider profiles, the
  * decision log, its retention sweep and the credential-key rotation, token
- * usage and hosts' budgets (docs/usage.md); and the agents (docs/agents.md:
- * apply a file of agents, list them).
+ * usage and hosts' budgets (docs/usage.md); the agents (docs/agents.md:
+ * apply a file of agents, list them); and the sub-agent kinds
+ * (docs/subagents.md: apply a directory of kinds, list them, delete one).
  *
  * `--server` and `--token` (else `ADMIN_TOKEN`) go before or after the
  * subcommand. Output is for people by default (one line per item), `--json`
@@ -16,7 +17,7 @@
  * (`SWITCHBOARD_PROFILE_API_KEY`) rather than on the command line, where
  * other users can see it in the process list.
  *
- * What every subcommand shares is in `AdminClient.ts`; `usage` and `agents` have modules of their own.
+ * What every subcommand shares is in `AdminClient.ts`; `usage`, `agents` and `subagents` have modules of their own.
  */
 import { ProviderKind, TaskStatus } from "@switchboard/domain"
 import type { HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
@@ -24,6 +25,7 @@ import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { agentsGroup } from "./AdminAgents.ts"
 import { adminRoot, fail, hostIdFlag, jsonFlag, orDash, printJson, withAdmin } from "./AdminClient.ts"
+import { subagentsGroup } from "./AdminSubagents.ts"
 import { usage } from "./AdminUsage.ts"
 import { CliFailure } from "./CliFailure.ts"
 
@@ -391,7 +393,9 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
 
 
 export const adminCommand = adminRoot.pipe(
-  Command.withDescription("Operate the server: hosts, tasks, chats, provider profiles, decisions, agents (needs ADMIN_TOKEN)."),
-  Command.withShortDescription("Operate hosts, tasks, chats, provider profiles, the decision log and agents"),
-  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate, usage, agentsGroup])
+  Command.withDescription(
+    "Operate the server: hosts, tasks, chats, provider profiles, decisions, agents, sub-agent kinds (needs ADMIN_TOKEN)."
+  ),
+  Command.withShortDescription("Operate hosts, tasks, chats, provider profiles, the decision log, agents and sub-agent kinds"),
+  Command.withSubcommands([hosts, tasks, chats, profiles, decisions, prune, rotate, usage, agentsGroup, subagentsGroup])
 )

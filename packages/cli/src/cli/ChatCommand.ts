@@ -9,6 +9,9 @@
  * conversation continues across runs until `--new`. Status goes to stderr.
  * `--agent NAME` names the agent of every turn; its client tools are checked
  * against this CLI's registry (`transcribe_video` only) before the first turn.
+ * A server tool call that needs approval is asked on stderr and the next line
+ * answers it — a turn's, and, while the chat's jobs are followed, a sub-agent
+ * job's parked on one (JobApprovals.ts): once per approval.
  * Exit code 1 when a turn failed (API or network error; a busy server's 503
  * `overloaded` is said as `Switchboard is busy (too many turns at once); retry
  * in 3 s`, not retried) or the input is bad.
@@ -29,6 +32,7 @@ import { reportStatus, stderrOutput } from "./StatusReporter.ts"
 import { makeAnswerPrinter } from "./AnswerPrinter.ts"
 import { firstCtrlCStops } from "./CtrlC.ts"
 import { approvalAnswer, approvalQuestion } from "./ApprovalPrompt.ts"
+import { makeJobApprovals } from "./JobApprovals.ts"
 import * as path from "node:path"
 
 export { defaultServer } from "./ServerFlag.ts"
@@ -138,12 +142,29 @@ export const chatCommand = Command.make("chat", {
     })
 
     const lock = yield* Semaphore.make(1)
+    /** Server tool calls the last answer waits on: the next line typed answers the first. */
+    let waiting: ReadonlyArray<PendingApproval> = []
+    /** While a turn runs, a job's question waits for its end (`ask`). */
+    let inTurn = false
+    // The followed jobs' calls that need approval: asked after the turn's own, one at a time.
+    const parked = makeJobApprovals({
+      chatId: () => chatStore.getState().chatId,
+      write: (text) => {
+        printer.endLine()
+        process.stderr.write(text)
+      }
+    })
+    const printEvent = printJobEvent(Option.getOrElse(artifacts, () => path.join(dir, "artifacts")))
     const watch = makeJobWatch({
       client: yield* ApiClient,
       chatStore,
       orchestrator,
       lock,
-      onEvent: printJobEvent(Option.getOrElse(artifacts, () => path.join(dir, "artifacts")))
+      onEvent: (event) =>
+        printEvent(event).pipe(
+          Effect.andThen(parked.track(event)),
+          Effect.andThen(Effect.suspend(() => inTurn || waiting.length > 0 ? Effect.void : parked.ask))
+        )
     })
 
     // Results that arrived since the last run (e.g. after `--no-wait`) first, then the jobs still running.
@@ -160,52 +181,82 @@ export const chatCommand = Command.make("chat", {
       Effect.andThen(Console.error("switchboard: stopping the turn (Ctrl+C again to quit)")),
       Effect.andThen(orchestrator.stop)
     )
-    /** Server tool calls the last answer waits on: the next line typed answers the first. */
-    let waiting: ReadonlyArray<PendingApproval> = []
+    /** The turn's first question, else a parked job's. */
     const ask = Effect.suspend(() => {
       const first = waiting[0]
-      return first === undefined ? Effect.void : Effect.sync(() => {
+      return first === undefined ? parked.ask : Effect.sync(() => {
         printer.endLine()
         process.stderr.write(approvalQuestion(first))
       })
     })
-    const handled = (run: Effect.Effect<RunResult, TurnError, ChatTransport>) =>
-      lock.withPermits(1)(
-        firstCtrlCStops(run.pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))), stopTurn).pipe(
-          Effect.matchEffect({
-            onSuccess: (result) =>
-              Effect.sync(() => {
-                waiting = result._tag === "Answered" ? result.pendingApprovals ?? [] : []
-                // An answer that only asks for approval says nothing: its question is all there is to print.
-                if (waiting.length === 0 || result.message.content !== "") printer.finish(result.message)
-                watch.expect(result.jobs.map((j) => j.id))
-              }).pipe(Effect.andThen(
-                result._tag === "Stopped" ? Console.error("switchboard: the turn was stopped; the answer so far is kept") : ask
-              )),
-            onFailure: (error) =>
-              Effect.sync(() => {
-                printer.endLine()
-                failed++
-                waiting = waiting.slice(1)
-              }).pipe(Effect.andThen(
-                // A refused token refuses every later turn too: said once, and the command ends.
-                refused(error) ? fail(failureLine(error, token)) : Console.error(`switchboard: ${error.message}`)
-              ), Effect.andThen(ask))
-          })
+    const handled = (run: Effect.Effect<RunResult, TurnError, ChatTransport>) => {
+      const answered = firstCtrlCStops(run.pipe(Effect.catchIf(busy, () => retryWhileBusy(orchestrator.run()))), stopTurn).pipe(
+        Effect.matchEffect({
+          onSuccess: (result) =>
+            Effect.sync(() => {
+              waiting = result._tag === "Answered" ? result.pendingApprovals ?? [] : []
+              // An answer that only asks for approval says nothing: its question is all there is to print.
+              if (waiting.length === 0 || result.message.content !== "") printer.finish(result.message)
+              watch.expect(result.jobs.map((j) => j.id))
+            }).pipe(Effect.andThen(
+              result._tag === "Stopped"
+                ? Console.error("switchboard: the turn was stopped; the answer so far is kept").pipe(Effect.andThen(ask))
+                : ask
+            )),
+          onFailure: (error) =>
+            Effect.sync(() => {
+              printer.endLine()
+              failed++
+              waiting = waiting.slice(1)
+            }).pipe(Effect.andThen(
+              // A refused token refuses every later turn too: said once, and the command ends.
+              refused(error) ? fail(failureLine(error, token)) : Console.error(`switchboard: ${error.message}`)
+            ), Effect.andThen(ask))
+        })
+      )
+      return lock.withPermits(1)(
+        Effect.sync(() => void (inTurn = true)).pipe(
+          Effect.andThen(answered),
+          Effect.ensuring(Effect.sync(() => void (inTurn = false)))
         )
       )
-    /** A line typed: the answer to the question asked, else the next message. */
+    }
+    /** A line typed: the answer to the question asked (a turn's, else a parked job's), else the next message. */
     const turn = (text: string) => {
       const first = waiting[0]
-      if (first === undefined) return handled(orchestrator.send(text))
-      const { approved, reason } = approvalAnswer(text)
-      return handled(orchestrator.decide(first.approvalId, approved, reason))
+      if (first !== undefined) {
+        const { approved, reason } = approvalAnswer(text)
+        return handled(orchestrator.decide(first.approvalId, approved, reason))
+      }
+      if (parked.asking()) return parked.answer(text).pipe(Effect.andThen(parked.ask))
+      return handled(orchestrator.send(text))
     }
-    /** Without a terminal of messages (one message given): the answers read from stdin, one line each; none: no. */
-    const answerFromStdin = Effect.gen(function*() {
+    /**
+     * Until no followed job runs: each poll's events printed, and each parked job's question
+     * answered by `nextLine` before the next poll.
+     */
+    const followJobs = (nextLine: Effect.Effect<string | undefined>) =>
+      Effect.gen(function*() {
+        const answerParked = Effect.gen(function*() {
+          yield* parked.ask
+          while (parked.asking()) {
+            yield* parked.answer(yield* nextLine)
+            yield* parked.ask
+          }
+        })
+        yield* answerParked
+        while (watch.watching() && (yield* watch.poll)) {
+          yield* answerParked
+          yield* Effect.sleep(jobPollMs)
+        }
+      })
+
+    if (Option.isSome(message)) {
+      if (message.value.trim() === "") return yield* fail("the message is empty")
+      yield* turn(message.value)
+      /** Without a terminal of messages (one message given): the answers, one line of stdin each; none: no. */
       const stdio = yield* Stdio.Stdio
-      const lines = stdio.stdin.pipe(Stream.decodeText(), Stream.splitLines)
-      const pull = yield* Stream.toPull(lines)
+      const pull = yield* Stream.toPull(stdio.stdin.pipe(Stream.decodeText(), Stream.splitLines))
       const buffered: Array<string> = []
       let ended = false
       const nextLine = Effect.gen(function*() {
@@ -214,22 +265,16 @@ export const chatCommand = Command.make("chat", {
           if (chunk === undefined) ended = true
           else buffered.push(...chunk)
         }
-        return buffered.shift()
-      })
-      while (waiting.length > 0) {
-        const line = yield* nextLine
+        const line = buffered.shift()
         // A terminal echoes what is typed; an answer from a pipe is shown after its question.
         if (line !== undefined && !(yield* stdio.stdinIsTerminal)) process.stderr.write(`${line}\n`)
-        const { approved, reason } = approvalAnswer(line)
+        return line
+      })
+      while (waiting.length > 0) {
+        const { approved, reason } = approvalAnswer(yield* nextLine)
         yield* handled(orchestrator.decide(waiting[0]!.approvalId, approved, reason))
       }
-    })
-
-    if (Option.isSome(message)) {
-      if (message.value.trim() === "") return yield* fail("the message is empty")
-      yield* turn(message.value)
-      yield* answerFromStdin
-      if (!noWait) yield* watch.untilSettled
+      if (!noWait) yield* followJobs(nextLine)
     } else {
       const stdio = yield* Stdio.Stdio
       if (yield* stdio.stdinIsTerminal) {
@@ -247,10 +292,14 @@ export const chatCommand = Command.make("chat", {
         Effect.catch((e) => e._tag === "CliFailure" ? Effect.fail(e) : fail(`cannot read stdin: ${e.message}`))
       )
       yield* Fiber.interrupt(follower)
-      if (!noWait) yield* watch.untilSettled
+      // Stdin has ended: a job that parks from now on is denied, as a turn's question would be.
+      if (!noWait) yield* followJobs(Effect.succeed(undefined))
     }
-    if (failed > 0) {
-      return yield* new CliFailure({ message: failed === 1 ? "a turn failed" : `${failed} turns failed` })
+    const undecided = parked.failures()
+    if (failed > 0 || undecided > 0) {
+      const turns = failed === 0 ? [] : [failed === 1 ? "a turn failed" : `${failed} turns failed`]
+      const decisions = undecided === 0 ? [] : [undecided === 1 ? "a job's decision failed" : `${undecided} jobs' decisions failed`]
+      return yield* new CliFailure({ message: [...turns, ...decisions].join("; ") })
     }
   }).pipe(
     Effect.scoped,

@@ -1,25 +1,34 @@
 /**
  * What the job watch's events look like on a terminal: a dispatch card and
  * the live activity line on stderr; each steer's result (a research brief
- * with its sources; a demo or a figure saved to a file whose path is printed)
- * and the wake turn's answer on stdout.
+ * with its sources; a demo or a figure saved to a file whose path is printed;
+ * a defined kind's result as readable text, or its failure's reason) and the
+ * wake turn's answer on stdout.
  */
 import type { JobEvent } from "@switchboard/client"
 import type { ChatMessage, DemoResult, JobRecord, ResearchResult, VisualResult } from "@switchboard/domain"
-import { isSubagentFailure, subagentArtifactOf, subagentResultOf } from "@switchboard/domain"
+import { definedKindSpec, isBuiltInKind, isSubagentFailure, readableResult, subagentArtifactOf, subagentResultOf } from "@switchboard/domain"
 import { Console, Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-const shortId = (id: string) => id.replace(/^job_/, "").slice(0, 8)
-const label = (job: Pick<JobRecord, "id" | "kind">) => `[${job.kind} ${shortId(job.id)}]`
+/** `job_1a2b3c4d…` → `1a2b3c4d` */
+export const shortJobId = (id: string) => id.replace(/^job_/, "").slice(0, 8)
+/** `[refund-run 1a2b3c4d]`: how the terminal names a job. */
+export const jobLabel = (job: Pick<JobRecord, "id" | "kind">) => `[${job.kind} ${shortJobId(job.id)}]`
 
 /** What a steer's artifact becomes on the terminal (and on disk, for demos and figures). */
 export const describeSteer = (message: ChatMessage, artifactsDir: string): string => {
   const meta = subagentResultOf(message)
   const artifact = subagentArtifactOf(message)
   if (meta === undefined || artifact === undefined) return message.content
-  const head = `── ${meta.kind} result ${label({ id: meta.jobId, kind: meta.kind })} ──`
+  const head = `── ${meta.kind} result ${jobLabel({ id: meta.jobId, kind: meta.kind })} ──`
+  if (!isBuiltInKind(artifact.kind)) {
+    // The steer's text shows the result in its schema's order, which the stored artifact (jsonb) lost.
+    const shown = message.content.indexOf("\n\n")
+    const failed = definedKindSpec(artifact.kind).failureReason(artifact.result) !== undefined
+    return `${head}\n${!failed && shown >= 0 ? message.content.slice(shown + 2) : describeDefinedResult(artifact.kind, artifact.result)}`
+  }
   if (isSubagentFailure(artifact.kind, artifact.result)) return `${head}\n${message.content}`
   switch (artifact.kind) {
     case "research": {
@@ -41,10 +50,16 @@ export const describeSteer = (message: ChatMessage, artifactsDir: string): strin
       const file = save(artifactsDir, meta.jobId, "svg", r.svg)
       return `${head}\nFigure saved to ${file}${r.notes ? `\nNotes: ${r.notes}` : ""}`
     }
-    default:
-      // A kind this terminal has no rendering for yet (a newer server's): its text, which the model saw too.
-      return `${head}\n${message.content}`
   }
+}
+
+/**
+ * A defined kind's result (any JSON object: what its sub-agent submitted) as readable text,
+ * `key: value` lines; its failure shape (`{ error }`) as `failed: <reason>`.
+ */
+export const describeDefinedResult = (kind: string, result: Readonly<Record<string, unknown>>): string => {
+  const reason = definedKindSpec(kind).failureReason(result)
+  return reason === undefined ? readableResult(result) : `failed: ${reason}`
 }
 
 /**
@@ -63,11 +78,14 @@ const save = (dir: string, jobId: string, extension: string, content: string) =>
 export const printJobEvent = (artifactsDir: string) => (event: JobEvent): Effect.Effect<void> => {
   switch (event.type) {
     case "dispatched":
-      return Console.error(`${label(event.job)} dispatched${event.job.status === "running" ? ", running in the background" : ""}`)
+      return Console.error(`${jobLabel(event.job)} dispatched${event.job.status === "running" ? ", running in the background" : ""}`)
     case "activity":
-      return Console.error(`${label(event.job)} ${event.job.activity}`)
+      return Console.error(`${jobLabel(event.job)} ${event.job.activity}`)
+    case "waiting":
+      // The activity line says it; the question is the chat command's (JobApprovals.ts).
+      return Effect.void
     case "settled":
-      return Console.error(`${label(event.job)} ${event.job.status}`)
+      return Console.error(`${jobLabel(event.job)} ${event.job.status}`)
     case "steer":
       return Console.log(describeSteer(event.message, artifactsDir))
     case "answer":

@@ -19,6 +19,8 @@ export interface CliRun {
 export interface CliOptions {
   readonly home?: string
   readonly input?: string
+  /** Leave stdin open after `input`: the test writes more (`child.stdin.write`) and ends it. */
+  readonly keepStdinOpen?: boolean
   /** Added to (or, when `undefined`, removed from) the test process's environment. */
   readonly env?: Readonly<Record<string, string | undefined>>
 }
@@ -54,7 +56,8 @@ export const spawnCli = (args: ReadonlyArray<string>, options: CliOptions = {}):
     child.on("error", reject)
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
   })
-  child.stdin.end(options.input ?? "")
+  if (options.keepStdinOpen === true) child.stdin.write(options.input ?? "")
+  else child.stdin.end(options.input ?? "")
   return { child, stdout: () => stdout, stderr: () => stderr, exited }
 }
 

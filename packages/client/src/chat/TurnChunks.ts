@@ -13,7 +13,7 @@
  * stands for, so a server (or a fake) that answers in JSON reads like one
  * that streams.
  */
-import { JobKind } from "@switchboard/domain"
+import { KindName } from "@switchboard/domain"
 import type { ChatResponse, DispatchedJob, FinishMetadata, ToolCall, UiChunk, UsageMetadata } from "@switchboard/domain"
 import { Schema } from "effect"
 
@@ -131,7 +131,7 @@ const toolCallOf = (call: TurnProgress["calls"][number]): ToolCall =>
     }
 
 /** The acknowledgement a server-executed job call answers with. */
-const JobAcknowledgement = Schema.Struct({ status: Schema.Literal("dispatched"), jobId: Schema.String, kind: JobKind })
+const JobAcknowledgement = Schema.Struct({ status: Schema.Literal("dispatched"), jobId: Schema.String, kind: KindName })
 const decodeAcknowledgement = Schema.decodeUnknownOption(JobAcknowledgement)
 
 /** The answer the chunks so far add up to. */

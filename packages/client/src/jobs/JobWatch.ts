@@ -10,7 +10,9 @@
  * answer.
  *
  * What an event looks like on screen is the caller's: the terminal prints
- * lines and saves demos to files; a browser renders cards.
+ * lines and saves demos to files; a browser renders cards. So is deciding a
+ * job parked on a call that needs approval (`waiting`): with the chat's
+ * approval route, `ChatTransport.decide`.
  *
  * Re-syncs take the conversation lock that turns hold, so a steer shows
  * after the user's turn, never in the middle of it.
@@ -38,6 +40,13 @@ export type JobEvent =
   | { readonly type: "dispatched"; readonly job: JobRecord }
   /** Its activity line changed while it runs. */
   | { readonly type: "activity"; readonly job: JobRecord }
+  /**
+   * What it waits on changed while it runs: it parked on a sub-agent's call that needs the user's
+   * approval (`job.waitingFor`, a new `approvalId`: decided with the chat's approval route, as a
+   * turn's), or it waits no more (`job.waitingFor` absent: decided, here or elsewhere). Reported
+   * once per approval, after the activity line.
+   */
+  | { readonly type: "waiting"; readonly job: JobRecord }
   /** It left `running` (done, error, cancelled): a re-sync follows. */
   | { readonly type: "settled"; readonly job: JobRecord }
   /** A sub-agent's result, as the re-sync found it in the transcript. */
@@ -83,7 +92,7 @@ export interface JobWatch {
 export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
   const { chatStore, client, lock, orchestrator } = deps
   const emit = deps.onEvent ?? (() => Effect.void)
-  const seen = new Map<string, { status: JobRecord["status"]; activity: string }>()
+  const seen = new Map<string, { status: JobRecord["status"]; activity: string; approvalId: string | undefined }>()
   const expected = new Set<string>()
   /**
    * Settled jobs whose result a listing brought (the store keeps it): the polls ask for no results
@@ -164,12 +173,14 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
       if (job.activity !== "" && job.activity !== before?.activity && job.status === "running") {
         yield* emit({ type: "activity", job })
       }
+      const approvalId = job.status === "running" ? job.waitingFor?.approvalId : undefined
+      if (approvalId !== before?.approvalId && job.status === "running") yield* emit({ type: "waiting", job })
       if (job.status !== "running" && (before === undefined || before.status === "running")) {
         resyncDue = true
         yield* emit({ type: "settled", job })
       }
       expected.delete(job.id)
-      seen.set(job.id, { status: job.status, activity: job.activity })
+      seen.set(job.id, { status: job.status, activity: job.activity, approvalId })
     }
     if (resyncDue) {
       yield* lock.withPermits(1)(resync)

@@ -23,7 +23,8 @@ const ajv = new Ajv({ strict: false, allErrors: false })
 const compiled = new Map<string, ValidateFunction>()
 const MAX_COMPILED = 256
 
-const validatorFor = (schema: JsonObject): ValidateFunction => {
+/** A compiled validator of `schema` (throws when it is not a JSON Schema). */
+export const validatorFor = (schema: JsonObject): ValidateFunction => {
   const key = JSON.stringify(schema)
   let validate = compiled.get(key)
   if (validate === undefined) {

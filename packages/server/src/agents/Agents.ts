@@ -6,7 +6,7 @@
  * latest definition on its next turn.
  */
 import type { AgentDefinition, CredentialUnavailable, McpServerBody } from "@switchboard/domain"
-import { AgentBuiltIn, AgentExists, AgentNotFound } from "@switchboard/domain"
+import { AgentBuiltIn, AgentExists, AgentNotFound, InvalidRequest } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { CredentialKeys } from "../secrets/CredentialKeys.ts"
 import { DefaultAgentSetting } from "./AgentSettings.ts"
@@ -18,6 +18,14 @@ const seeded = [...builtInAgents.values()].map((agent) => agent.definition)
 const seededNamed = (name: string) => builtInAgents.get(name)?.definition
 
 const notFound = (name: string) => new AgentNotFound({ error: `No agent named "${name}"`, agent: name })
+/** A 400 naming the first job kind of the agent that is neither built in nor defined. */
+const unknownKinds = (agent: AgentDefinition, missing: ReadonlyArray<string>) => {
+  const index = agent.jobKinds.findIndex((kind) => missing.includes(kind))
+  return new InvalidRequest({
+    error: `Invalid request body: jobKinds[${index}]: no sub-agent kind "${agent.jobKinds[index]}" (built in or defined with PUT /admin/subagents/{kind})`
+  })
+}
+
 const builtIn = (name: string) =>
   new AgentBuiltIn({ error: `"${name}" is a built-in agent: it cannot be replaced or deleted`, agent: name })
 
@@ -29,12 +37,15 @@ export class Agents extends Context.Service<Agents, {
   /** The built-in agents first, then the stored ones by name. */
   list: Effect.Effect<ReadonlyArray<AgentDefinition>>
   /** `servers`: its MCP servers as written, headers included (sealed here). */
-  create(agent: AgentDefinition, servers: ReadonlyArray<McpServerBody>): Effect.Effect<void, AgentExists | AgentBuiltIn | CredentialUnavailable>
+  create(
+    agent: AgentDefinition,
+    servers: ReadonlyArray<McpServerBody>
+  ): Effect.Effect<void, AgentExists | AgentBuiltIn | CredentialUnavailable | InvalidRequest>
   /** Creates or replaces. */
   put(
     agent: AgentDefinition,
     servers: ReadonlyArray<McpServerBody>
-  ): Effect.Effect<{ readonly existed: boolean }, AgentBuiltIn | CredentialUnavailable>
+  ): Effect.Effect<{ readonly existed: boolean }, AgentBuiltIn | CredentialUnavailable | InvalidRequest>
   /** The stored agent of that name (never a built-in one). */
   stored(name: string): Effect.Effect<AgentDefinition | undefined>
   remove(name: string): Effect.Effect<void, AgentNotFound | AgentBuiltIn>
@@ -59,14 +70,23 @@ export class Agents extends Context.Service<Agents, {
           ? Effect.fail(builtIn(agent.name))
           : seal(agent, servers).pipe(
             Effect.flatMap((headers) => repo.create(agent, headers)),
-            Effect.flatMap((created) =>
-              created ? Effect.void : Effect.fail(new AgentExists({ error: `An agent named "${agent.name}" exists`, agent: agent.name }))
+            Effect.flatMap(({ created, missingKinds }): Effect.Effect<void, AgentExists | InvalidRequest> =>
+              missingKinds.length > 0
+                ? Effect.fail(unknownKinds(agent, missingKinds))
+                : created
+                ? Effect.void
+                : Effect.fail(new AgentExists({ error: `An agent named "${agent.name}" exists`, agent: agent.name }))
             )
           ),
       put: (agent, servers) =>
         builtInAgents.has(agent.name)
           ? Effect.fail(builtIn(agent.name))
-          : Effect.flatMap(seal(agent, servers), (headers) => repo.put(agent, headers)),
+          : seal(agent, servers).pipe(
+            Effect.flatMap((headers) => repo.put(agent, headers)),
+            Effect.flatMap(({ existed, missingKinds }) =>
+              missingKinds.length > 0 ? Effect.fail(unknownKinds(agent, missingKinds)) : Effect.succeed({ existed })
+            )
+          ),
       stored: (name) => builtInAgents.has(name) ? Effect.succeed(undefined) : repo.get(name),
       remove: (name) =>
         builtInAgents.has(name)

@@ -4,44 +4,18 @@
  * change applies to the next turn on every replica with no cache to
  * invalidate. The built-in agent is never stored (see Agents.ts).
  *
- * Beside each agent, its MCP servers' headers, sealed (`agent_mcp_headers`):
- * written with the definition in one transaction, read only by the turn that
- * connects to the server.
+ * Beside each agent, its MCP servers' headers, sealed (`agent_mcp_headers`,
+ * `McpHeadersRows.ts`): written with the definition in one transaction, read
+ * only by the turn that connects to the server, deleted with the agent.
  */
 import type { AgentDefinition } from "@switchboard/domain"
-import { AgentDefinition as AgentDefinitionSchema, traced } from "@switchboard/domain"
-import { Array as Arr, Context, Effect, Layer, Schema } from "effect"
+import { AgentDefinition as AgentDefinitionSchema, isBuiltInKind, traced } from "@switchboard/domain"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import type { Sealed } from "../secrets/CredentialKeys.ts"
+import type { HeadersRow, HeadersWrite, SealedHeaders } from "./McpHeadersRows.ts"
+import { headersRow, readMcpHeaders, toSealedHeaders, writeMcpHeaders } from "./McpHeadersRows.ts"
 
-/** One MCP server's headers of an agent, sealed (their plaintext: the headers as JSON). */
-export interface SealedHeaders {
-  readonly agent: string
-  readonly server: string
-  readonly sealed: Sealed
-}
-
-interface HeadersRow {
-  readonly agent: string
-  readonly server: string
-  readonly ciphertext: Uint8Array
-  readonly nonce: Uint8Array
-  readonly tag: Uint8Array
-  readonly credential_key_id: string
-}
-
-const toSealedHeaders = (row: HeadersRow): SealedHeaders => ({
-  agent: row.agent,
-  server: row.server,
-  sealed: { ciphertext: row.ciphertext, nonce: row.nonce, tag: row.tag, keyId: row.credential_key_id }
-})
-
-/** What a write does to the agent's sealed headers: these servers' replaced, those not `kept` removed. */
-export interface HeadersWrite {
-  readonly sealed: ReadonlyArray<SealedHeaders>
-  /** Servers whose stored headers stay as they are. */
-  readonly kept: ReadonlyArray<string>
-}
+export type { HeadersWrite, SealedHeaders }
 
 interface AgentRow {
   readonly definition: unknown
@@ -57,10 +31,13 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
   get(name: string): Effect.Effect<AgentDefinition | undefined>
   /** Every stored agent, by name. */
   list: Effect.Effect<ReadonlyArray<AgentDefinition>>
-  /** False when an agent of that name exists. */
-  create(agent: AgentDefinition, headers: HeadersWrite): Effect.Effect<boolean>
-  /** Creates or replaces; answers whether it existed. */
-  put(agent: AgentDefinition, headers: HeadersWrite): Effect.Effect<{ readonly existed: boolean }>
+  /**
+   * False when an agent of that name exists. `missingKinds`: the job kinds it names that are
+   * neither built in nor defined (then nothing is written).
+   */
+  create(agent: AgentDefinition, headers: HeadersWrite): Effect.Effect<{ readonly created: boolean; readonly missingKinds: ReadonlyArray<string> }>
+  /** Creates or replaces; answers whether it existed (`missingKinds`: as for `create`). */
+  put(agent: AgentDefinition, headers: HeadersWrite): Effect.Effect<{ readonly existed: boolean; readonly missingKinds: ReadonlyArray<string> }>
   /** False when there was none. */
   remove(name: string): Effect.Effect<boolean>
   /** The agent's MCP servers' sealed headers. */
@@ -73,28 +50,21 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
   static readonly layer = Layer.effect(AgentsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const json = (agent: AgentDefinition) => JSON.stringify(agent)
-    const headersRow = ({ agent, sealed, server }: SealedHeaders) => ({
-      agent,
-      server,
-      ciphertext: Buffer.from(sealed.ciphertext),
-      nonce: Buffer.from(sealed.nonce),
-      tag: Buffer.from(sealed.tag),
-      credential_key_id: sealed.keyId
-    })
     /** The agent's headers as `headers` says, in the transaction that wrote its definition. */
-    const writeHeaders = (agent: string, headers: HeadersWrite) =>
+    const writeHeaders = (agent: string, headers: HeadersWrite) => writeMcpHeaders(sql, agent, headers)
+    /**
+     * The defined kinds the agent names that do not exist, the existing ones locked (FOR SHARE) until
+     * the transaction ends: a kind's delete (which locks its row to check that no agent names it)
+     * cannot slip between this check and the agent's write.
+     */
+    const missingKinds = (agent: AgentDefinition) =>
       Effect.gen(function*() {
-        const kept = [...headers.kept, ...headers.sealed.map((h) => h.server)]
-        yield* kept.length === 0
-          ? sql`DELETE FROM agent_mcp_headers WHERE agent = ${agent}`
-          : sql`DELETE FROM agent_mcp_headers WHERE agent = ${agent} AND server NOT IN ${sql.in(kept)}`
-        const rows = headers.sealed.map((h): Record<string, unknown> => headersRow(h))
-        if (Arr.isReadonlyArrayNonEmpty(rows)) {
-          yield* sql`
-            INSERT INTO agent_mcp_headers ${sql.insert(rows)}
-            ON CONFLICT (agent, server) DO UPDATE SET ciphertext = EXCLUDED.ciphertext, nonce = EXCLUDED.nonce,
-              tag = EXCLUDED.tag, credential_key_id = EXCLUDED.credential_key_id`
-        }
+        const defined = agent.jobKinds.filter((kind) => !isBuiltInKind(kind))
+        if (defined.length === 0) return []
+        const found = yield* sql<{ readonly kind: string }>`
+          SELECT kind FROM subagent_kinds WHERE kind IN ${sql.in(defined)} FOR SHARE`
+        const have = new Set(found.map((row) => row.kind))
+        return defined.filter((kind) => !have.has(kind))
       })
     return AgentsRepo.of({
       get: Effect.fnUntraced(function*(name) {
@@ -108,30 +78,30 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
       ),
       create: Effect.fnUntraced(function*(agent, headers) {
         return yield* sql.withTransaction(Effect.gen(function*() {
+          const missing = yield* missingKinds(agent)
+          if (missing.length > 0) return { created: false, missingKinds: missing }
           const rows = yield* sql`
             INSERT INTO agents (name, definition) VALUES (${agent.name}, ${json(agent)}::jsonb)
             ON CONFLICT (name) DO NOTHING
             RETURNING name`
           if (rows.length === 1) yield* writeHeaders(agent.name, headers)
-          return rows.length === 1
+          return { created: rows.length === 1, missingKinds: [] }
         }))
       }, Effect.orDie, traced("AgentsRepo.create")),
       put: Effect.fnUntraced(function*(agent, headers) {
         return yield* sql.withTransaction(Effect.gen(function*() {
+          const missing = yield* missingKinds(agent)
+          if (missing.length > 0) return { existed: false, missingKinds: missing }
           // xmax = 0 on the returned row: it was inserted, not updated.
           const rows = yield* sql<{ readonly inserted: boolean }>`
             INSERT INTO agents (name, definition) VALUES (${agent.name}, ${json(agent)}::jsonb)
             ON CONFLICT (name) DO UPDATE SET definition = EXCLUDED.definition, updated_at = now()
             RETURNING (xmax = 0) AS inserted`
           yield* writeHeaders(agent.name, headers)
-          return { existed: rows[0]?.inserted !== true }
+          return { existed: rows[0]?.inserted !== true, missingKinds: [] }
         }))
       }, Effect.orDie, traced("AgentsRepo.put")),
-      mcpHeaders: Effect.fnUntraced(function*(agent) {
-        const rows = yield* sql<HeadersRow>`
-          SELECT agent, server, ciphertext, nonce, tag, credential_key_id FROM agent_mcp_headers WHERE agent = ${agent}`
-        return rows.map(toSealedHeaders)
-      }, Effect.orDie, traced("AgentsRepo.mcpHeaders")),
+      mcpHeaders: (agent) => readMcpHeaders(sql, agent).pipe(Effect.orDie, traced("AgentsRepo.mcpHeaders")),
       allMcpHeaders: sql<HeadersRow>`
         SELECT agent, server, ciphertext, nonce, tag, credential_key_id FROM agent_mcp_headers ORDER BY agent, server`.pipe(
         Effect.map((rows) => rows.map(toSealedHeaders)),
@@ -148,8 +118,11 @@ export class AgentsRepo extends Context.Service<AgentsRepo, {
         return rows.length === 1
       }, Effect.orDie, traced("AgentsRepo.resealMcpHeaders")),
       remove: Effect.fnUntraced(function*(name) {
-        const rows = yield* sql`DELETE FROM agents WHERE name = ${name} RETURNING name`
-        return rows.length === 1
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql`DELETE FROM agents WHERE name = ${name} RETURNING name`
+          yield* writeHeaders(name, { sealed: [], kept: [] })
+          return rows.length === 1
+        }))
       }, Effect.orDie, traced("AgentsRepo.remove"))
     })
   }))

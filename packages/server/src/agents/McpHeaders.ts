@@ -1,6 +1,6 @@
 /**
- * An agent's MCP server headers as credentials: sealed under `CREDENTIAL_KEY`
- * when the agent is written (`agent {name} mcp {server}` the associated data,
+ * An agent's (or a sub-agent kind's: owner `subagent:<kind>`) MCP server headers as
+ * credentials: sealed under `CREDENTIAL_KEY` when the agent is written (`agent {name} mcp {server}` the associated data,
  * so a row copied onto another agent or server does not open), opened only
  * by the turn that connects to the server, re-sealed by a key rotation. No
  * value is logged or answered; the definition holds the names.
@@ -24,7 +24,7 @@ const decodeHeaders = Schema.decodeUnknownOption(HeadersJson)
  * definition kept their names (same name and URL: `keptHeaderNames`), else it has none.
  */
 export const sealHeaders = (
-  agent: AgentDefinition,
+  agent: { readonly name: string; readonly mcpServers?: AgentDefinition["mcpServers"] },
   servers: ReadonlyArray<McpServerBody>
 ): Effect.Effect<HeadersWrite, CredentialUnavailable, CredentialKeys> =>
   Effect.gen(function*() {

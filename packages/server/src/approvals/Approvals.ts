@@ -53,6 +53,7 @@ import type { ChatKey } from "../users/ChatKey.ts"
 import { chatIdOf, userOf } from "../users/ChatKey.ts"
 import type { ClaimedDecision } from "./ApprovalsRepo.ts"
 import { ApprovalsRepo } from "./ApprovalsRepo.ts"
+import { ParkedApprovals } from "./ParkedApprovals.ts"
 
 /** How often a replica looks for continuations whose replica died or that wait to be retried. */
 export const SWEEP_MS = 2_000
@@ -117,6 +118,7 @@ const publishAnswer = (live: LiveTurn, approvalId: string, call: ToolCall, answe
 
 export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
   const repo = yield* ApprovalsRepo
+  const parked = yield* ParkedApprovals
   const composer = yield* TurnComposer
   const streams = yield* TurnStreams
   const chats = yield* ChatRepo
@@ -220,11 +222,15 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
   const decide: ChatApprovalsShape["decide"] = (chatId, approvalId, decision) =>
     Effect.gen(function*() {
       const asked = yield* repo.asked(chatId, approvalId)
+      const decided = () => new ApprovalDecided({ error: `Approval "${approvalId}" was decided already: the first decision holds`, approvalId })
       if (asked === undefined) {
+        // Not a turn's: a sub-agent job of the chat's may be parked on it.
+        const outcome = yield* parked.decide(chatId, approvalId, decision)
+        if (outcome === "decided") return
+        if (outcome === "decided-already") return yield* decided()
         // A chat the caller does not have asks for nothing: the same 404 as an unknown approval.
         return yield* new ApprovalNotFound({ error: `No approval "${approvalId}" is asked for in chat "${chatIdOf(chatId)}"`, approvalId })
       }
-      const decided = () => new ApprovalDecided({ error: `Approval "${approvalId}" was decided already: the first decision holds`, approvalId })
       if (asked.answered || asked.decided) return yield* decided()
       const toolCallId = asked.message.metadata?.["approvals"] as Record<string, string>
       const recorded = yield* repo.decide(chatId, [{

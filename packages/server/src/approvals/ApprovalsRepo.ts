@@ -117,8 +117,9 @@ export class ApprovalsRepo extends Context.Service<ApprovalsRepo, {
         approvalIds.length === 0 ? Effect.void : sql`
           UPDATE approval_decisions SET state = 'done', owner = NULL
           WHERE chat_id = ${chatId} AND approval_id IN ${sql.in(approvalIds)} AND owner = ${owner}`.pipe(Effect.asVoid, Effect.orDie),
+      // A turn's asks not decided nor answered, and the sub-agent jobs parked on a call (docs/subagents.md).
       pendingCount: sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM ${approvalAsks(sql)} m
+        SELECT count(*)::int + (SELECT count(*)::int FROM jobs WHERE waiting_for IS NOT NULL) AS n FROM ${approvalAsks(sql)} m
           CROSS JOIN LATERAL jsonb_each_text(m.message->'metadata'->'approvals') AS a(approval_id, tool_call_id)
         WHERE NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.chat_id = m.chat_id AND d.approval_id = a.approval_id)
           AND NOT EXISTS (SELECT 1 FROM ${transcriptRows(sql)} r WHERE r.chat_id = m.chat_id

@@ -21,6 +21,7 @@ import chatUsers from "./migrations/0012_chat_users.ts"
 import usageUsers from "./migrations/0013_usage_users.ts"
 import agentMcpHeaders from "./migrations/0014_agent_mcp_headers.ts"
 import approvalDecisions from "./migrations/0015_approval_decisions.ts"
+import subagentKinds from "./migrations/0016_subagent_kinds.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -37,7 +38,8 @@ export const migrations = {
   "0012_chat_users": chatUsers,
   "0013_usage_users": usageUsers,
   "0014_agent_mcp_headers": agentMcpHeaders,
-  "0015_approval_decisions": approvalDecisions
+  "0015_approval_decisions": approvalDecisions,
+  "0016_subagent_kinds": subagentKinds
 }
 
 export const migrationCount = Object.keys(migrations).length

@@ -12,15 +12,15 @@
  *
  * Each kind words its own (its definition in the registry, `JobKinds.ts`).
  */
-import type { JobKind, SubagentResult } from "@switchboard/domain"
+import type { KindName, SubagentResult } from "@switchboard/domain"
 import { kindOf } from "./JobKinds.ts"
 import { activityLine } from "./subagents/ToolLoop.ts"
 
 /** What the job is to do, from its input (which may be invalid: the line is then the kind's verb alone). */
-export const startActivity = (kind: JobKind, input: unknown): string => kindOf(kind).startActivity(input)
+export const startActivity = (kind: KindName, input: unknown): string => kindOf(kind).startActivity(input)
 
 /** What the job did, from its result. */
-export const finalActivity = (kind: JobKind, result: SubagentResult): string => {
+export const finalActivity = (kind: KindName, result: SubagentResult): string => {
   const definition = kindOf(kind)
   const reason = definition.failureReason(result)
   return reason !== undefined ? activityLine(`error: ${reason}`) : definition.doneActivity(result)

@@ -14,13 +14,17 @@ import type { SubagentOverrides, SubagentSettings } from "./subagents/SubagentSe
 /** Runs one job of the kind: `run` never fails, whatever goes wrong ends in the kind's failure shape. */
 export type SubagentRun<I, R> = (input: I, reportActivity: (line: string) => Effect.Effect<void>) => Effect.Effect<R, never, ProviderAdapter>
 
-export interface JobKindDefinition<K extends JobKind = JobKind, I = JobInputs[K], R = JobResults[K]> extends JobKindSpec<K, I, R> {
-  /** The variable naming the sub-agent's model (else `LLM_MODEL`): its setting is made from it (`SubagentConfig.ts`). */
-  readonly modelVariable: string
+/** What the job pipeline needs of any kind, built in or defined: its spec and its activity lines. */
+export interface KindBehaviour<K extends string, I, R> extends JobKindSpec<K, I, R> {
   /** What the job is to do, from its input (which may be invalid: the line is then the kind's verb alone). */
   readonly startActivity: (input: unknown) => string
   /** What a successful run did, from its result (a failure's line is `error: <reason>`, see `failureReason`). */
   readonly doneActivity: (result: R) => string
+}
+
+export interface JobKindDefinition<K extends JobKind = JobKind, I = JobInputs[K], R = JobResults[K]> extends KindBehaviour<K, I, R> {
+  /** The variable naming the sub-agent's model (else `LLM_MODEL`): its setting is made from it (`SubagentConfig.ts`). */
+  readonly modelVariable: string
   /**
    * The sub-agent, made once by the sub-agents' layer: its long-lived resources (HTTP agents, a
    * browser) belong to the layer's scope.

@@ -7,8 +7,10 @@
  * it: migration 0007). A new kind is its folder, its domain spec and a line
  * below.
  */
-import type { JobKind } from "@switchboard/domain"
-import type { JobKindDefinition } from "./JobKindDefinition.ts"
+import type { JobKind, JsonObject } from "@switchboard/domain"
+import { definedKindSpec } from "@switchboard/domain"
+import type { JobKindDefinition, KindBehaviour } from "./JobKindDefinition.ts"
+import { inputField, quoted } from "./JobKindDefinition.ts"
 import { demoKind } from "./subagents/demo/DemoKind.ts"
 import { researchKind } from "./subagents/research/ResearchKind.ts"
 import { visualKind } from "./subagents/visual/VisualKind.ts"
@@ -30,7 +32,25 @@ export const kindNames: ReadonlyArray<JobKind> = registeredKinds.map((k) => k.ki
 export const isRegisteredKind = (name: string): name is JobKind => Object.hasOwn(jobKinds, name)
 
 /**
- * A kind's definition where the kind is only known at run time: its input and result typed as
- * the union of every kind's (each kind's own functions only ever see its own).
+ * What a kind an operator defined (docs/subagents.md) is to the job pipeline: the domain's defined
+ * kinds' spec, its activity lines from its name (and its input's first text, when it has one).
+ * The sub-agent it runs is the defined kinds' engine (`subagents/defined/`).
  */
-export const kindOf = (kind: JobKind): JobKindDefinition<JobKind, any, any> => jobKinds[kind] as JobKindDefinition<JobKind, any, any>
+export const definedKind = (kind: string): KindBehaviour<string, JsonObject, JsonObject> => ({
+  ...definedKindSpec(kind),
+  startActivity: (input) => {
+    const first = typeof input === "object" && input !== null
+      ? Object.keys(input).map((key) => inputField(input, key)).find((text) => text !== undefined)
+      : undefined
+    return `${kind}: working${first === undefined ? "" : ` on${quoted(first.slice(0, 80))}`}`
+  },
+  doneActivity: () => "done: result submitted"
+})
+
+/**
+ * A kind's behaviour where the kind is only known at run time: a registered kind's own, its
+ * input and result typed as the union of every kind's (each kind's own functions only ever see
+ * its own), or a defined kind's.
+ */
+export const kindOf = (kind: string): KindBehaviour<string, any, any> =>
+  isRegisteredKind(kind) ? jobKinds[kind] as JobKindDefinition<JobKind, any, any> : definedKind(kind)

@@ -3,28 +3,46 @@
  * settles a job, and a row of the `jobs` table as the records and claims are
  * made from it.
  */
-import type { ChatMessage, JobInput, JobKind, JobRecord, JobStatus, JsonObject, SubagentResult } from "@switchboard/domain"
+import type {
+  ChatMessage,
+  JobInput,
+  JobRecord,
+  JobStatus,
+  JobWaitingFor,
+  JsonObject,
+  KindName,
+  SubagentDefinition,
+  SubagentResult
+} from "@switchboard/domain"
+import { inSchemaOrder } from "@switchboard/domain"
+import { toSubagentDefinition } from "./kinds/SubagentKindsRepo.ts"
 import type { ChatKey } from "../users/ChatKey.ts"
 import { chatIdOf, storedChatKey } from "../users/ChatKey.ts"
 
 export interface NewJob {
   readonly id: string
   readonly chatId: ChatKey
-  readonly kind: JobKind
+  readonly kind: KindName
   readonly toolCallId: string
-  readonly input: JobInput
+  readonly input: JobInput | JsonObject
   /** The context of the turn that dispatched it: its wake turn gets the same system prompt. */
   readonly context: JsonObject | undefined
+  /** A defined kind's definition as it was when the job was dispatched: what the job runs. */
+  readonly definition?: SubagentDefinition
 }
 
 /** A job as a runner or a wake holds it. */
 export interface ClaimedJob {
   readonly id: string
   readonly chatId: ChatKey
-  readonly kind: JobKind
+  readonly kind: KindName
   readonly toolCallId: string
   readonly input: unknown
   readonly context: JsonObject | undefined
+  /** A defined kind's definition, as dispatched (absent for a built-in kind). */
+  readonly definition: SubagentDefinition | undefined
+  /** A parked job's saved sub-agent conversation, when it resumes (`JobParking.ts`). */
+  readonly checkpoint: unknown
   readonly activity: string
   readonly result: SubagentResult | undefined
   readonly runAttempts: number
@@ -64,10 +82,16 @@ export type WakeDeferral =
 export interface JobRow {
   readonly id: string
   readonly chat_id: string
-  readonly kind: JobKind
+  readonly kind: KindName
   readonly tool_call_id: string
   readonly input: unknown
   readonly context: JsonObject | null
+  /** Absent in the rows of statements that do not read it. */
+  readonly definition?: unknown
+  /** A parked job's saved sub-agent conversation (`JobParking.ts`); absent where not read. */
+  readonly checkpoint?: unknown
+  /** The call a parked job waits on, until it is decided. */
+  readonly waiting_for?: JobWaitingFor | null
   readonly status: JobStatus
   readonly activity: string
   readonly result: SubagentResult | null
@@ -89,8 +113,26 @@ const iso = (t: Date | string) => new Date(t).toISOString()
 /** The columns a `JobRecord` is made of: a listing reads no job's input or context. */
 export type RecordRow = Pick<
   JobRow,
-  "id" | "kind" | "chat_id" | "tool_call_id" | "status" | "activity" | "created_at" | "updated_at" | "finished_at" | "result" | "error"
+  | "id"
+  | "kind"
+  | "chat_id"
+  | "tool_call_id"
+  | "status"
+  | "activity"
+  | "created_at"
+  | "updated_at"
+  | "finished_at"
+  | "result"
+  | "error"
+  | "waiting_for"
+  | "definition"
 >
+
+/** A defined kind's result in its schema's order (the `result` column is jsonb: it keeps no key order). */
+const ordered = (row: Pick<JobRow, "definition" | "result">): SubagentResult | null =>
+  row.result === null || row.definition === null || row.definition === undefined
+    ? row.result
+    : inSchemaOrder(toSubagentDefinition(row.definition).result, row.result) as SubagentResult
 
 export const toRecord = (row: RecordRow): JobRecord => ({
   id: row.id,
@@ -103,8 +145,11 @@ export const toRecord = (row: RecordRow): JobRecord => ({
   updatedAt: iso(row.updated_at),
   ...(row.finished_at === null ? {} : { finishedAt: iso(row.finished_at) }),
   // The finished record appears with the status flip (after the wake turn), never before.
-  ...(row.status !== "running" && row.result !== null ? { result: row.result } : {}),
-  ...(row.status !== "running" && row.error !== null ? { error: row.error } : {})
+  ...(row.status !== "running" && row.result !== null ? { result: ordered(row)! } : {}),
+  ...(row.status !== "running" && row.error !== null ? { error: row.error } : {}),
+  ...(row.status === "running" && row.waiting_for !== null && row.waiting_for !== undefined
+    ? { waitingFor: { approvalId: row.waiting_for.approvalId, toolName: row.waiting_for.toolName, input: row.waiting_for.input } }
+    : {})
 })
 
 /** One row of a statement returning wakes with their transcripts: a job, or one message of the job before it. */
@@ -119,6 +164,8 @@ export const toClaimed = (row: JobRow): ClaimedJob => ({
   toolCallId: row.tool_call_id,
   input: row.input,
   context: row.context ?? undefined,
+  definition: row.definition === null || row.definition === undefined ? undefined : toSubagentDefinition(row.definition),
+  checkpoint: row.checkpoint ?? undefined,
   activity: row.activity,
   result: row.result ?? undefined,
   runAttempts: row.run_attempts,

@@ -18,14 +18,16 @@
  * there.
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
-import { isSubagentFailure, subagentFailure } from "@switchboard/domain"
-import { Cause, Deferred, Effect, Layer, Option, Ref, Schema } from "effect"
+import { isSubagentFailure, subagentFailure, waitingActivity } from "@switchboard/domain"
+import { Cause, Clock, Deferred, Duration, Effect, Layer, Option, Ref, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
 import { forkClaimLoop } from "./ClaimLoop.ts"
 import { finalActivity, startActivity } from "./JobActivity.ts"
 import { kindOf } from "./JobKinds.ts"
 import { Subagents } from "./Subagents.ts"
+import type { JobApprovals } from "./Subagents.ts"
+import { decodeCheckpoint, JobParking } from "./JobParking.ts"
 import { JobSignals } from "./JobSignals.ts"
 import { storableResult } from "./StorableResult.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
@@ -40,8 +42,8 @@ export const makeOwner = (role: string) => `${role}:${hostname()}:${process.pid}
 /** What the failure shape's text says for a result that is not a sub-agent's own. */
 const failureReason = (result: SubagentResult, kind: ClaimedJob["kind"]): string | undefined => {
   if (!isSubagentFailure(kind, result)) return undefined
-  const r = result as { brief?: string; notes?: string }
-  return r.notes ?? r.brief ?? "failed"
+  const r = result as { brief?: string; notes?: string; error?: string }
+  return r.notes ?? r.brief ?? r.error ?? "failed"
 }
 
 /**
@@ -73,23 +75,52 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const signals = yield* JobSignals
   const subagents = yield* Subagents
   const config = yield* JobsConfig
+  const parking = yield* JobParking
   const owner = makeOwner("runner")
 
   const decode = (job: ClaimedJob) => Schema.decodeUnknownOption(kindOf(job.kind).input)(job.input) as Option.Option<JobInput>
 
-  const runSubagent = (job: ClaimedJob, input: JobInput): Effect.Effect<SubagentResult> => {
-    if (job.runAttempts > config.maxRuns) {
-      return Effect.succeed(subagentFailure(job.kind, input, `the job's runner stopped ${config.maxRuns} times before it finished`))
+  /**
+   * Approvals inside a defined kind's job (JobParking.ts): `run.parked` says the run ended parked. The time limit
+   * counts only the sub-agent's working time, the runs before it parked included.
+   */
+  const approvalsOf = (job: ClaimedJob, run: { parked: boolean }, startedAt: number): JobApprovals | undefined => {
+    if (job.definition === undefined) return undefined
+    const checkpoint = job.checkpoint === undefined ? undefined : decodeCheckpoint(job.checkpoint)
+    const timedOut = `no decision within APPROVAL_TIMEOUT (${Duration.format(Duration.millis(config.approvalTimeoutMs))})`
+    return {
+      checkpoint,
+      decision: checkpoint === undefined ? Effect.succeed({ approved: false, reason: timedOut }) : parking.decision(job.id, job.chatId, checkpoint, timedOut),
+      start: parking.start(job.id, owner),
+      park: (state, waitingFor) =>
+        Effect.gen(function*() {
+          const workedMs = (checkpoint?.workedMs ?? 0) + (yield* Clock.currentTimeMillis) - startedAt
+          const activity = waitingActivity(waitingFor.toolName)
+          run.parked = yield* parking.park(job.id, owner, { ...state, workedMs }, waitingFor, activity, config.approvalTimeoutMs)
+        })
     }
-    return subagents.run({
+  }
+
+  const runSubagent = (job: ClaimedJob, input: JobInput, run: { parked: boolean }): Effect.Effect<SubagentResult> =>
+    Effect.gen(function*() {
+    if (job.runAttempts > config.maxRuns) {
+      return subagentFailure(job.kind, input, `the job's runner stopped ${config.maxRuns} times before it finished`)
+    }
+    const approvals = approvalsOf(job, run, yield* Clock.currentTimeMillis)
+    // A defined kind may set its own time limit; the time it worked before it parked counts against it.
+    const timeoutMs = Math.max(1, (job.definition?.timeoutMs ?? config.timeoutMs) - (approvals?.checkpoint?.workedMs ?? 0))
+    return yield* subagents.run({
       jobId: job.id,
       kind: job.kind,
       input,
+      chatId: job.chatId,
+      ...(job.definition === undefined ? {} : { definition: job.definition }),
+      ...(approvals === undefined ? {} : { approvals }),
       reportActivity: (line) => repo.reportActivity(job.id, owner, line.slice(0, 500))
     }).pipe(
       invokeAgent({ kind: "job", agent: job.kind, userId: userOf(job.chatId), chatId: job.chatId, jobId: job.id }),
-      Effect.timeoutOption(config.timeoutMs),
-      Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${config.timeoutMs} ms`))),
+      Effect.timeoutOption(timeoutMs),
+      Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${timeoutMs} ms`))),
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause)
@@ -98,7 +129,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           )
       )
     )
-  }
+    })
 
   const runJob = (job: ClaimedJob) =>
     Effect.gen(function*() {
@@ -106,9 +137,12 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       const start = startActivity(job.kind, job.input)
       if (job.activity !== start) yield* repo.reportActivity(job.id, owner, start)
       const input = decode(job)
+      const run = { parked: false }
       const outcome = Option.isNone(input)
         ? Option.some(subagentFailure(job.kind, job.input as JobInput, "the job's input is not valid"))
-        : yield* withLease(repo, job.id, owner, config.leaseMs, runSubagent(job, input.value))
+        : yield* withLease(repo, job.id, owner, config.leaseMs, runSubagent(job, input.value, run))
+      // Parked: its state is saved and its lease given back; the decision makes it claimable again.
+      if (run.parked) return
       if (Option.isNone(outcome)) {
         return yield* Effect.logWarning(`job ${job.id}: lease lost (another runner has it, or its chat was deleted)`)
       }
@@ -154,4 +188,4 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
     claim: (free) => repo.claimRun(owner, free, config.leaseMs),
     handle: runJob
   })
-}))
+})).pipe(Layer.provide(JobParking.layer))

@@ -6,10 +6,16 @@
  * every turn's end makes the chat's deferred wakes due (a wake turn's end
  * settles its job too). Chat composes the SQL into its own statements; what
  * is left to do once they committed is this process's signals.
+ *
+ * A kind an operator defined (docs/subagents.md) is offered from its stored
+ * definition, read when the turn starts; a call of one is checked against
+ * its input parameters, and the job carries the definition as it is then.
  */
-import type { ChatMessage, ToolCall } from "@switchboard/domain"
-import { jobAcknowledgement } from "@switchboard/domain"
-import { Clock, Effect, Layer, Schema } from "effect"
+import type { ChatMessage, JsonObject, SubagentDefinition, ToolCall } from "@switchboard/domain"
+import { isBuiltInKind, isKindName, jobAcknowledgement, subagentToolOf, toParametersSchema } from "@switchboard/domain"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
+import { validatorFor } from "../agents/AgentCheck.ts"
+import { SubagentKindsRepo } from "./kinds/SubagentKindsRepo.ts"
 import { randomUUID } from "node:crypto"
 import { nothingOffered, ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
@@ -37,29 +43,70 @@ const invalidCall = (call: ToolCall, kind: string, reason: string, id: string, n
   return { id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now }
 }
 
-/** The job tools on the jobs' repository and this process's signals. */
+/** Why `args` do not fit the kind's input parameters (JSON Schema validation), or undefined when they do. */
+const inputProblem = (definition: SubagentDefinition, args: unknown): string | undefined => {
+  const validate = validatorFor(toParametersSchema(definition.input))
+  if (validate(args)) return undefined
+  const first = validate.errors?.[0]
+  const at = first?.instancePath === undefined || first.instancePath === "" ? "" : `${first.instancePath.slice(1).replaceAll("/", ".")} `
+  const extra = first?.params !== undefined && "additionalProperty" in first.params ? ` (${String(first.params["additionalProperty"])})` : ""
+  return `${at}${first?.message ?? "does not match the parameters"}${extra}`
+}
+
+/** The job tools on the jobs' repository and this process's signals (and the defined kinds, when there is their repository). */
 export const make = Effect.gen(function*() {
   const repo = yield* JobsRepo
   const signals = yield* JobSignals
+  const kinds = Option.getOrUndefined(yield* Effect.serviceOption(SubagentKindsRepo))
+  /** The defined kinds of these names that exist. */
+  const definedOf = (names: ReadonlyArray<string>) => {
+    const wanted = [...new Set(names.filter((name) => !isBuiltInKind(name)))]
+    return kinds === undefined || wanted.length === 0 ? Effect.succeed([]) : kinds.get(wanted)
+  }
 
   const execute: ServerToolsShape["execute"] = Effect.fnUntraced(function*(turn, calls) {
     const now = yield* Clock.currentTimeMillis
     const created: Array<NewJob> = []
     const results: Array<ChatMessage> = []
+    const defined = new Map((yield* definedOf(calls.map((call) => call.name))).map((d) => [d.kind, d]))
     for (const call of calls) {
       const kind = call.name
-      if (!isRegisteredKind(kind)) continue
+      const definition = defined.get(kind)
+      if (!isRegisteredKind(kind) && definition === undefined) {
+        // Offered when the turn started, deleted since: the model reads it and goes on.
+        if (isKindName(kind)) results.push(invalidCall(call, kind, "this sub-agent kind is not defined any more", newMessageId(), now))
+        continue
+      }
       const id = newMessageId()
       if (call.invalidArgs !== undefined) {
         results.push(invalidCall(call, kind, call.invalidArgs, id, now))
         continue
       }
-      const decoded = Schema.decodeUnknownResult(kindOf(kind).input)(call.args)
-      if (decoded._tag === "Failure") {
-        results.push(invalidCall(call, kind, decoded.failure.message.replace(/\s*\n\s*/g, " "), id, now))
-        continue
+      let input: NewJob["input"]
+      if (definition !== undefined) {
+        const problem = inputProblem(definition, call.args)
+        if (problem !== undefined) {
+          results.push(invalidCall(call, kind, problem, id, now))
+          continue
+        }
+        input = call.args as JsonObject
+      } else {
+        const decoded = Schema.decodeUnknownResult(kindOf(kind).input)(call.args)
+        if (decoded._tag === "Failure") {
+          results.push(invalidCall(call, kind, decoded.failure.message.replace(/\s*\n\s*/g, " "), id, now))
+          continue
+        }
+        input = decoded.success
       }
-      const job: NewJob = { id: `job_${randomUUID()}`, chatId: turn.chatId, kind, toolCallId: call.id, input: decoded.success, context: turn.context }
+      const job: NewJob = {
+        id: `job_${randomUUID()}`,
+        chatId: turn.chatId,
+        kind,
+        toolCallId: call.id,
+        input,
+        context: turn.context,
+        ...(definition === undefined ? {} : { definition })
+      }
       const ack = jobAcknowledgement(job)
       created.push(job)
       results.push({ id, role: "tool", content: ack.message, toolResult: { toolCallId: call.id, name: kind, result: ack }, timestamp: now })
@@ -76,16 +123,19 @@ export const make = Effect.gen(function*() {
   })
 
   return ServerTools.of({
-    offeredTo: (agent) => {
-      const kinds = new Set<string>(agent.jobKinds)
-      const offered = registeredKinds.filter((k) => kinds.has(k.kind))
-      return Effect.succeed(
-        offered.length === 0
+    offeredTo: (agent) =>
+      Effect.map(definedOf(agent.jobKinds), (defined) => {
+        const named = new Set<string>(agent.jobKinds)
+        const builtIn = registeredKinds.filter((k) => named.has(k.kind)).map((k) => k.tool)
+        // The agent's order for the defined kinds (a kind deleted since the agent was written is left out).
+        const byName = new Map(defined.map((d) => [d.kind, subagentToolOf(d)]))
+        const offered = [...builtIn, ...agent.jobKinds.flatMap((kind) => byName.get(kind) ?? [])]
+        return offered.length === 0
           ? nothingOffered
-          : { schemas: offered.map((k) => k.tool), instructions: jobsInstructions(offered.map((k) => k.kind)) }
-      )
-    },
-    handles: isRegisteredKind,
+          : { schemas: offered, instructions: jobsInstructions(offered.map((tool) => tool.name)) }
+      }),
+    // A kind's name has no "__" (an MCP tool's has): the job tools take every owned call named like a kind.
+    handles: isKindName,
     execute,
     turnEnded: (chatId, settles) => ({
       ...repo.turnEnd(chatId, settles === undefined ? undefined : { jobId: settles.id, status: settles.status }),

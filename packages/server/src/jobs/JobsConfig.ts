@@ -10,16 +10,18 @@
  * |                   |          | stopped with SIGTERM gives its jobs back at once)                  |
  * | `JOB_SWEEP_MS`    | 1000     | the stale-job sweep (expired leases, deferred wakes): the backstop |
  * |                   |          | of the notifications, which are what makes completions fast        |
+ * | `APPROVAL_TIMEOUT`| 24 hours | how long a parked job waits for the user's decision before its     |
+ * |                   |          | call is denied (docs/subagents.md)                                 |
  *
  * `JOB_MODEL_RESEARCH`, `JOB_MODEL_DEMO` and `JOB_MODEL_VISUAL` are the
  * sub-agents' (`subagents/SubagentConfig.ts`). An invalid value stops `npm start`
  * (`system/Settings.ts`); the fallback below only serves callers that bypass
  * that check (tests with their own ConfigProvider).
  */
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { MILLISECONDS, POSITIVE } from "../process/Accepts.ts"
 import type { Setting } from "../process/Setting.ts"
-import { wholeNumberSetting } from "../process/Setting.ts"
+import { optionalText, setting, wholeNumberSetting } from "../process/Setting.ts"
 
 export interface JobsSettings {
   readonly concurrency: number
@@ -33,6 +35,8 @@ export interface JobsSettings {
   readonly maxRuns: number
   /** Wake turns of one job that failed (provider errors) before it settles without an answer. */
   readonly maxWakes: number
+  /** How long a parked job waits for a decision (`APPROVAL_TIMEOUT`) before its call is denied. */
+  readonly approvalTimeoutMs: number
 }
 
 export const defaultJobsSettings: JobsSettings = {
@@ -41,13 +45,31 @@ export const defaultJobsSettings: JobsSettings = {
   leaseMs: 30_000,
   sweepMs: 1_000,
   maxRuns: 3,
-  maxWakes: 5
+  maxWakes: 5,
+  approvalTimeoutMs: 24 * 60 * 60 * 1000
 }
 
 export const JobConcurrencySetting = wholeNumberSetting("JOB_CONCURRENCY", POSITIVE, { min: 1 }, defaultJobsSettings.concurrency)
 export const JobTimeoutMsSetting = wholeNumberSetting("JOB_TIMEOUT_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.timeoutMs)
 export const JobLeaseMsSetting = wholeNumberSetting("JOB_LEASE_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.leaseMs)
 export const JobSweepMsSetting = wholeNumberSetting("JOB_SWEEP_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.sweepMs)
+
+/** `24 hours`, `30 minutes`, `90 seconds`, `500 millis` (Effect's duration words), or a whole number of milliseconds. */
+export const durationMs = (raw: string): number | undefined => {
+  const text = raw.trim()
+  if (/^\d+$/.test(text)) return Number(text) > 0 ? Number(text) : undefined
+  const parsed = Duration.fromInput(text as Duration.Input)
+  if (Option.isNone(parsed)) return undefined
+  const ms = Duration.toMillis(parsed.value)
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined
+}
+
+export const ApprovalTimeoutSetting = setting({
+  name: "APPROVAL_TIMEOUT",
+  expected: "a duration such as 24 hours, 30 minutes or 90 seconds (or a whole number of milliseconds)",
+  accepts: (value) => durationMs(value) !== undefined,
+  blankIsUnset: true
+}, (name) => optionalText(name).pipe(Config.map((raw) => raw === undefined ? defaultJobsSettings.approvalTimeoutMs : durationMs(raw) ?? defaultJobsSettings.approvalTimeoutMs)))
 
 const positive = (variable: Setting<number>, fallback: number) =>
   variable.config.pipe(
@@ -62,7 +84,8 @@ export class JobsConfig extends Context.Service<JobsConfig, JobsSettings>()("swi
       concurrency: yield* positive(JobConcurrencySetting, defaultJobsSettings.concurrency),
       timeoutMs: yield* positive(JobTimeoutMsSetting, defaultJobsSettings.timeoutMs),
       leaseMs: yield* positive(JobLeaseMsSetting, defaultJobsSettings.leaseMs),
-      sweepMs: yield* positive(JobSweepMsSetting, defaultJobsSettings.sweepMs)
+      sweepMs: yield* positive(JobSweepMsSetting, defaultJobsSettings.sweepMs),
+      approvalTimeoutMs: yield* ApprovalTimeoutSetting.config.pipe(Effect.orElseSucceed(() => defaultJobsSettings.approvalTimeoutMs))
     })
   }))
 

@@ -137,7 +137,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       })
     const jobRows = (jobs: ReadonlyArray<NewJob>) =>
       JSON.stringify(jobs.map((j) => {
-        if (!isRegisteredKind(j.kind)) throw new Error(`job ${j.id}: no job kind ${JSON.stringify(j.kind)} is registered`)
+        if (!isRegisteredKind(j.kind) && j.definition === undefined) {
+          throw new Error(`job ${j.id}: no job kind ${JSON.stringify(j.kind)} is registered`)
+        }
         return {
         id: j.id,
         chat_id: j.chatId,
@@ -145,12 +147,16 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         tool_call_id: j.toolCallId,
         input: j.input,
         context: j.context ?? null,
+        // As text inside the row's JSON: the column is text (migration 0016), which keeps the key order.
+        definition: j.definition === undefined ? null : JSON.stringify(j.definition),
         // Never empty: what the job is to do, until its run says more (JobActivity.ts).
         activity: startActivity(j.kind, j.input)
       }
       }))
-    // Claims and lists take only the registered kinds: a kind this server cannot run or show is left alone.
-    const registered = sql.in(kindNames)
+    // Claims and lists take only the registered kinds and the defined ones (a job of a defined kind carries its
+    // definition): a kind this server cannot run or show is left alone.
+    const known = (alias: string) =>
+      sql`(${sql(alias)}.kind IN ${sql.in(kindNames)} OR ${sql(alias)}.definition IS NOT NULL)`
     const held = (chatId: Statement.Fragment) => turnInFlight(sql, chatId)
 
     return JobsRepo.of({
@@ -159,8 +165,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         const rows = jobRows(jobs)
         return {
           ctes: (when) => [sql`jobs_created AS (
-            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, activity)
-            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb), r->>'activity'
+            INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, context, definition, activity)
+            SELECT r->>'id', r->>'chat_id', r->>'kind', r->>'tool_call_id', r->'input', NULLIF(r->'context', 'null'::jsonb),
+              r->>'definition', r->>'activity'
             FROM jsonb_array_elements(${rows}::jsonb) WITH ORDINALITY AS t(r, n)
             WHERE ${when}
             ORDER BY t.n
@@ -193,8 +200,9 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         // Without results, their column is not read at all (a demo's page is up to a MiB, stored out of line).
         const result = options?.results === false ? sql`NULL::jsonb AS result` : sql`result`
         const rows = yield* sql<RecordRow>`
-          SELECT id, kind, chat_id, tool_call_id, status, activity, created_at, updated_at, finished_at, error, ${result}
-          FROM jobs WHERE chat_id = ${chatId} AND kind IN ${registered} ORDER BY seq`
+          SELECT id, kind, chat_id, tool_call_id, status, activity, created_at, updated_at, finished_at, error, waiting_for,
+            ${options?.results === false ? sql`NULL::text AS definition` : sql`definition`}, ${result}
+          FROM jobs WHERE chat_id = ${chatId} AND ${known("jobs")} ORDER BY seq`
         return rows.map(toRecord)
       }, Effect.orDie, traced("JobsRepo.list")),
 
@@ -205,7 +213,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
             run_attempts = run_attempts + 1, updated_at = now()
           WHERE id IN (
             SELECT id FROM jobs
-            WHERE phase = 'run' AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND kind IN ${registered}
+            WHERE phase = 'run' AND (lease_expires_at IS NULL OR lease_expires_at < now()) AND ${known("jobs")}
+              AND (waiting_for IS NULL OR parked_until <= now())
             ORDER BY seq LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
           RETURNING *`
@@ -290,7 +299,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WHERE id IN (
             SELECT j.id FROM jobs j
             WHERE j.phase = 'wake' AND (j.lease_expires_at IS NULL OR j.lease_expires_at < now())
-              AND j.wake_after <= now() AND j.kind IN ${registered}
+              AND j.wake_after <= now() AND ${known("j")}
               AND NOT ${held(sql`j.chat_id`)}
               AND NOT EXISTS (
                 SELECT 1 FROM jobs o

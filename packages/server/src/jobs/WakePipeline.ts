@@ -35,6 +35,7 @@
 import type { ChatMessage } from "@switchboard/domain"
 import {
   buildSubagentSteer,
+  inSchemaOrder,
   ChatNotFound,
   isSubagentFailure,
   steerMessageId,
@@ -42,7 +43,7 @@ import {
   TurnInFlight,
   unansweredToolCalls
 } from "@switchboard/domain"
-import type { JobInput } from "@switchboard/domain"
+import type { JobInput, JsonObject } from "@switchboard/domain"
 import { Cause, Clock, Effect, Layer, Option, Ref } from "effect"
 import type { TurnGuard } from "../chat/turn/TurnComposer.ts"
 import { TurnStreams } from "../chat/stream/TurnStreams.ts"
@@ -89,7 +90,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       if (stored.oversizedBytes !== undefined) {
         yield* Effect.logError(`job ${job.id}: result too large to store (a steer of ${stored.oversizedBytes} bytes of JSON)`)
       }
-      const result = stored.result
+      // A defined kind's result in its schema's order (the database keeps no key order): the steer's text reads so.
+      const result = job.definition === undefined ? stored.result : inSchemaOrder(job.definition.result, stored.result) as JsonObject
       const status = isSubagentFailure(job.kind, result) ? "error" as const : "done" as const
       const steer = buildSubagentSteer(job, result, yield* Clock.currentTimeMillis)
       const guard = wakeGuard(steerMessageId(job.id))

@@ -92,6 +92,7 @@ export const SETTINGS: ReadonlyArray<SettingRule> = [
   Jobs.JobTimeoutMsSetting,
   Jobs.JobLeaseMsSetting,
   Jobs.JobSweepMsSetting,
+  Jobs.ApprovalTimeoutSetting,
   ...Object.values(Subagents.ModelSettings),
   Subagents.SearchUrlSetting,
   Subagents.FetchAllowPrivateSetting,

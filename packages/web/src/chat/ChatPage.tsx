@@ -14,7 +14,7 @@ import { useStore } from "zustand"
 import { useApi, useApiResult } from "../api/ConsoleApi.ts"
 import { navigate } from "../app/Router.tsx"
 import type { PageProps } from "../app/Router.tsx"
-import { JobsChatContext, JobsProvider, SubagentsPanel } from "../jobs/JobViews.tsx"
+import { AgentJobKinds, JobsChatContext, JobsProvider, SubagentsPanel } from "../jobs/JobViews.tsx"
 import type { JobsChatTarget } from "../jobs/JobViews.tsx"
 import { ChatSessionContext, openConversation, resync, sessionFor } from "./ChatSession.tsx"
 import { chatStore } from "./ChatStores.ts"
@@ -26,6 +26,8 @@ import { MessageList } from "./MessageList.tsx"
 import "../styles/chat.css"
 
 const CHAT_ID = /^[A-Za-z0-9_.:-]{1,128}$/
+
+const NO_KINDS: ReadonlyArray<string> = []
 
 export default function ChatPage({ params }: PageProps) {
   const api = useApi()
@@ -60,6 +62,8 @@ export default function ChatPage({ params }: PageProps) {
   // The agent's public view: who the user talks to — and the call that brings up the sign-in when the server wants a token.
   const agentName = agent ?? DEFAULT_AGENT
   const info = useApiResult(api, (client) => client.agents.get({ params: { name: agentName } }), [agentName])
+  // Its job kinds: a call of a kind of the operator's own is a dispatch card from its first chunk.
+  const jobKinds = info.status === "success" ? info.value.jobKinds : NO_KINDS
 
   if (!validRoute) {
     return (
@@ -74,6 +78,7 @@ export default function ChatPage({ params }: PageProps) {
     <ChatSessionContext.Provider value={session}>
       <JobsChatContext value={jobsTarget}>
       <JobsProvider chatId={chatId} api={api}>
+      <AgentJobKinds value={jobKinds}>
         <section className="chat-page" aria-labelledby="page-title">
           <div className="chat-head">
             <h1 id="page-title" tabIndex={-1}>Chat</h1>
@@ -99,6 +104,7 @@ export default function ChatPage({ params }: PageProps) {
             </aside>
           </div>
         </section>
+      </AgentJobKinds>
       </JobsProvider>
       </JobsChatContext>
     </ChatSessionContext.Provider>

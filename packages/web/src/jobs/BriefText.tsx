@@ -96,6 +96,11 @@ export const blocksOf = (source: string): ReadonlyArray<Block> => {
   return blocks
 }
 
+/** One line of text with the same inline marks (code, bold, emphasis, http(s) links), no blocks. */
+export function InlineText({ text }: { readonly text: string }) {
+  return <>{inline(text, "i")}</>
+}
+
 export function BriefText({ text }: { readonly text: string }) {
   return (
     <div className="brief-text">

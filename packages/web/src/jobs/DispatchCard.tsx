@@ -4,18 +4,17 @@
  * ("research done · 3 sources"), the reason when it failed. Found by the call's id, which is the
  * job's `toolCallId`.
  */
-import type { JobKind } from "@switchboard/domain"
 import { jobOfToolCall } from "@switchboard/client"
 import { useEffect } from "react"
 import { useStore } from "zustand"
 import { useJobsContext } from "./JobsContext.tsx"
-import { askedFor, finishedLine, jobFailed, kindLabel } from "./JobText.ts"
+import { askedFor, finishedLine, jobFailed, kindClass, kindLabel } from "./JobText.ts"
 
 export interface DispatchCardProps {
   /** The job tool call's id (the job's `toolCallId`): its tool part's `toolCallId`. */
   readonly toolCallId: string
-  /** The job's kind: the tool's name. */
-  readonly kind: JobKind
+  /** The job's kind: the tool's name (a built-in kind's or a defined one's). */
+  readonly kind: string
   /** The call's input, as its tool part carries it. */
   readonly input: unknown
 }
@@ -52,7 +51,7 @@ export function DispatchCard({ input, kind, toolCallId }: DispatchCardProps) {
       data-job-status={state}
     >
       <div className="dispatch-card__head">
-        <span className={`job-kind job-kind--${kind}`}>{kindLabel(kind)}</span>
+        <span className={kindClass(kind)}>{kindLabel(kind)}</span>
         {asked !== undefined && <span className="dispatch-card__asked" title={asked}>{asked}</span>}
       </div>
       <p className="dispatch-card__line" role="status">

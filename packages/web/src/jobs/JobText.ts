@@ -1,6 +1,8 @@
 /**
  * The words the jobs views use: a kind's name, what a job was asked, the quiet one-liner of a
- * finished job, a failure's reason, and an age. Plain functions of the domain's records.
+ * finished job, a failure's reason, and an age. Plain functions of the domain's records, for any
+ * kind: the three built-in ones have their own words, a kind an operator defined is called by its
+ * name and its result summed up from what it holds.
  */
 import type { JobKind, JobRecord, SubagentResult } from "@switchboard/domain"
 import { isJobKind, jobKindSpecOf } from "@switchboard/domain"
@@ -9,27 +11,52 @@ export const kindLabels: Readonly<Record<JobKind, string>> = { research: "Resear
 
 export const kindLabel = (kind: string): string => (isJobKind(kind) ? kindLabels[kind] : kind)
 
-/** What the job tool call asked for: the question, the demo's title, the figure's brief. */
+/** A kind's pill: `job-kind--research` and the like; a defined kind's name is the operator's, so its class is `job-kind--defined`. */
+export const kindClass = (kind: string): string => `job-kind job-kind--${isJobKind(kind) ? kind : "defined"}`
+
+const firstLine = (text: string, max: number): string => {
+  const line = text.trim().split("\n")[0]!.trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`
+}
+
+/**
+ * What the job tool call asked for: the question, the demo's title, the figure's brief — and for
+ * a defined kind, whose input is its own, the first text among its arguments.
+ */
 export const askedFor = (args: Readonly<Record<string, unknown>>): string | undefined => {
   for (const key of ["question", "title", "brief"]) {
     const value = args[key]
     if (typeof value === "string" && value.trim() !== "") return value.trim()
   }
-  return undefined
+  const text = Object.values(args).find((value): value is string => typeof value === "string" && value.trim() !== "")
+  return text === undefined ? undefined : firstLine(text, 200)
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
-/** The failure's reason when `result` is its kind's failure shape. */
-export const failureReasonOf = (kind: JobKind, result: SubagentResult): string | undefined =>
+/** The failure's reason when `result` is its kind's failure shape (a defined kind's: `{ error }`). */
+export const failureReasonOf = (kind: string, result: SubagentResult): string | undefined =>
   jobKindSpecOf(kind).failureReason(result)
 
-/** What a successful result is, in a few words: "3 sources", "“Pendulum”", "SVG". */
-export const resultSummary = (kind: JobKind, result: SubagentResult): string => {
-  if (kind === "research" && "sources" in result) return plural(result.sources.length, "source")
-  if (kind === "demo" && "title" in result) return `“${result.title}”`
+/** Text that is more than a line: several lines, or Markdown's blocks (a heading, a list, code). */
+export const isBlockText = (text: string): boolean => text.includes("\n") || /^\s*(#{1,6}\s|[-*+]\s|\d+[.)]\s|```)/.test(text)
+
+/**
+ * What a successful result is, in a few words: "3 sources", "“Pendulum”", "SVG"; a defined kind's,
+ * its first line of text (a headline, a title; else the first line of a longer text), else how many
+ * fields it has.
+ */
+export const resultSummary = (kind: string, result: SubagentResult): string => {
+  const fields: Readonly<Record<string, unknown>> = result
+  const { sources, title } = fields
+  if (kind === "research" && Array.isArray(sources)) return plural(sources.length, "source")
+  if (kind === "demo" && typeof title === "string") return `“${title}”`
   if (kind === "visual") return "SVG"
-  return "result"
+  const texts = Object.values(fields).filter((value): value is string => typeof value === "string" && value.trim() !== "")
+  const text = texts.find((value) => !isBlockText(value)) ?? texts[0]?.replace(/^\s*(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|```\w*)/, "")
+  if (text !== undefined && text.trim() !== "") return `“${firstLine(text, 80)}”`
+  const count = Object.keys(fields).length
+  return count === 0 ? "an empty result" : plural(count, "field")
 }
 
 /** Why a job failed: its error, its result's failure reason, or its last activity line. */

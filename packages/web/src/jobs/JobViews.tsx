@@ -6,8 +6,9 @@
  * - `<JobsProvider chatId api>` around the conversation: the one poll of `/api/jobs` — the client
  *   package's job watch, the CLI's own — feeding the client's jobs store, while the chat is open;
  *   it stops when the chat closes or `chatId` changes;
- * - `<DispatchCard toolCallId kind input />` for an assistant's tool part whose tool is a job kind
- *   (`isJobKind`);
+ * - `<DispatchCard toolCallId kind input />` for an assistant's tool part that is a job's call
+ *   (`useIsJobCall`: a built-in kind's, or a defined kind's the server acknowledged, the jobs list,
+ *   or the chat's agent names — the page gives its agent's `jobKinds` as `<AgentJobKinds value>`);
  * - `<SteerCard messageId marker artifact text />` for a steer's `data-subagent-artifact` part (or,
  *   for a steer without a valid one, its text) — a message `subagentResultOf` marks as a steer,
  *   never shown as the user's own message;
@@ -45,6 +46,8 @@ import "../styles/jobs.css"
 
 export { DispatchCard, dispatchCardId } from "./DispatchCard.tsx"
 export type { DispatchCardProps } from "./DispatchCard.tsx"
+export { AgentJobKinds, isJobAcknowledgement, useIsJobCall } from "./JobCalls.ts"
+export type { ToolCallView } from "./JobCalls.ts"
 export { JobsChatContext, JobsProvider, useJobEvents } from "./JobsContext.tsx"
 export type { JobEventListener, JobsChatTarget, JobsProviderProps } from "./JobsContext.tsx"
 export { SteerCard } from "./SteerCard.tsx"

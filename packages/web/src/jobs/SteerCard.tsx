@@ -2,14 +2,17 @@
  * A sub-agent's result as the transcript carries it (a steer message: user-role on the wire, but
  * never shown as the user's own message): a card saying which sub-agent it is from, and its
  * result by kind — the research brief with its sources as links, the demo running in its
- * sandboxed frame, the figure as an image with a download — or why it failed. The card draws the
- * steer's `data-subagent-artifact` part; the text part is the model's, shown only by a steer
+ * sandboxed frame, the figure as an image with a download, a kind an operator defined as the
+ * readable tree of what its sub-agent submitted (`ResultTree`) — or why it failed. The card draws
+ * the steer's `data-subagent-artifact` part; the text part is the model's, shown only by a steer
  * without a valid artifact.
  */
 import type { DemoResult, JobKind, ResearchResult, SubagentArtifactData, SubagentResult, SubagentResultMeta, VisualResult } from "@switchboard/domain"
+import { isJobKind } from "@switchboard/domain"
 import { BriefText, ExternalLink, webUrl } from "./BriefText.tsx"
 import { DemoFrame } from "./DemoFrame.tsx"
 import { failureReasonOf, kindLabel, resultSummary } from "./JobText.ts"
+import { ResultTree } from "./ResultTree.tsx"
 import { SvgFigure } from "./SvgFigure.tsx"
 
 export interface SteerCardProps {
@@ -28,6 +31,9 @@ const headings: Readonly<Record<JobKind, string>> = {
   demo: "Demo from the builder",
   visual: "Figure from the visual maker"
 }
+
+/** A built-in kind's heading; a defined kind's, its name: "digest result". */
+const headingOf = (kind: string) => (isJobKind(kind) ? headings[kind] : `${kind} result`)
 
 function ResearchBody({ result }: { readonly result: ResearchResult }) {
   return (
@@ -74,7 +80,7 @@ function VisualBody({ jobId, result }: { readonly jobId: string; readonly result
   )
 }
 
-const body = (kind: JobKind, jobId: string, result: SubagentResult) => {
+const body = (kind: string, jobId: string, result: SubagentResult) => {
   switch (kind) {
     case "research":
       return <ResearchBody result={result as ResearchResult} />
@@ -82,6 +88,8 @@ const body = (kind: JobKind, jobId: string, result: SubagentResult) => {
       return <DemoBody jobId={jobId} result={result as DemoResult} />
     case "visual":
       return <VisualBody jobId={jobId} result={result as VisualResult} />
+    default:
+      return <ResultTree value={result} />
   }
 }
 
@@ -93,14 +101,16 @@ export function SteerCard({ artifact, marker, messageId, text }: SteerCardProps)
   const state = artifact === undefined ? "text" : failure !== undefined ? "failed" : "done"
   return (
     <article
-      className={`job-card steer-card steer-card--${kind ?? "unknown"} steer-card--${state}`}
+      // A defined kind's name is the operator's (it may read "failed"): a class of its own only for a built-in one.
+      className={`job-card steer-card steer-card--${kind === undefined ? "unknown" : isJobKind(kind) ? kind : "defined"} steer-card--${state}`}
       aria-labelledby={headingId}
       data-steer-job-id={jobId}
+      data-kind={kind}
     >
       <header className="steer-card__head">
         <span className="steer-card__from">Sub-agent</span>
         <h3 id={headingId} className="steer-card__heading">
-          {kind === undefined ? "Sub-agent result" : failure !== undefined ? `${kindLabel(kind)} failed` : headings[kind]}
+          {kind === undefined ? "Sub-agent result" : failure !== undefined ? `${kindLabel(kind)} failed` : headingOf(kind)}
         </h3>
         {artifact?.kind === "research" && failure === undefined && (
           <span className="steer-card__summary">{resultSummary(artifact.kind, artifact.result)}</span>

@@ -7,7 +7,7 @@ import { useEffect, useState } from "react"
 import { useStore } from "zustand"
 import { dispatchCardId } from "./DispatchCard.tsx"
 import { useJobsContext } from "./JobsContext.tsx"
-import { ageOf, finishedLine, jobFailed, kindLabel, spokenAge } from "./JobText.ts"
+import { ageOf, finishedLine, jobFailed, kindClass, kindLabel, spokenAge } from "./JobText.ts"
 
 /** The time, again every `ms`: ages move on while the panel is shown. */
 const useNow = (ms: number): number => {
@@ -41,7 +41,7 @@ export function SubagentsPanel() {
       <h2 id="subagents-heading">Sub-agents</h2>
       {pollError !== undefined && <p className="subagents-panel__error" role="alert">Cannot follow the jobs: {pollError}</p>}
       {sorted.length === 0
-        ? <p className="subagents-panel__empty">No sub-agents yet. When the agent hands off research, a demo or a figure, it shows here.</p>
+        ? <p className="subagents-panel__empty">No sub-agents yet. When the agent hands work off to one — research, a demo, a figure or another kind — it shows here.</p>
         : (
           <ul className="subagents-list">
             {sorted.map((job) => {
@@ -49,7 +49,7 @@ export function SubagentsPanel() {
               return (
                 <li key={job.id} className={`subagents-item subagents-item--${status}`} data-job-id={job.id}>
                   <div className="subagents-item__head">
-                    <span className={`job-kind job-kind--${job.kind}`}>{kindLabel(job.kind)}</span>
+                    <span className={kindClass(job.kind)}>{kindLabel(job.kind)}</span>
                     <span className={`job-status job-status--${status}`}>{status}</span>
                     <time className="subagents-item__age" dateTime={job.createdAt} title={new Date(job.createdAt).toLocaleString()}>
                       <span aria-hidden="true">{ageOf(job.createdAt, now)}</span>

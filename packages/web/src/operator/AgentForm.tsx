@@ -1,6 +1,7 @@
 /**
  * An agent's definition as a form (docs/agents.md): name (on creation only),
- * description, system prompt template, model, job kinds, and three JSON
+ * description, system prompt template, model, job kinds (every sub-agent kind
+ * the server has: the built-in ones and the operator's own), and three JSON
  * fields — the client tools (an array of the spec's tool schemas), the MCP
  * servers (their headers write-only: shown by name, kept unless given anew)
  * and the context's JSON Schema. The JSON is parsed before anything is sent, and an error is
@@ -8,18 +9,45 @@
  * is said at the field its message names, else under the form.
  */
 import type { ApiFailure } from "@switchboard/client"
-import type { AgentBody, AgentDefinition, JobKind } from "@switchboard/domain"
+import type { AgentBody, AgentDefinition, JobKind, SubagentDefinition } from "@switchboard/domain"
 import type { FormEvent, ReactNode } from "react"
 import { useId, useState } from "react"
 import { failureOf, pretty } from "./Common.tsx"
 
-const JOB_KINDS: ReadonlyArray<{ readonly kind: JobKind; readonly label: string }> = [
-  { kind: "research", label: "research — a web research brief" },
-  { kind: "demo", label: "demo — an interactive HTML demo" },
-  { kind: "visual", label: "visual — an SVG visual" }
-]
+const BUILT_IN_LABELS: Readonly<Record<JobKind, string>> = {
+  research: "research — a web research brief",
+  demo: "demo — an interactive HTML demo",
+  visual: "visual — an SVG visual"
+}
 
-export type FieldName = "name" | "description" | "systemPrompt" | "model" | "tools" | "mcpServers" | "contextSchema" | "form"
+const shortened = (text: string, max = 90) => {
+  const line = text.trim().split("\n")[0]!.trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`
+}
+
+/**
+ * The job kinds to choose from: every kind the server lists (the built-in ones by their usual words, a
+ * defined one by its description), the built-in ones alone until the list is there; and any kind the
+ * agent names that the list lacks, so that saving the form never drops one unseen.
+ */
+export const kindChoices = (
+  kinds: ReadonlyArray<Pick<SubagentDefinition, "kind" | "description">> | undefined,
+  named: ReadonlyArray<string>
+): ReadonlyArray<{ readonly kind: string; readonly label: string }> => {
+  const listed = (kinds ?? Object.keys(BUILT_IN_LABELS).map((kind) => ({ kind, description: "" }))).map(({ description, kind }) => ({
+    kind,
+    label: Object.hasOwn(BUILT_IN_LABELS, kind)
+      ? BUILT_IN_LABELS[kind as JobKind]
+      : description.trim() === "" ? kind : `${kind} — ${shortened(description)}`
+  }))
+  const unlisted = named.filter((kind) => !listed.some((choice) => choice.kind === kind)).map((kind) => ({
+    kind,
+    label: kinds === undefined ? kind : `${kind} — not listed by the server`
+  }))
+  return [...listed, ...unlisted]
+}
+
+export type FieldName = "name" | "description" | "systemPrompt" | "model" | "jobKinds" | "tools" | "mcpServers" | "contextSchema" | "form"
 
 export type FieldErrors = Partial<Record<FieldName, string>>
 
@@ -29,6 +57,8 @@ export const fieldOf = (failure: ApiFailure): FieldName => {
   const text = failure.message
   if (/contextSchema/.test(text)) return "contextSchema"
   if (/mcpServers|MCP/.test(text)) return "mcpServers"
+  // A kind the server does not have (deleted meanwhile): "jobKinds[1]: no sub-agent kind …".
+  if (/\bjobKinds\[\d+\]/.test(text)) return "jobKinds"
   if (/\btools\b/.test(text)) return "tools"
   if (/systemPrompt/.test(text)) return "systemPrompt"
   if (/\bmodel\b/.test(text)) return "model"
@@ -40,6 +70,8 @@ export const fieldOf = (failure: ApiFailure): FieldName => {
 export interface AgentFormProps {
   /** Editing this agent (its name fixed), or creating one when undefined. */
   readonly agent?: AgentDefinition
+  /** The sub-agent kinds the server has (`GET /admin/subagents`); until they are there, the built-in ones. */
+  readonly kinds?: ReadonlyArray<SubagentDefinition> | undefined
   readonly submitLabel: string
   /** Sends the definition; rejects with the typed client's error. */
   readonly onSubmit: (name: string, body: AgentBody) => Promise<void>
@@ -61,7 +93,7 @@ const headerNote = (agent: AgentDefinition | undefined): string => {
   return `${named.map((s) => `${s.name} has ${s.headerNames.join(", ")}`).join("; ")} — kept when its server is saved without headers.`
 }
 
-export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormProps) => {
+export const AgentForm = ({ agent, children, kinds, onSubmit, submitLabel }: AgentFormProps) => {
   const id = useId()
   const [errors, setErrors] = useState<FieldErrors>({})
   const [busy, setBusy] = useState(false)
@@ -174,13 +206,14 @@ export const AgentForm = ({ agent, children, onSubmit, submitLabel }: AgentFormP
         <input id={`${id}-model`} name="model" autoComplete="off" defaultValue={agent?.model ?? ""} {...wire("model")} />
         {errorOf("model")}
       </div>
-      <fieldset className="field">
+      <fieldset className="field" {...(errors.jobKinds === undefined ? {} : { "aria-describedby": `${id}-jobKinds-error` })}>
         <legend>Job kinds it may dispatch</legend>
-        {JOB_KINDS.map(({ kind, label }) => (
+        {kindChoices(kinds, agent?.jobKinds ?? []).map(({ kind, label }) => (
           <label key={kind} className="check">
             <input type="checkbox" name="jobKinds" value={kind} defaultChecked={agent?.jobKinds.includes(kind) ?? false} /> {label}
           </label>
         ))}
+        {errorOf("jobKinds")}
       </fieldset>
       <div className="field">
         <label htmlFor={`${id}-tools`}>Client tools (JSON)</label>

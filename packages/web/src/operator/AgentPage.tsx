@@ -41,6 +41,8 @@ export default function AgentPage({ params }: PageProps) {
   const name = params.name ?? ""
   // The admin API lists agents; one is found in the list.
   const agents = useLiveResult(api, (client) => client.agentsAdmin.list(), [name])
+  // The kinds its form offers: every one the server has.
+  const kinds = useLiveResult(api, (client) => client.subagentsAdmin.list(), [])
   const [saved, setSaved] = useState<string | undefined>(undefined)
   const [deleting, setDeleting] = useState(false)
   const agent = agents.value?.agents.find((a) => a.name === name)
@@ -58,6 +60,7 @@ export default function AgentPage({ params }: PageProps) {
             <AgentForm
               key={JSON.stringify(agent)}
               agent={agent}
+              kinds={kinds.value?.subagents}
               submitLabel="Save agent"
               onSubmit={async (agentName, body) => {
                 setSaved(undefined)

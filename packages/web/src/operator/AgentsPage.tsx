@@ -1,9 +1,11 @@
 /**
  * The operator's agents (`/operator/agents`): every agent (the built-in
- * first, read-only), each linking to its page (edit, delete); a form that
- * defines a new one; and the operator's chat tool — delete a chat by id,
- * after a confirmation (a chat belongs to an agent, so it lives here rather
- * than on a page of its own).
+ * first, read-only), each linking to its page (edit, delete); the sub-agent
+ * kinds agents may name (`SubagentKinds.tsx`: the built-in ones read-only, a
+ * defined one deleted here); a form that defines a new agent, offering those
+ * kinds; and the operator's chat tool — delete a chat by id, after a
+ * confirmation (a chat belongs to an agent, so it lives here rather than on a
+ * page of its own).
  */
 import type { ApiFailure } from "@switchboard/client"
 import type { FormEvent } from "react"
@@ -13,6 +15,7 @@ import { Link, navigate } from "../app/Router.tsx"
 import type { PageProps } from "../app/Router.tsx"
 import { AgentForm } from "./AgentForm.tsx"
 import { ConfirmDialog, FailureText, OperatorPage, Pending, TableRegion, useLiveResult } from "./Common.tsx"
+import { SubagentKinds } from "./SubagentKinds.tsx"
 
 const DeleteChat = () => {
   const api = useAdminApi()
@@ -78,10 +81,11 @@ const DeleteChat = () => {
 export default function AgentsPage(_props: PageProps) {
   const api = useAdminApi()
   const agents = useLiveResult(api, (client) => client.agentsAdmin.list(), [])
+  const kinds = useLiveResult(api, (client) => client.subagentsAdmin.list(), [])
   const id = useId()
   const list = agents.value?.agents
   return (
-    <OperatorPage title="Agents" intro="What a chat tells the model and offers it: a system prompt, client tools, job kinds.">
+    <OperatorPage title="Agents" intro="What a chat tells the model and offers it: a system prompt, client tools, job kinds — and the sub-agent kinds those jobs run.">
       <Pending result={agents} what="agents" />
       {list === undefined ? null : (
         <TableRegion label={`${list.length} agent${list.length === 1 ? "" : "s"}`}>
@@ -112,9 +116,12 @@ export default function AgentsPage(_props: PageProps) {
       )}
       {agents.value !== undefined ? <FailureText failure={agents.failure} prefix="Could not refresh the agents" /> : null}
 
+      <SubagentKinds api={api} kinds={kinds} />
+
       <section className="tool" aria-labelledby={`${id}-new`}>
         <h2 id={`${id}-new`}>Define an agent</h2>
         <AgentForm
+          kinds={kinds.value?.subagents}
           submitLabel="Create agent"
           onSubmit={async (name, body) => {
             await api.run(api.client.agentsAdmin.create({ payload: { name, ...body } }))

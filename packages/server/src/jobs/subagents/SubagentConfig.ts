@@ -74,6 +74,7 @@ export const readSubagentSettings: Effect.Effect<SubagentSettings> = Effect.gen(
     models: Object.fromEntries(
       yield* Effect.forEach(registeredKinds, (k) => Effect.map(modelFor(k.kind), (model) => [k.kind, model] as const))
     ) as Record<JobKind, string | undefined>,
+
     ...yield* Config.all({
       searchUrl: SearchUrlSetting.config,
       fetchAllowPrivate: FetchAllowPrivateSetting.config,

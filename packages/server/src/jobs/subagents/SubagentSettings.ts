@@ -14,4 +14,6 @@ export interface SubagentSettings {
   readonly fetchAllowPrivate: boolean
   readonly chromiumPath: string
   readonly visualVision: boolean
+  /** `LLM_MODEL`: a defined kind without a `model` of its own uses it (absent: the adapter's own). */
+  readonly defaultModel?: string | undefined
 }

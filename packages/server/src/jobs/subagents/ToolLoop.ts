@@ -34,6 +34,11 @@ export interface ToolOutput {
   readonly images?: ReadonlyArray<ProviderImage>
   /** The work is done: end the loop after this round's calls. */
   readonly finish?: boolean
+  /**
+   * The call waits for a user's decision: the loop ends at once, unanswered, its conversation
+   * handed back (`Parked`) to be saved and resumed (`ToolLoopOptions.resume`).
+   */
+  readonly park?: boolean
 }
 
 export interface SubagentTool<A = any> {
@@ -43,7 +48,8 @@ export interface SubagentTool<A = any> {
   readonly args: Schema.Codec<A, unknown>
   /** The job's activity line for this call, e.g. `web_search: "sigma.js v3"`. */
   readonly activity: (args: A) => string
-  readonly execute: (args: A) => Effect.Effect<ToolOutput, ToolFailure>
+  /** `call`: the call being run (its id names it in a saved conversation). */
+  readonly execute: (args: A, call: ToolCall) => Effect.Effect<ToolOutput, ToolFailure>
 }
 
 /**
@@ -76,6 +82,12 @@ export interface ToolLoopOptions {
    * without them? (A text-only model's server may refuse image input.)
    */
   readonly retryWithoutImages?: boolean
+  /**
+   * A parked loop's saved conversation (`Parked`): the loop goes on from it — the last answer's
+   * calls not answered yet run first (no provider call for that round), then the model is asked.
+   * `rounds`: those it had made; `maxRounds` counts them.
+   */
+  readonly resume?: { readonly messages: ReadonlyArray<ChatMessage>; readonly rounds: number }
 }
 
 export type ToolLoopOutcome =
@@ -85,6 +97,15 @@ export type ToolLoopOutcome =
   | { readonly _tag: "Answered"; readonly content: string; readonly rounds: number }
   /** `maxRounds` provider calls and the work is neither finished nor answered. */
   | { readonly _tag: "RoundCap"; readonly content: string; readonly rounds: number }
+  /** A call waits for a user's decision (`ToolOutput.park`): the conversation so far, to resume from. */
+  | {
+    readonly _tag: "Parked"
+    readonly content: string
+    readonly rounds: number
+    readonly messages: ReadonlyArray<ChatMessage>
+    /** The call that waits. */
+    readonly call: ToolCall
+  }
 
 /** One line of activity text: single-line and bounded, as a job record's `activity` is shown in one line. */
 export const activityLine = (text: string, max = 120): string => {
@@ -127,7 +148,7 @@ const runCall = (
       return { outcome: { error: `invalid arguments: ${describeSchemaError(decoded.failure)}` } }
     }
     yield* reportActivity(activityLine(found.activity(decoded.success)))
-    const executed = yield* found.execute(decoded.success).pipe(Effect.result)
+    const executed = yield* found.execute(decoded.success, call).pipe(Effect.result)
     if (executed._tag === "Failure") return { outcome: { error: executed.failure.message } }
     return { outcome: { result: executed.success.result }, output: executed.success }
   })
@@ -151,8 +172,20 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
     const provider = yield* ProviderAdapter
     const tools = new Map(options.tools.map((t) => [t.schema.name, t]))
     const toolSchemas = options.tools.map((t) => t.schema)
-    const messages: Array<ChatMessage> = [{ id: "task", role: "user", content: options.task, timestamp: 0 }]
+    // Resumed: the saved conversation up to its last answer, which is replayed as the first round
+    // (its calls answered already keep their answers; the others run).
+    const saved = options.resume?.messages ?? []
+    const replayAt = saved.findLastIndex((m) => m.role === "assistant")
+    const replay = options.resume === undefined || replayAt < 0 ? undefined : saved[replayAt]!
+    const replayed = new Map(replay === undefined ? [] : saved.slice(replayAt + 1).flatMap((m) =>
+      m.toolResult === undefined ? [] : [[m.toolResult.toolCallId, m] as const]
+    ))
+    const before = options.resume === undefined ? 0 : options.resume.rounds - (replay === undefined ? 0 : 1)
+    const messages: Array<ChatMessage> = replay === undefined
+      ? [...saved.length > 0 ? saved : [{ id: "task", role: "user" as const, content: options.task, timestamp: 0 }]]
+      : saved.slice(0, replayAt)
     let images: ReadonlyArray<ProviderImage> = []
+    let parked: ToolCall | undefined
 
     const call = (params: ProviderChatParams) => {
       const attempt = provider.chat(params)
@@ -176,7 +209,8 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
 
     // Every call is the sub-agent's: an unknown tool's is answered with an error it can recover from.
     const end = yield* runSteps({
-      ask: () => {
+      ask: (step) => {
+        if (step === 1 && replay !== undefined) return Effect.succeed({ content: replay.content, toolCalls: replay.toolCalls ?? [] })
         const shown = images
         images = []
         return call({
@@ -191,14 +225,23 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
       owns: () => true,
       run: ({ answer, owned, step }) =>
         Effect.gen(function*() {
-          messages.push({ id: `assistant_${step}`, role: "assistant", content: answer.content, toolCalls: owned, timestamp: 0 })
+          messages.push({ id: `assistant_${before + step}`, role: "assistant", content: answer.content, toolCalls: owned, timestamp: 0 })
           let finished = false
           const shown: Array<ProviderImage> = []
           for (const [index, toolCall] of owned.entries()) {
             // After a finishing call, the rest of the round is not run (and needs no answer: the loop ends).
             if (finished) break
+            const answered = step === 1 ? replayed.get(toolCall.id) : undefined
+            if (answered !== undefined) {
+              messages.push(answered)
+              continue
+            }
             const { outcome, output } = yield* runCall(tools, toolCall, options.reportActivity).pipe(executeTool(toolCall, (r) => r.outcome))
-            messages.push(toolMessage(toolCall, outcome, `tool_${step}_${index}`))
+            if (output?.park === true) {
+              parked = toolCall
+              return { finished: false, parked: true }
+            }
+            messages.push(toolMessage(toolCall, outcome, `tool_${before + step}_${index}`))
             if (output?.images !== undefined) shown.push(...output.images)
             if (output?.finish === true) finished = true
           }
@@ -211,15 +254,18 @@ export const runToolLoop = (options: ToolLoopOptions): Effect.Effect<ToolLoopOut
               timestamp: 0
             })
           }
-          return { finished }
+          return { finished, parked: false }
         }),
       stopWhen: [
+        { reason: "Parked", when: ({ ran }) => ran.parked },
         { reason: "Finished", when: ({ ran }) => ran.finished },
-        stepCountIs(options.maxRounds, "RoundCap")
+        stepCountIs(options.maxRounds - before, "RoundCap")
       ]
     })
     const content = end.answer.content
-    return end.reason === "answered"
-      ? { _tag: "Answered", content, rounds: end.step }
-      : { _tag: end.reason, content, rounds: end.step }
+    const rounds = before + end.step
+    if (end.reason === "Parked" && parked !== undefined) return { _tag: "Parked", content, rounds, messages: [...messages], call: parked }
+    return end.reason === "answered" || end.reason === "Parked"
+      ? { _tag: "Answered", content, rounds }
+      : { _tag: end.reason, content, rounds }
   })

@@ -6,7 +6,7 @@
  * | --- | --- |
  * | `text` | the user's words (`UserText`) or the answer's markdown (`AnswerText`); a steer's text is the model's copy of its artifact: shown only by a steer without one, as its result card |
  * | `step-start` | nothing (where a provider round began) |
- * | `tool-<job kind>` | the jobs views' `DispatchCard` (the sub-agent at work), whatever its state |
+ * | `tool-<job kind>` | the jobs views' `DispatchCard` (the sub-agent at work), whatever its state: a built-in kind's call, or a defined kind's (`useIsJobCall`: acknowledged as a job, listed among the chat's jobs, or named by the agent's `jobKinds`) |
  * | `tool-<name>`, `dynamic-tool` | by the part's state: `ToolInputCard` (`input-streaming`, `input-available`), `ToolOutputCard` (`output-available`), `ToolErrorCard` (`output-error`), `ToolApprovalCard` (`approval-requested`, `approval-responded`), `ToolDeniedCard` (`output-denied`) |
  * | `data-subagent-artifact` | the jobs views' `SteerCard` (a sub-agent's result) |
  * | any other `data-…` | nothing: a UI payload the console has no view for |
@@ -14,8 +14,7 @@
  * A tool part carries its own input and output (`UiChat.ts` folded the result into it).
  */
 import type { UiMessage } from "@switchboard/domain"
-import { isJobKind } from "@switchboard/domain"
-import { DispatchCard, SteerCard } from "../../jobs/JobViews.tsx"
+import { DispatchCard, SteerCard, useIsJobCall } from "../../jobs/JobViews.tsx"
 import type { MessagePartData, ToolPart } from "../UiChat.ts"
 import { artifactOf, hasArtifact, isToolPart, steerMarkerOf, toolNameOf } from "../UiChat.ts"
 import { AnswerText } from "./AnswerText.tsx"
@@ -27,9 +26,12 @@ import { ToolOutputCard } from "./ToolOutputCard.tsx"
 import { UserText } from "./UserText.tsx"
 
 /** A tool part by its state; a job's call is its dispatch card in every state. */
-const toolPartView = (part: ToolPart) => {
+function ToolPartView({ part }: { readonly part: ToolPart }) {
   const name = toolNameOf(part)
-  if (isJobKind(name)) return <DispatchCard toolCallId={part.toolCallId} kind={name} input={part.input} />
+  const output = "output" in part ? part.output : undefined
+  if (useIsJobCall({ name, toolCallId: part.toolCallId, state: part.state, output })) {
+    return <DispatchCard toolCallId={part.toolCallId} kind={name} input={part.input} />
+  }
   switch (part.state) {
     case "input-streaming":
     case "input-available":
@@ -58,13 +60,13 @@ export function MessagePart({ message, part }: { readonly message: UiMessage; re
     case "step-start":
       return null
     case "dynamic-tool":
-      return toolPartView(part)
+      return <ToolPartView part={part} />
     case "data-subagent-artifact": {
       const artifact = artifactOf(message, part)
       // An artifact that is not a valid one: a steer shows its text instead.
       return artifact === undefined ? null : <SteerCard messageId={message.id} marker={steerMarkerOf(message)} artifact={artifact} />
     }
     default:
-      return isToolPart(part) ? toolPartView(part) : null
+      return isToolPart(part) ? <ToolPartView part={part} /> : null
   }
 }

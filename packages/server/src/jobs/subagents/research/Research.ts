@@ -16,7 +16,7 @@ import type { ResearchResult, ResearchSource, ResearchToolInput } from "@switchb
 import type { ProviderAdapter } from "@switchboard/providers"
 import { providerFailureNote, runToolLoop, tool, ToolFailure } from "../ToolLoop.ts"
 import type { SubagentTool } from "../ToolLoop.ts"
-import type { PageFetcher } from "./PageFetcher.ts"
+import type { FetchedPage, PageFetcher } from "./PageFetcher.ts"
 import type { WebSearch } from "./WebSearch.ts"
 
 export const RESEARCH_MAX_ROUNDS = 12
@@ -64,11 +64,11 @@ const normalize = (raw: string): string | undefined => {
   }
 }
 
-const WebSearchArgs = Schema.Struct({
+export const WebSearchArgs = Schema.Struct({
   query: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The search query." })
 })
 
-const FetchUrlArgs = Schema.Struct({
+export const FetchUrlArgs = Schema.Struct({
   url: Schema.String.check(Schema.isMinLength(1)).annotate({ description: "The page's URL." })
 })
 
@@ -82,6 +82,17 @@ const SubmitBriefArgs = Schema.Struct({
     Schema.withDecodingDefaultKey(Effect.succeed([]))
   )
 })
+
+/** A fetched page as the model reads it: a long page cut at `PAGE_TEXT_LIMIT`, and said so. */
+export const pageForModel = (page: FetchedPage) => {
+  const truncated = page.text.length > PAGE_TEXT_LIMIT
+  return {
+    url: page.url,
+    title: page.title,
+    text: truncated ? page.text.slice(0, PAGE_TEXT_LIMIT) : page.text,
+    ...(truncated ? { truncated: `the page is ${page.text.length} characters; only the first ${PAGE_TEXT_LIMIT} are shown` } : {})
+  }
+}
 
 export const runResearch = (
   deps: ResearchDeps,
@@ -130,15 +141,7 @@ export const runResearch = (
             remember(page.requestedUrl, page.title)
             remember(page.url, page.title)
             if (!read.some((s) => s.url === page.url)) read.push({ title: page.title || page.url, url: page.url })
-            const truncated = page.text.length > PAGE_TEXT_LIMIT
-            return {
-              result: {
-                url: page.url,
-                title: page.title,
-                text: truncated ? page.text.slice(0, PAGE_TEXT_LIMIT) : page.text,
-                ...(truncated ? { truncated: `the page is ${page.text.length} characters; only the first ${PAGE_TEXT_LIMIT} are shown` } : {})
-              }
-            }
+            return { result: pageForModel(page) }
           })
         )
     }))
