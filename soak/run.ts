@@ -42,7 +42,7 @@ import type { Exit } from "./cluster.ts"
 import { startFakeMcp } from "@switchboard/server/testing"
 import { duplicatedOf, lostOf, settleApprovals, settleJobs, verify } from "./verify.ts"
 import type { Findings } from "./verify.ts"
-import { newLedger, runChat, runHost, runShopChat, SHOP_AGENT } from "./workload.ts"
+import { newLedger, OFFICE_AGENT, OFFICE_KIND, runChat, runHost, runOfficeChat, runShopChat, SHOP_AGENT } from "./workload.ts"
 import type { Ledger } from "./workload.ts"
 
 // `--db-restart` alone (no value) is how most will write it: parseArgs wants a value for a string option.
@@ -273,11 +273,14 @@ const runPhase = async (
     const began = performance.now()
     const stopAt = began + seconds * 1000
     const deadlines = { stopAt, giveUpAt: stopAt + GIVE_UP_MS }
-    // The kills phase: one chat in five is a shop chat, whose MCP tool waits for the user's approval.
+    // The kills phase: one chat in five is a shop chat, whose MCP tool waits for the user's approval, and one
+    // in ten an office chat, whose jobs (a sub-agent kind of the soak's own) park on such a tool.
     const shops = name === "kills" ? Math.max(2, Math.round(options.chats / 5)) : 0
+    const offices = name === "kills" ? Math.max(2, Math.round(options.chats / 10)) : 0
     const clients = Promise.all([
-      ...Array.from({ length: options.chats - shops }, (_, c) => runChat(cluster, ledger, `soak-${runId}-${name}-${c}`, c + 1, CHAT_THINK_MS, deadlines)),
+      ...Array.from({ length: options.chats - shops - offices }, (_, c) => runChat(cluster, ledger, `soak-${runId}-${name}-${c}`, c + 1, CHAT_THINK_MS, deadlines)),
       ...Array.from({ length: shops }, (_, c) => runShopChat(cluster, ledger, `soak-${runId}-${name}-shop-${c}`, 500 + c, CHAT_THINK_MS, deadlines)),
+      ...Array.from({ length: offices }, (_, c) => runOfficeChat(cluster, ledger, `soak-${runId}-${name}-office-${c}`, 700 + c, CHAT_THINK_MS, deadlines)),
       ...Array.from({ length: options.hosts }, (_, h) =>
         runHost(cluster, { token: adminToken }, ledger, `soak-${runId}-${name}-host-${h}`, 1000 + h, HOST_THINK_MS, STEPS_PER_TASK, deadlines))
     ])
@@ -410,8 +413,8 @@ const table = (results: ReadonlyArray<PhaseResult>) => {
     ["turns acked / stored", (_, f) => `${f.turnsAcked} / ${f.turnsStored}`],
     ["jobs acked / stored (done, error)", (_, f) => `${f.jobsAcked} / ${f.jobsStored} (${f.jobsDone}, ${f.jobsError})`],
     ["decisions acked / stored", (_, f) => `${f.decisionsAcked} / ${f.decisionsStored}`],
-    ["approvals decided / answered (interrupted)", (_, f) =>
-      f.approvalsAcked === 0 ? "–" : `${f.approvalsAcked} / ${f.approvalsAnswered} (${f.approvalsInterrupted})`],
+    ["approvals decided / answered (interrupted; of parked jobs)", (_, f) =>
+      f.approvalsAcked === 0 ? "–" : `${f.approvalsAcked} / ${f.approvalsAnswered} (${f.approvalsInterrupted}; ${f.jobApprovals})`],
     ["lost (turns, jobs, steers, decisions, unsettled, approvals)", (_, f) =>
       `**${lostOf(f)}** (${f.lostTurns}, ${f.lostJobs}, ${f.lostSteers}, ${f.lostDecisions}, ${f.unsettledJobs}, ${f.lostApprovals})`],
     ["duplicated (message ids, steers, stepIndex, tool runs, denied runs)", (_, f) =>
@@ -449,15 +452,17 @@ const main = async () => {
   build()
   const provider = await startHelper("fake provider", fileURLToPath(new URL("./fake-provider.ts", import.meta.url)), [])
   // The shop chats' MCP server, here: it counts each order's runs (a run is counted when it arrives).
-  const mcp = await Effect.runPromise(startFakeMcp([{
-    name: "refund",
-    run: async (args) => {
+  // `payout` is the office chats' sub-agents' tool: counted the same way.
+  const counted = (name: string) => ({
+    name,
+    run: async (args: Record<string, unknown>) => {
       const order = String(args["order"])
       refunds.set(order, (refunds.get(order) ?? 0) + 1)
       await sleep(200)
-      return { content: [{ type: "text", text: `refunded ${order}` }] }
+      return { content: [{ type: "text" as const, text: `refunded ${order}` }] }
     }
-  }]).pipe(Scope.provide(await Effect.runPromise(Scope.make()))))
+  })
+  const mcp = await Effect.runPromise(startFakeMcp([counted("refund"), counted("payout")]).pipe(Scope.provide(await Effect.runPromise(Scope.make()))))
   const setFaults = (rate: number) => ask(provider.child, { type: "faults", rate } as { readonly type: string }, "faults-set")
   const commit = (() => {
     try {
@@ -478,7 +483,9 @@ const main = async () => {
     JOB_CONCURRENCY: "8",
     LLM_TIMEOUT_MS: "5000",
     TURN_MARKER_GRACE_MS: "5000",
-    LOG_LEVEL: "warn"
+    LOG_LEVEL: "warn",
+    // A parked job no client decided (its client gave up at the hard deadline) is denied well inside the settle time.
+    APPROVAL_TIMEOUT: "30 seconds"
   }
   const scriptedEnv = { ...baseEnv, LLM_PROVIDER: "scripted", LLM_MODEL: "soak", LLM_SCRIPT: fileURLToPath(new URL("./chat-script.json", import.meta.url)) }
   const httpEnv = { ...baseEnv, LLM_PROVIDER: "openai-compatible", LLM_MODEL: "soak", LLM_API_KEY: "soak" }
@@ -509,6 +516,24 @@ const main = async () => {
       body: JSON.stringify({ systemPrompt: "A shop's support agent", mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }] })
     })
     if (!shop.ok) throw new Error(`PUT /admin/agents/${SHOP_AGENT}: ${shop.status} ${(await shop.text()).slice(0, 200)}`)
+    // The office chats' sub-agent kind of the soak's own, whose MCP call waits for the user's approval, and its agent.
+    const put = async (path: string, body: unknown) => {
+      const answer = await fetch(`${origin}${path}`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      if (!answer.ok) throw new Error(`PUT ${path}: ${answer.status} ${(await answer.text()).slice(0, 200)}`)
+    }
+    await put(`/admin/subagents/${OFFICE_KIND}`, {
+      description: "Pay an office order out in the background, once the user allows it.",
+      input: [{ key: "order", type: "string", required: true }],
+      systemPrompt: "You pay office orders out with office__payout. The order: {{input.order}}",
+      mcpServers: [{ name: "office", url: mcp.url, tools: ["payout"], requireApproval: ["payout"] }],
+      result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] },
+      maxSteps: 4
+    })
+    await put(`/admin/agents/${OFFICE_AGENT}`, { systemPrompt: "An office's back office", jobKinds: [OFFICE_KIND] })
   }
 
   const results: Array<PhaseResult> = []

@@ -27,6 +27,7 @@ interface Job {
   readonly id: string
   readonly status: string
   readonly error?: string
+  readonly result?: unknown
 }
 interface Decision {
   readonly attempt: number
@@ -57,6 +58,8 @@ export interface Findings {
   unreadable: number
   /** Decisions answered 202, and those whose call's answer is in the transcript. */
   approvalsAcked: number
+  /** Of those, the decisions of sub-agent jobs parked on a call (the office chats'). */
+  jobApprovals: number
   approvalsAnswered: number
   /** Approved calls whose run was cut by a kill (answered "interrupted": they ran at most once). */
   approvalsInterrupted: number
@@ -115,7 +118,8 @@ const inBatches = async <A>(items: ReadonlyArray<A>, width: number, f: (a: A) =>
  */
 export const settleApprovals = async (cluster: Cluster, ledger: Ledger, timeoutMs: number) => {
   const deadline = performance.now() + timeoutMs
-  let waiting = [...ledger.approvals]
+  // A job's approval is answered by its job's result (settleJobs waits for those).
+  let waiting = ledger.approvals.filter((a) => a.jobId === undefined)
   while (waiting.length > 0 && performance.now() < deadline) {
     const chats = [...new Set(waiting.map((a) => a.chatId))]
     const answered = new Set<string>()
@@ -129,10 +133,28 @@ export const settleApprovals = async (cluster: Cluster, ledger: Ledger, timeoutM
   return waiting.length === 0
 }
 
+/**
+ * A settled office job's result as its approval's answer: `refunded …` when the call ran, the call's
+ * error (`denied by the user: …`, `… interrupted …`) when not; undefined while it runs. A job that
+ * failed after the decision (its runners killed `maxRuns` times) answered nothing: it counts as
+ * interrupted, its call having run at most once (which `runs` checks).
+ */
+const jobAnswer = (job: Job | undefined, approved: boolean): Message | undefined => {
+  if (job === undefined || job.status === "running") return undefined
+  const result = (job.result ?? {}) as { outcome?: unknown; error?: unknown }
+  const outcome = typeof result.outcome === "string" ? result.outcome : `interrupted: the job failed: ${String(result.error ?? job.error)}`
+  return {
+    id: job.id,
+    role: "tool",
+    metadata: { approval: { approved: outcome.startsWith("interrupted: the job failed") ? approved : !outcome.startsWith("denied by the user") } },
+    ...(outcome.startsWith("refunded") ? {} : { toolResult: { error: outcome } })
+  }
+}
+
 /** `runs(order)`: how many times the soak's MCP server ran `refund` for that order. */
 export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger, runs: (order: string) => number = () => 0): Promise<Findings> => {
   const f: Findings = {
-    approvalsAcked: ledger.approvals.length, approvalsAnswered: 0, approvalsInterrupted: 0, lostApprovals: 0, toolRunsTwice: 0, deniedRan: 0,
+    approvalsAcked: ledger.approvals.length, jobApprovals: ledger.approvals.filter((a) => a.jobId !== undefined).length, approvalsAnswered: 0, approvalsInterrupted: 0, lostApprovals: 0, toolRunsTwice: 0, deniedRan: 0,
     turnsAcked: 0, turnsStored: 0, jobsAcked: 0, jobsStored: 0, jobsDone: 0, jobsError: 0, jobErrors: new Map(),
     decisionsAcked: ledger.decisions.length, decisionsStored: 0,
     lostTurns: 0, lostJobs: 0, lostSteers: 0, lostDecisions: 0, unsettledJobs: 0,
@@ -185,9 +207,11 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger, run
       }
     }
     const byId = new Map(transcript.messages.map((m) => [m.id, m]))
+    const listed = new Map(jobList.jobs.map((j) => [j.id, j]))
     for (const a of ledger.approvals.filter((a) => a.chatId === chat.chatId)) {
       const ran = runs(a.order)
-      const answer = byId.get(`approval_${a.approvalId}`)
+      // A parked job's call: answered in the job's result (what its sub-agent submitted of the call's answer).
+      const answer = a.jobId === undefined ? byId.get(`approval_${a.approvalId}`) : jobAnswer(listed.get(a.jobId), a.approved)
       if (answer === undefined || answer.metadata?.approval?.approved !== a.approved) {
         f.lostApprovals++
         sample(`${chat.chatId}: approval ${a.approvalId} decided (${a.approved ? "yes" : "no"}) but ${answer === undefined ? "its call has no answer" : "its answer says the other decision"}`)

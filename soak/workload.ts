@@ -40,6 +40,8 @@ export interface ApprovalAck {
   readonly approved: boolean
   /** The MCP call's argument: what the soak's MCP server counts its runs by. */
   readonly order: string
+  /** A sub-agent job's approval (an office chat's): its answer is the job's result, not a transcript message. */
+  readonly jobId?: string
 }
 
 export interface Ledger {
@@ -204,25 +206,75 @@ export const runShopChat = (cluster: Cluster, ledger: Ledger, chatId: string, se
     const pending = (body["pendingApprovals"] ?? []) as ReadonlyArray<{ readonly approvalId: string }>
     for (const { approvalId } of pending) {
       const approved = next() < 0.7
-      let unknown = false
-      for (;;) {
+      const decided = await postDecision(cluster, ledger, chatId, approvalId, approved, deadlines)
+      if (decided === undefined) return false
+      if (decided) ledger.approvals.push({ chatId, approvalId, approved, order })
+    }
+    return true
+  })
+
+/** The agent of the office chats, and its sub-agent kind (soak/run.ts defines them). */
+export const OFFICE_AGENT = "soak-office"
+export const OFFICE_KIND = "soak-payout"
+
+/** The sub-agent's first message for an office order: the scripted sub-agent passes it whole as the payout's order. */
+export const officeOrder = (text: string) => `Your input:\n${JSON.stringify({ order: text }, null, 2)}`
+
+/** Posts one decision, sent again when no answer came; true when it is the ledger's (202, or 409 after an unknown outcome). */
+const postDecision = async (cluster: Cluster, ledger: Ledger, chatId: string, approvalId: string, approved: boolean, deadlines: Deadlines) => {
+  let unknown = false
+  for (;;) {
+    if (performance.now() > deadlines.giveUpAt) {
+      ledger.abandoned++
+      return undefined
+    }
+    const answer = await call(cluster, "POST", `/api/chats/${chatId}/approvals/${approvalId}`, approved ? { approved } : { approved, reason: "soak says no" })
+    if (answer.status === 202 || (answer.status === 409 && unknown)) return true
+    if (answer.status === 0) {
+      unknown = true
+      ledger.unknownOutcomes++
+    }
+    count(ledger, answer.status === 0 ? "network" : answer.status === -1 ? "no replica up" : `decision ${answer.status} ${String(answer.body["code"] ?? "")}`.trim())
+    if (answer.status !== 0 && answer.status !== -1 && answer.status < 500) return false
+    await sleep(250)
+  }
+}
+
+/**
+ * One office chat: `Office order …` turns, each dispatching a job of a sub-agent kind of the soak's
+ * own whose MCP call (`office__payout`) waits for the user's approval: the job parks, the client
+ * sees `waitingFor` in the job list and decides it (seven in ten approve) on whichever replica is up.
+ */
+export const runOfficeChat = (cluster: Cluster, ledger: Ledger, chatId: string, seed: number, thinkMs: number, deadlines: Deadlines) =>
+  chatClient(ledger, chatId, seed, thinkMs, deadlines, async (i, chat, next) => {
+    const userId = `u${i}`
+    const text = `Office order ${chatId}-${i}`
+    const message = { id: userId, role: "user", content: text, timestamp: Date.now() }
+    chat.sent.add(userId)
+    const body = await sendTurn(cluster, ledger, chat, { agent: OFFICE_AGENT, chatId, messages: [message] }, deadlines)
+    if (body === undefined) return false
+    const jobs = ((body["jobs"] ?? []) as ReadonlyArray<{ id: string }>).map((j) => j.id)
+    chat.acked.push({ userId, messageId: String(body["messageId"]), jobIds: jobs })
+    for (const jobId of jobs) {
+      // Parked once its sub-agent reached the call (a kill meanwhile: another replica runs it again).
+      let waiting: string | undefined
+      while (waiting === undefined) {
         if (performance.now() > deadlines.giveUpAt) {
           ledger.abandoned++
           return false
         }
-        const answer = await call(cluster, "POST", `/api/chats/${chatId}/approvals/${approvalId}`, approved ? { approved } : { approved, reason: "soak says no" })
-        if (answer.status === 202 || (answer.status === 409 && unknown)) {
-          ledger.approvals.push({ chatId, approvalId, approved, order })
-          break
-        }
-        if (answer.status === 0) {
-          unknown = true
-          ledger.unknownOutcomes++
-        }
-        count(ledger, answer.status === 0 ? "network" : answer.status === -1 ? "no replica up" : `decision ${answer.status} ${String(answer.body["code"] ?? "")}`.trim())
-        if (answer.status !== 0 && answer.status !== -1 && answer.status < 500) break
-        await sleep(250)
+        const list = await call(cluster, "GET", `/api/jobs?chatId=${chatId}`, undefined)
+        const job = ((list.body["jobs"] ?? []) as ReadonlyArray<{ id: string; status: string; waitingFor?: { approvalId: string } }>)
+          .find((j) => j.id === jobId)
+        if (job !== undefined && job.status !== "running") break
+        waiting = job?.waitingFor?.approvalId
+        if (waiting === undefined) await sleep(250)
       }
+      if (waiting === undefined) continue
+      const approved = next() < 0.7
+      const decided = await postDecision(cluster, ledger, chatId, waiting, approved, deadlines)
+      if (decided === undefined) return false
+      if (decided) ledger.approvals.push({ chatId, approvalId: waiting, approved, order: officeOrder(text), jobId })
     }
     return true
   })

@@ -1,9 +1,10 @@
 /**
- * An agent's (or a sub-agent kind's: owner `subagent:<kind>`) MCP server headers as
- * credentials: sealed under `CREDENTIAL_KEY` when the agent is written (`agent {name} mcp {server}` the associated data,
- * so a row copied onto another agent or server does not open), opened only
- * by the turn that connects to the server, re-sealed by a key rotation. No
- * value is logged or answered; the definition holds the names.
+ * MCP server headers as credentials — an agent's, or a sub-agent kind's (owner
+ * `subagent:<kind>`): sealed under `CREDENTIAL_KEY` when the definition is
+ * written (`agent {owner} mcp {server}` the associated data, so a row copied
+ * onto another owner or server does not open), opened only by the run that
+ * connects to the server, re-sealed by a key rotation. No value is logged or
+ * answered; the definition holds the names.
  */
 import type { AgentDefinition, CredentialUnavailable, McpServerBody } from "@switchboard/domain"
 import { Effect, Redacted, Schema } from "effect"

@@ -3,12 +3,21 @@
  * the live activity line from the one poll while it runs, a quiet one-liner once it is done
  * ("research done · 3 sources"), the reason when it failed. Found by the call's id, which is the
  * job's `toolCallId`.
+ *
+ * A job parked on its sub-agent's call that needs the user's approval (`job.waitingFor`) shows
+ * that call's approval card inside it — the turn's own `PendingApproval`: the tool, its input,
+ * Approve, a reason, Deny — decided with the chat's approval route. It goes once the record waits
+ * no more (decided here, elsewhere, or by the timeout); the job runs again and its result card
+ * comes as any job's.
  */
 import { jobOfToolCall } from "@switchboard/client"
+import type { JobWaitingFor } from "@switchboard/domain"
 import { useEffect } from "react"
 import { useStore } from "zustand"
+import { PendingApproval } from "../chat/parts/PendingApproval.tsx"
+import type { DecideApproval } from "../chat/parts/PendingApproval.tsx"
 import { useJobsContext } from "./JobsContext.tsx"
-import { askedFor, finishedLine, jobFailed, kindClass, kindLabel } from "./JobText.ts"
+import { askedFor, jobLine, jobState, kindClass, kindLabel } from "./JobText.ts"
 
 export interface DispatchCardProps {
   /** The job tool call's id (the job's `toolCallId`): its tool part's `toolCallId`. */
@@ -25,6 +34,27 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 /** The id of a call's card in the page: the sub-agents panel scrolls to it. */
 export const dispatchCardId = (toolCallId: string) => `dispatch-${toolCallId}`
 
+/** The approval a parked job waits on, sent with the jobs context's `decide`. */
+function JobApproval({ waitingFor }: { readonly waitingFor: JobWaitingFor }) {
+  const { decide } = useJobsContext()
+  const send: DecideApproval = async (approved, reason) => {
+    const outcome = await decide(waitingFor.approvalId, approved, reason)
+    switch (outcome.type) {
+      case "sent":
+        return undefined
+      case "decided":
+        return { text: "Decided already (in another tab, or by the CLI): the job goes on as decided there." }
+      case "failed":
+        return { text: `The decision was not sent: ${outcome.message}`, retry: true }
+    }
+  }
+  return (
+    <div className="dispatch-card__approval">
+      <PendingApproval name={waitingFor.toolName} input={waitingFor.input} asker="The sub-agent" decide={send} />
+    </div>
+  )
+}
+
 export function DispatchCard({ input, kind, toolCallId }: DispatchCardProps) {
   const { kick, store } = useJobsContext()
   const job = useStore(store, (state) => jobOfToolCall(state, toolCallId))
@@ -35,12 +65,9 @@ export function DispatchCard({ input, kind, toolCallId }: DispatchCardProps) {
   }, [known, kick])
 
   const asked = isObject(input) ? askedFor(input) : undefined
-  const state = job === undefined ? "pending" : job.status === "running" ? "running" : jobFailed(job) ? "failed" : "done"
-  const line = job === undefined
-    ? "dispatched"
-    : state === "running"
-    ? job.activity
-    : finishedLine(job)
+  const state = job === undefined ? "pending" : jobState(job)
+  const waitingFor = job?.status === "running" ? job.waitingFor : undefined
+  const line = job === undefined ? "dispatched" : jobLine(job)
 
   return (
     <div
@@ -59,6 +86,7 @@ export function DispatchCard({ input, kind, toolCallId }: DispatchCardProps) {
         {state === "failed" && <span className="visually-hidden">Failed: </span>}
         <span className="dispatch-card__text">{line}</span>
       </p>
+      {waitingFor === undefined ? null : <JobApproval key={waitingFor.approvalId} waitingFor={waitingFor} />}
     </div>
   )
 }

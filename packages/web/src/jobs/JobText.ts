@@ -1,11 +1,11 @@
 /**
  * The words the jobs views use: a kind's name, what a job was asked, the quiet one-liner of a
  * finished job, a failure's reason, and an age. Plain functions of the domain's records, for any
- * kind: the three built-in ones have their own words, a kind an operator defined is called by its
+ * kind (and where it stands: running, waiting for the user's approval, done, failed): the three built-in ones have their own words, a kind an operator defined is called by its
  * name and its result summed up from what it holds.
  */
 import type { JobKind, JobRecord, SubagentResult } from "@switchboard/domain"
-import { isJobKind, jobKindSpecOf } from "@switchboard/domain"
+import { isJobKind, jobKindSpecOf, waitingActivity } from "@switchboard/domain"
 
 export const kindLabels: Readonly<Record<JobKind, string>> = { research: "Research", demo: "Demo", visual: "Figure" }
 
@@ -78,6 +78,18 @@ export const finishedLine = (job: JobRecord): string => {
   const what = job.result !== undefined ? resultSummary(job.kind, job.result) : job.activity.replace(/^done:\s*/, "")
   return `${kind} done · ${what}`
 }
+
+/** Where a job stands: `waiting` is running, parked on its sub-agent's call that needs the user's approval. */
+export const jobState = (job: JobRecord): "running" | "waiting" | "done" | "failed" =>
+  job.status === "running" ? (job.waitingFor === undefined ? "running" : "waiting") : jobFailed(job) ? "failed" : "done"
+
+/** A job's line: its activity while it runs ("waiting for approval: <tool>" parked), its quiet one-liner once finished. */
+export const jobLine = (job: JobRecord): string =>
+  job.status !== "running"
+    ? finishedLine(job)
+    : job.waitingFor === undefined
+    ? job.activity
+    : waitingActivity(job.waitingFor.toolName)
 
 /** "just now", "42 s", "3 min", "2 h", "5 d": how long ago `iso` was at `now`. */
 export const ageOf = (iso: string, now: number): string => {

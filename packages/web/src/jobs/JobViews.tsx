@@ -1,5 +1,5 @@
 /**
- * The chat's views of its sub-agents (docs/console.md, "Sub-agents in the chat"): the contract
+ * The chat's views of its sub-agents (docs/console-subagents.md): the contract
  * between the chat page, which places them, and the jobs views, which draw them. The chat page
  * renders
  *
@@ -9,6 +9,7 @@
  * - `<DispatchCard toolCallId kind input />` for an assistant's tool part that is a job's call
  *   (`useIsJobCall`: a built-in kind's, or a defined kind's the server acknowledged, the jobs list,
  *   or the chat's agent names — the page gives its agent's `jobKinds` as `<AgentJobKinds value>`);
+ *   a job parked on a call that needs the user's approval asks for it there;
  * - `<SteerCard messageId marker artifact text />` for a steer's `data-subagent-artifact` part (or,
  *   for a steer without a valid one, its text) — a message `subagentResultOf` marks as a steer,
  *   never shown as the user's own message;
@@ -34,7 +35,7 @@
  * (the store's `chatId` must be it). Without `JobsChatContext` nothing is polled.
  *
  * **Events, if the page wants them.** Inside the provider, `useJobEvents((event) => …)` hears the
- * watch's events: `dispatched`, `activity`, `settled`, then `steer` and `answer` (each message
+ * watch's events: `dispatched`, `activity`, `waiting`, `settled`, then `steer` and `answer` (each message
  * once, after the re-sync put it in the store: e.g. to scroll to it or announce it), and
  * `pollFailed`. Nothing needs them for the steer to show.
  *

@@ -2,15 +2,17 @@
  * The chat's jobs while it is open: the client package's job watch (the CLI's own poll of
  * `GET /api/jobs?chatId=…`, its events and its re-sync of the transcript) run as one fiber per
  * open chat, feeding the client's jobs store, which the dispatch cards and the sub-agents panel
- * read through React context. See JobViews.tsx for how the chat page plugs in.
+ * read through React context. A job parked on a call that needs approval is decided here too
+ * (`decide`: the chat's approval route, as the CLI decides it). See JobViews.tsx for how the chat
+ * page plugs in.
  */
 import type { JobEvent, JobsStore, Orchestrator } from "@switchboard/client"
-import { ChatTransport, jobPollMs, makeJobsStore, makeJobWatch } from "@switchboard/client"
+import { ChatTransport, ChatTransportError, jobPollMs, makeJobsStore, makeJobWatch } from "@switchboard/client"
 import type { ChatStore } from "@switchboard/client"
-import { Effect, Fiber, Layer } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import type { Semaphore } from "effect"
 import type { ReactNode } from "react"
-import { createContext, useContext, useEffect, useMemo, useRef, useState } from "react"
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react"
 import type { ConsoleApi } from "../api/ConsoleApi.ts"
 
 /** How often the jobs are polled while none is running or awaited: new jobs show within this. */
@@ -33,6 +35,16 @@ export const JobsChatContext = createContext<JobsChatTarget | undefined>(undefin
 
 export type JobEventListener = (event: JobEvent) => void
 
+/**
+ * What came of deciding a parked job's approval: `sent` (202: the job resumes on the server),
+ * `decided` (409 `approval_decided`: decided already — in another tab, by the CLI, or by the
+ * timeout), `failed` (not sent: the reason).
+ */
+export type JobDecision =
+  | { readonly type: "sent" }
+  | { readonly type: "decided" }
+  | { readonly type: "failed"; readonly message: string }
+
 interface JobsContextValue {
   readonly store: JobsStore
   /** Polls now (a dispatch card whose job the store does not know yet). */
@@ -40,18 +52,26 @@ interface JobsContextValue {
   readonly subscribe: (listener: JobEventListener) => () => void
   /** The last poll's failure, `undefined` once one succeeds. */
   readonly pollError: string | undefined
+  /** Decides the approval a job of the open chat waits on (`job.waitingFor.approvalId`), then polls. */
+  readonly decide: (approvalId: string, approved: boolean, reason?: string) => Promise<JobDecision>
 }
 
 const JobsContext = createContext<JobsContextValue | undefined>(undefined)
 
 /** A store that stays empty: the views outside a provider render their quiet states. */
 const emptyStore = makeJobsStore()
-const noProvider: JobsContextValue = { store: emptyStore, kick: () => {}, subscribe: () => () => {}, pollError: undefined }
+const noProvider: JobsContextValue = {
+  store: emptyStore,
+  kick: () => {},
+  subscribe: () => () => {},
+  pollError: undefined,
+  decide: () => Promise.resolve({ type: "failed", message: "no chat is open" })
+}
 
 export const useJobsContext = (): JobsContextValue => useContext(JobsContext) ?? noProvider
 
 /**
- * Hears every job event of the open chat (`dispatched`, `activity`, `settled`, then `steer` and
+ * Hears every job event of the open chat (`dispatched`, `activity`, `waiting`, `settled`, then `steer` and
  * `answer` once the re-sync put them in the chat store, `pollFailed`). The latest `listener` is
  * called; it need not be stable.
  */
@@ -74,6 +94,7 @@ export function JobsProvider({ api, chatId, children }: JobsProviderProps) {
   const [pollError, setPollError] = useState<string | undefined>(undefined)
   const listeners = useRef(new Set<JobEventListener>())
   const wake = useRef<() => void>(() => {})
+  const transport = useMemo(() => ChatTransport.layerNoDeps.pipe(Layer.provide(api.layer)), [api])
 
   useEffect(() => {
     store.getState().clear()
@@ -131,14 +152,28 @@ export function JobsProvider({ api, chatId, children }: JobsProviderProps) {
         yield* pause(watch.watching() ? jobPollMs : idlePollMs)
       }
     })
-    const transport = ChatTransport.layerNoDeps.pipe(Layer.provide(api.layer))
     const fiber = Effect.runFork(loop.pipe(Effect.provide(transport)))
     return () => {
       unsubscribe()
       wake.current = () => {}
       Effect.runFork(Fiber.interrupt(fiber))
     }
-  }, [api, chatId, store, target])
+  }, [api, chatId, store, target, transport])
+
+  const decide = useCallback<JobsContextValue["decide"]>(async (approvalId, approved, reason) => {
+    if (chatId === undefined) return { type: "failed", message: "no chat is open" }
+    const decision = { approved, ...(reason === undefined || reason === "" ? {} : { reason }) }
+    const exit = await Effect.runPromiseExit(
+      Effect.flatMap(Effect.service(ChatTransport), (chat) => chat.decide(chatId, approvalId, decision)).pipe(Effect.provide(transport))
+    )
+    // The job's record says what came of it (running again, or still waiting): look now.
+    wake.current()
+    if (Exit.isSuccess(exit)) return { type: "sent" }
+    const error = exit.cause.reasons.find(Cause.isFailReason)?.error
+    if (error instanceof ChatTransportError && error.code === "approval_decided") return { type: "decided" }
+    api.unauthorized(error)
+    return { type: "failed", message: error instanceof ChatTransportError ? error.message : String(Cause.squash(exit.cause)) }
+  }, [api, chatId, transport])
 
   const value = useMemo<JobsContextValue>(() => ({
     store,
@@ -147,8 +182,9 @@ export function JobsProvider({ api, chatId, children }: JobsProviderProps) {
       listeners.current.add(listener)
       return () => void listeners.current.delete(listener)
     },
-    pollError
-  }), [store, pollError])
+    pollError,
+    decide
+  }), [store, pollError, decide])
 
   return <JobsContext value={value}>{children}</JobsContext>
 }

@@ -1,13 +1,15 @@
 /**
  * The sidebar's list of the chat's jobs, newest first: kind, status, activity and age (kept
- * current). Each entry leads to its dispatch card in the transcript.
+ * current). A job parked on a call that needs the user's approval is `waiting`, its line
+ * "waiting for approval: <tool>". Each entry leads to its dispatch card in the transcript, where
+ * the approval is decided.
  */
 import type { JobRecord } from "@switchboard/domain"
 import { useEffect, useState } from "react"
 import { useStore } from "zustand"
 import { dispatchCardId } from "./DispatchCard.tsx"
 import { useJobsContext } from "./JobsContext.tsx"
-import { ageOf, finishedLine, jobFailed, kindClass, kindLabel, spokenAge } from "./JobText.ts"
+import { ageOf, jobLine, jobState, kindClass, kindLabel, spokenAge } from "./JobText.ts"
 
 /** The time, again every `ms`: ages move on while the panel is shown. */
 const useNow = (ms: number): number => {
@@ -18,8 +20,6 @@ const useNow = (ms: number): number => {
   }, [ms])
   return now
 }
-
-const statusLabel = (job: JobRecord) => (job.status === "running" ? "running" : jobFailed(job) ? "failed" : "done")
 
 const newestFirst = (jobs: ReadonlyArray<JobRecord>) =>
   [...jobs].sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || b.id.localeCompare(a.id))
@@ -45,7 +45,7 @@ export function SubagentsPanel() {
         : (
           <ul className="subagents-list">
             {sorted.map((job) => {
-              const status = statusLabel(job)
+              const status = jobState(job)
               return (
                 <li key={job.id} className={`subagents-item subagents-item--${status}`} data-job-id={job.id}>
                   <div className="subagents-item__head">
@@ -58,7 +58,7 @@ export function SubagentsPanel() {
                   </div>
                   <button type="button" className="subagents-item__activity" onClick={() => showCard(job.toolCallId)}>
                     <span className="visually-hidden">Show the card of this job: </span>
-                    {job.status === "running" ? job.activity : finishedLine(job)}
+                    {jobLine(job)}
                   </button>
                 </li>
               )

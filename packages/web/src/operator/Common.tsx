@@ -15,6 +15,10 @@ import type { DependencyList, ReactNode } from "react"
 import { useCallback, useEffect, useId, useRef, useState } from "react"
 import type { ConsoleApi } from "../api/ConsoleApi.ts"
 import "../styles/operator.css"
+import "../styles/operator-tables.css"
+import "../styles/operator-tasks.css"
+import "../styles/operator-kinds.css"
+import "../styles/operator-dialogs.css"
 
 /** A failure (the typed client's error, or anything thrown) as a sentence with the server's code. */
 export const failureOf = (error: unknown): ApiFailure => Effect.runSync(describeApiFailure(error))

@@ -4,42 +4,18 @@
  * the input it will run with, and where the approval stands. On the chat page it asks: Approve,
  * or Deny with a reason — the decision goes to the server (`ChatSession.decide`), which runs the
  * tool once and continues the chat. The card comes from the transcript, so it survives a reload.
+ * The pending card is `PendingApproval`, which a parked job's dispatch card draws too.
  */
-import { memo, useContext, useState } from "react"
+import { memo, useContext } from "react"
 import type { ToolPart } from "../UiChat.ts"
 import { toolNameOf } from "../UiChat.ts"
 import { ChatSessionContext } from "../ChatSession.tsx"
+import { PendingApproval } from "./PendingApproval.tsx"
+import type { DecideApproval } from "./PendingApproval.tsx"
 import { ToolCard } from "./ToolCard.tsx"
 
-/** The buttons of a pending approval: a decision is sent once; the transcript then shows what came of it. */
-function ApprovalActions({ approvalId, name }: { readonly approvalId: string; readonly name: string }) {
-  const session = useContext(ChatSessionContext)
-  const [sent, setSent] = useState<"approved" | "denied" | undefined>(undefined)
-  const [reason, setReason] = useState("")
-  if (session === undefined) return null
-  const decide = (approved: boolean) => {
-    setSent(approved ? "approved" : "denied")
-    void session.decide(approvalId, approved, approved ? undefined : reason.trim())
-  }
-  if (sent !== undefined) return <p className="tool-note">{sent === "approved" ? "Approved: it runs now." : "Denied."}</p>
-  return (
-    <div className="approval-actions">
-      <button type="button" className="approve" onClick={() => decide(true)} aria-label={`Approve ${name}`}>Approve</button>
-      <input
-        type="text"
-        className="approval-reason"
-        placeholder="Reason (optional)"
-        aria-label="Reason for denying"
-        maxLength={1000}
-        value={reason}
-        onChange={(event) => setReason(event.target.value)}
-      />
-      <button type="button" className="deny" onClick={() => decide(false)} aria-label={`Deny ${name}`}>Deny</button>
-    </div>
-  )
-}
-
 export const ToolApprovalCard = memo(function ToolApprovalCard({ part }: { readonly part: ToolPart }) {
+  const session = useContext(ChatSessionContext)
   const name = toolNameOf(part)
   const answered = part.state === "approval-responded" ? part.approval?.approved : undefined
   if (answered === false) {
@@ -58,10 +34,12 @@ export const ToolApprovalCard = memo(function ToolApprovalCard({ part }: { reado
     )
   }
   const approvalId = part.approval?.id
-  return (
-    <ToolCard name={name} state="approval" label="Awaiting approval" input={part.input}>
-      <p className="tool-note">The agent asks to run <code>{name}</code> with this input. It waits for your decision.</p>
-      {approvalId === undefined ? null : <ApprovalActions approvalId={approvalId} name={name} />}
-    </ToolCard>
-  )
+  // The orchestrator's `decide` follows the continuation; its errors go to the chat's banner.
+  const decide: DecideApproval | undefined = session === undefined || approvalId === undefined
+    ? undefined
+    : (approved, reason) => {
+      void session.decide(approvalId, approved, reason)
+      return Promise.resolve(undefined)
+    }
+  return <PendingApproval key={approvalId} name={name} input={part.input} asker="The agent" decide={decide} />
 })
