@@ -246,13 +246,20 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
   const responded: ChatApprovalsShape["responded"] = (chatId, responses, messages) =>
     Effect.gen(function*() {
       const fresh = []
+      let jobs = 0
       for (const response of responses) {
         const asked = yield* repo.asked(chatId, response.approvalId)
-        if (asked === undefined || asked.answered || asked.decided) continue
+        if (asked === undefined) {
+          // A call a sub-agent job waits on (the stream announced it): decided as the route decides it.
+          const decision = { approved: response.approved, ...(response.reason === undefined ? {} : { reason: response.reason }) }
+          if ((yield* parked.decide(chatId, response.approvalId, decision)) === "decided") jobs++
+          continue
+        }
+        if (asked.answered || asked.decided) continue
         fresh.push(response)
       }
       const recorded = yield* repo.decide(chatId, fresh, owner, leaseMs)
-      if (recorded.size === 0) return undefined
+      if (recorded.size === 0) return jobs > 0 ? "jobs" as const : undefined
       return yield* continuation(chatId, messages)
     })
 

@@ -28,13 +28,14 @@ export interface ChatApprovalsShape {
    * The decisions a `useChat` request carries (`approval-responded` parts), recorded — those
    * decided already are left as they were — and the continuation to run on the request's stream,
    * storing `messages` first (the request's new ones: the client's results of the same round);
-   * `undefined` when the request carries none this chat waits for.
+   * `"jobs"` when it decided only calls that sub-agent jobs wait on (they go on in the background:
+   * nothing to stream); `undefined` when the request carries none this chat waits for.
    */
   responded(
     chatId: ChatKey,
     responses: ReadonlyArray<UiApprovalResponse>,
     messages: ReadonlyArray<ChatMessage>
-  ): Effect.Effect<((live: LiveTurn) => Effect.Effect<unknown, TurnInFlight | ProviderError>) | undefined>
+  ): Effect.Effect<((live: LiveTurn) => Effect.Effect<unknown, TurnInFlight | ProviderError>) | "jobs" | undefined>
 }
 
 /** Whether a message claims what only the server writes of approvals: a request may send back only what is stored. */

@@ -14,7 +14,7 @@ import {
   UI_STREAM_HEADERS,
   wantsEventStream
 } from "@switchboard/domain"
-import { ApprovalDecided, ChatNotFound, CurrentUser } from "@switchboard/domain"
+import { ApprovalDecided, ChatNotFound, CurrentUser, SSE_DONE, sseEvent } from "@switchboard/domain"
 import type { ChatMessage, ChatRequest, UiChatRequest } from "@switchboard/domain"
 import { Clock, Effect, Exit, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
@@ -211,6 +211,12 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
         const results = chatRequest.messages.filter((m) => m.role === "tool" && !claimsApproval(m))
         const continuation = yield* approvals.responded(key, responses, results)
         const last = payload.messages[payload.messages.length - 1]
+        if (continuation === "jobs") {
+          // Only sub-agent jobs' calls: they go on in the background. The chat's running turn, when there is
+          // one, is what there is to follow; else the answer is a stream that starts and ends.
+          const running = yield* streams.follow(key)
+          return eventStreamResponse(running ?? Stream.make(sseEvent({ type: "start", messageId: last?.id ?? "" }), sseEvent({ type: "finish" }), SSE_DONE)) as never
+        }
         if (continuation !== undefined) {
           const live = yield* streams.start(key, continuation, last?.id).pipe(Effect.catchTag("ProviderError", toWireError))
           return eventStreamResponse(eventsReadable(live)) as never

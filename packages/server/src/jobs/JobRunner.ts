@@ -28,6 +28,7 @@ import { kindOf } from "./JobKinds.ts"
 import { Subagents } from "./Subagents.ts"
 import type { JobApprovals } from "./Subagents.ts"
 import { decodeCheckpoint, JobParking } from "./JobParking.ts"
+import { TurnStreams } from "../chat/stream/TurnStreams.ts"
 import { JobSignals } from "./JobSignals.ts"
 import { storableResult } from "./StorableResult.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
@@ -76,6 +77,8 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const subagents = yield* Subagents
   const config = yield* JobsConfig
   const parking = yield* JobParking
+  // Absent where the jobs run without chat's streams (tests of the pipeline alone).
+  const streams = Option.getOrUndefined(yield* Effect.serviceOption(TurnStreams))
   const owner = makeOwner("runner")
 
   const decode = (job: ClaimedJob) => Schema.decodeUnknownOption(kindOf(job.kind).input)(job.input) as Option.Option<JobInput>
@@ -97,6 +100,15 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
           const workedMs = (checkpoint?.workedMs ?? 0) + (yield* Clock.currentTimeMillis) - startedAt
           const activity = waitingActivity(waitingFor.toolName)
           run.parked = yield* parking.park(job.id, owner, { ...state, workedMs }, waitingFor, activity, config.approvalTimeoutMs)
+          // A turn of the chat being streamed (followed) shows the call and asks; the job record says it anyway.
+          // The call's id is the job's own: a sub-agent's call ids are its provider's, which the chat's may repeat.
+          const toolCallId = `${job.id}_${state.callId}`
+          if (run.parked && streams !== undefined) {
+            yield* streams.announce(job.chatId, [
+              { type: "tool-input-available", toolCallId, toolName: waitingFor.toolName, input: waitingFor.input },
+              { type: "tool-approval-request", approvalId: waitingFor.approvalId, toolCallId }
+            ])
+          }
         })
     }
   }

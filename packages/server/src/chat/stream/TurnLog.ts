@@ -83,7 +83,9 @@ export const makeTurnLog = (sql: SqlClient.SqlClient) => {
       AND turn_id NOT IN (SELECT turn_id FROM chat_turns WHERE expires_at > now())`.pipe(Effect.asVoid),
     askStop: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`stop:${turnId}`})`.pipe(Effect.asVoid),
     /** Asks the replica running the turn to write its events (from the first): a follower is waiting for them. */
-    askFollow: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`follow:${turnId}`})`.pipe(Effect.asVoid)
+    askFollow: (turnId: string) => sql`SELECT pg_notify(${turnsChannel}, ${`follow:${turnId}`})`.pipe(Effect.asVoid),
+    /** Asks the replica running the turn to send these chunks on its stream (`TurnStreams.announce`). */
+    askAnnounce: (payload: string) => sql`SELECT pg_notify(${turnsChannel}, ${`announce:${payload}`})`.pipe(Effect.asVoid)
   }
 }
 

@@ -15,14 +15,16 @@
  * which turn a chat is running is the marker's to say (`chat_turns`).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Duration, Effect, Exit, Layer, Queue, Schedule } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Schedule, Schema } from "effect"
+import type { UiChunk } from "@switchboard/domain"
+import { UiChunk as UiChunkSchema } from "@switchboard/domain"
 import type { Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Readable } from "node:stream"
 import { EmbeddedDatabase } from "../../db/EmbeddedDatabase.ts"
 import { ProviderError, toWireError } from "@switchboard/providers"
 import type { LiveTurn } from "./LiveTurn.ts"
-import { close, eventsReadable, followerEvent, makeLiveTurn, stopTurn } from "./LiveTurn.ts"
+import { close, eventsReadable, followerEvent, makeLiveTurn, publish, stopTurn } from "./LiveTurn.ts"
 import { makeFollowers } from "./FollowLog.ts"
 import { newMessageId } from "../MessageIds.ts"
 import type { LogRow } from "./TurnLog.ts"
@@ -34,6 +36,12 @@ const STOP_WAIT = Duration.seconds(10)
 /** How often a stop asked of another replica looks whether the chat is free, and asks again after how many looks. */
 const STOP_CHECK = Duration.millis(25)
 const STOP_ASK_EVERY = 20
+/** The largest announcement sent to another replica (PostgreSQL's notification payloads stop at 8000 bytes). */
+const MAX_ANNOUNCEMENT_BYTES = 7_500
+
+const Announcement = Schema.fromJsonString(Schema.Struct({ turnId: Schema.String, chunks: Schema.Array(UiChunkSchema) }))
+const decodeAnnouncement = (payload: string) => Option.getOrUndefined(Schema.decodeUnknownOption(Announcement)(payload))
+
 /** How often ended turns kept for late followers are swept while no turn is being written. */
 const SWEEP_ENDED_EVERY_MS = 1_000
 interface Running {
@@ -63,6 +71,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
   follow(chatId: ChatKey): Effect.Effect<Stream.Stream<string> | Readable | undefined>
   /** Stops the chat's running turn, on whichever replica, and waits (bounded) for the chat to be free. */
   stop(chatId: ChatKey): Effect.Effect<boolean>
+  /**
+   * Sends `chunks` on the chat's running turn's stream, on whichever replica runs it (a sub-agent job's
+   * call waiting for the user's approval, docs/subagents.md); nothing when no turn runs. Best effort:
+   * what a client must not miss is elsewhere too (the job record).
+   */
+  announce(chatId: ChatKey, chunks: ReadonlyArray<UiChunk>): Effect.Effect<void>
 }>()("switchboard/server/chat/TurnStreams") {
   static readonly layer = Layer.effect(TurnStreams, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -225,6 +239,12 @@ export class TurnStreams extends Context.Service<TurnStreams, {
       if (live !== undefined) stopTurn(live)
     }
 
+    const announceLocal = (payload: string) => {
+      const asked = decodeAnnouncement(payload)
+      const live = asked === undefined ? undefined : liveOf(asked.turnId)
+      if (live !== undefined) for (const chunk of asked!.chunks) publish(live, chunk)
+    }
+
     if (!embedded) {
       const pg = yield* PgClient.PgClient
       const flushed = flush.pipe(
@@ -248,6 +268,7 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           if (payload.startsWith("written:")) followers.wake(payload.slice("written:".length))
           else if (payload.startsWith("follow:")) writeFor(payload.slice("follow:".length))
           else if (payload.startsWith("stop:")) stopLocal(payload.slice("stop:".length))
+          else if (payload.startsWith("announce:")) announceLocal(payload.slice("announce:".length))
         }
       }).pipe(
         Effect.scoped,
@@ -293,6 +314,20 @@ export class TurnStreams extends Context.Service<TurnStreams, {
           const turnId = yield* log.markerOf(chatId)
           return turnId === undefined ? undefined : followers.follow(chatId, turnId)
         }),
+      announce: (chatId, chunks) =>
+        Effect.gen(function*() {
+          const local = runningOf(chatId)
+          if (local !== undefined) {
+            for (const chunk of chunks) publish(local.live, chunk)
+            return
+          }
+          if (embedded) return
+          const turnId = yield* log.markerOf(chatId)
+          if (turnId === undefined) return
+          const payload = JSON.stringify({ turnId, chunks })
+          // A notification's payload is bounded (8000 bytes): a larger announcement is not sent.
+          if (Buffer.byteLength(payload) <= MAX_ANNOUNCEMENT_BYTES) yield* log.askAnnounce(payload)
+        }).pipe(Effect.ignore),
       stop: (chatId) =>
         Effect.gen(function*() {
           const local = runningOf(chatId)
