@@ -17,13 +17,14 @@
  * (`SWITCHBOARD_PROFILE_API_KEY`) rather than on the command line, where
  * other users can see it in the process list.
  *
- * What every subcommand shares is in `AdminClient.ts`; `usage`, `agents` and `subagents` have modules of their own.
+ * What every subcommand shares is in `AdminClient.ts`; `chats`, `usage`, `agents` and `subagents` have modules of their own.
  */
 import { ProviderKind, TaskStatus } from "@switchboard/domain"
 import type { HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { agentsGroup } from "./AdminAgents.ts"
+import { chats } from "./AdminChats.ts"
 import { adminRoot, fail, hostIdFlag, jsonFlag, orDash, printJson, withAdmin } from "./AdminClient.ts"
 import { subagentsGroup } from "./AdminSubagents.ts"
 import { usage } from "./AdminUsage.ts"
@@ -225,46 +226,6 @@ const tasks = Command.make("tasks").pipe(
 )
 
 // ---------------------------------------------------------------------------
-// chats
-
-const chatUser = Flag.String("user").pipe(
-  Flag.withDescription("The user whose chat it is (default: the user default)"),
-  Flag.withMetavar("USER"),
-  Flag.optional
-)
-
-const chatsDelete = Command.make("delete", {
-  chatId: Argument.String("chatId").pipe(Argument.withDescription("The chat to delete")),
-  user: chatUser
-}, ({ chatId, user }) =>
-  withAdmin((client) =>
-    Effect.gen(function*() {
-      yield* client.admin.deleteChat({ params: { chatId }, query: Option.isSome(user) ? { user: user.value } : {} })
-      yield* Console.log(`deleted: ${chatId}`)
-    })
-  )).pipe(
-    Command.withDescription(
-      "Delete a chat: its transcript, its jobs (a running one is abandoned, no steer is delivered) and its markers."
-    )
-  )
-
-const chatsList = Command.make("list", {
-  user: Flag.String("user").pipe(Flag.withDescription("The user whose chats to list"), Flag.withMetavar("USER"))
-}, ({ user }) =>
-  withAdmin((client) =>
-    Effect.gen(function*() {
-      const { chats } = yield* client.admin.listChats({ query: { user } })
-      if (chats.length === 0) return yield* Console.log(`no chats for ${user}`)
-      for (const chat of chats) yield* Console.log(`${chat.chatId}  ${chat.agent}  ${chat.updatedAt}  ${chat.title}`)
-    })
-  )).pipe(Command.withDescription("A user's chats, most recently updated first (the latest 50)."))
-
-const chats = Command.make("chats").pipe(
-  Command.withDescription("List a user's chats; delete a chat."),
-  Command.withSubcommands([chatsList, chatsDelete])
-)
-
-// ---------------------------------------------------------------------------
 // provider profiles
 
 const profileLine = (profile: ProfileView) =>
@@ -390,7 +351,6 @@ const rotate = Command.make("rotate-credential-key", { json: jsonFlag }, ({ json
       "Re-encrypt every provider profile and agent MCP header under the current CREDENTIAL_KEY (values under CREDENTIAL_KEY_PREVIOUS included)."
     )
   )
-
 
 export const adminCommand = adminRoot.pipe(
   Command.withDescription(

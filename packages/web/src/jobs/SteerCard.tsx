@@ -13,6 +13,8 @@ import { BriefText, ExternalLink, webUrl } from "./BriefText.tsx"
 import { DemoFrame } from "./DemoFrame.tsx"
 import { failureReasonOf, kindLabel, resultSummary } from "./JobText.ts"
 import { ResultTree } from "./ResultTree.tsx"
+import { useStore } from "zustand"
+import { useJobsContext } from "./JobsContext.tsx"
 import { SvgFigure } from "./SvgFigure.tsx"
 
 export interface SteerCardProps {
@@ -93,9 +95,13 @@ const body = (kind: string, jobId: string, result: SubagentResult) => {
   }
 }
 
-export function SteerCard({ artifact, marker, messageId, text }: SteerCardProps) {
-  const kind = artifact?.kind ?? marker?.kind
+export function SteerCard({ artifact: stored, marker, messageId, text }: SteerCardProps) {
+  const kind = stored?.kind ?? marker?.kind
   const jobId = marker?.jobId ?? messageId
+  // A defined kind's result as the job list gives it, in its schema's order (the transcript's copy lost the order).
+  const { store } = useJobsContext()
+  const listed = useStore(store, (state) => state.jobs.find((job) => job.id === jobId)?.result)
+  const artifact = stored !== undefined && listed !== undefined && !isJobKind(stored.kind) ? { ...stored, result: listed } : stored
   const headingId = `steer-${messageId}-heading`
   const failure = artifact !== undefined ? failureReasonOf(artifact.kind, artifact.result) : undefined
   const state = artifact === undefined ? "text" : failure !== undefined ? "failed" : "done"
