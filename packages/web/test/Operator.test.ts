@@ -77,7 +77,7 @@ describe("the operator's console", () => {
     await heading(page, "Provider profiles").waitFor()
     await page.getByLabel("Name", { exact: true }).fill("stand-in")
     await page.getByLabel("Model", { exact: true }).fill("stand-in-model")
-    await page.getByLabel(/^Base URL/).fill(provider.url)
+    await page.getByLabel(/^Base URL/).fill(operator.provider.url)
     const key = page.getByLabel("API key", { exact: true })
     assert.strictEqual(await key.getAttribute("type"), "password")
     assert.strictEqual(await key.getAttribute("autocomplete"), "off")
