@@ -34,81 +34,19 @@ import { randomBytes } from "node:crypto"
 import { cpSync, existsSync, readdirSync } from "node:fs"
 import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import { ask, sleep, startHelper, stopAll, workDir } from "../bench/processes.ts"
 import { build } from "../scripts/build.ts"
 import { Cluster, recovered } from "./cluster.ts"
-import type { Exit } from "./cluster.ts"
 import { startFakeMcp } from "@switchboard/server/testing"
-import { duplicatedOf, lostOf, settleApprovals, settleJobs, verify } from "./verify.ts"
-import type { Findings } from "./verify.ts"
-import { newLedger, OFFICE_AGENT, OFFICE_KIND, runChat, runHost, runOfficeChat, runShopChat, SHOP_AGENT } from "./workload.ts"
+import { settleApprovals, settleJobs, verify } from "./verify.ts"
+import { fmtMs, table, verdictOf } from "./report.ts"
+import type { PhaseName, PhaseResult } from "./report.ts"
+import { readOptions } from "./options.ts"
+import { prepareDatabase } from "./agents.ts"
+import { newLedger, runChat, runHost, runOfficeChat, runShopChat } from "./workload.ts"
 import type { Ledger } from "./workload.ts"
 
-// `--db-restart` alone (no value) is how most will write it: parseArgs wants a value for a string option.
-const argv = process.argv.slice(2).map((arg) => arg === "--db-restart" ? "--db-restart=on" : arg)
-const OPTIONS = {
-  phases: { type: "string" },
-  duration: { type: "string" },
-  chats: { type: "string" },
-  hosts: { type: "string" },
-  replicas: { type: "string" },
-  "db-restart": { type: "string" },
-  "no-db-restart": { type: "boolean" },
-  logs: { type: "string" },
-  quick: { type: "boolean" },
-  help: { type: "boolean" }
-} as const
-const flags = (() => {
-  try {
-    return parseArgs({ args: argv, options: OPTIONS }).values
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)} (npm run soak -- --help)`)
-    process.exit(2)
-  }
-})()
-
-if (flags.help === true) {
-  console.log(
-    "usage: npm run soak -- [--phases=kills,db,faults,sigterm] [--duration=S] [--chats=50] [--hosts=30] [--replicas=3]\n" +
-      "       [--db-restart[=force] | --no-db-restart] [--logs=DIR] [--quick]"
-  )
-  process.exit(0)
-}
-
-const PHASES = ["kills", "db", "faults", "sigterm"] as const
-type PhaseName = (typeof PHASES)[number]
-
-const positive = (raw: string | undefined, name: string, fallback: number) => {
-  if (raw === undefined) return fallback
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n <= 0) {
-    console.error(`invalid --${name}=${JSON.stringify(raw)}: expected a positive integer`)
-    process.exit(2)
-  }
-  return n
-}
-
-const quick = flags.quick === true
-const phases = (flags.phases ?? (quick ? "kills" : PHASES.join(","))).split(",").map((s) => s.trim()) as Array<PhaseName>
-for (const p of phases) {
-  if (!PHASES.includes(p)) {
-    console.error(`unknown phase ${JSON.stringify(p)} in --phases (known: ${PHASES.join(", ")})`)
-    process.exit(2)
-  }
-}
-const DEFAULT_SECONDS: Record<PhaseName, number> = quick
-  ? { kills: 40, db: 30, faults: 30, sigterm: 30 }
-  : { kills: 150, db: 60, faults: 90, sigterm: 90 }
-const durationOverride = flags.duration === undefined ? undefined : positive(flags.duration, "duration", 0)
-const options = {
-  chats: positive(flags.chats, "chats", quick ? 10 : 50),
-  hosts: positive(flags.hosts, "hosts", quick ? 6 : 30),
-  replicas: positive(flags.replicas, "replicas", 3),
-  seconds: (p: PhaseName) => durationOverride ?? DEFAULT_SECONDS[p],
-  dbRestart: flags["no-db-restart"] === true ? "off" : flags["db-restart"] === "force" ? "force" : "auto",
-  logs: flags.logs
-}
+const { options, phases, quick } = readOptions()
 const KILL_EVERY_MS = 10_000
 const DB_DOWN_MS = 5_000
 const SIGTERM_GRACE_MS = 30_000
@@ -191,27 +129,6 @@ process.on("unhandledRejection", (error) => {
 
 // ---------------------------------------------------------------------------
 // One phase
-
-interface PhaseResult {
-  readonly name: PhaseName
-  readonly skipped?: string
-  seconds?: number
-  findings?: Findings
-  ledger?: Ledger
-  recoveries: Array<number>
-  unrecovered: number
-  /** The db phase: did the same processes live through it. */
-  sameProcesses?: boolean
-  fdsBefore: Array<number | undefined>
-  fdsAfter: Array<number | undefined>
-  replaced: Array<boolean>
-  /** Graceful stops: the rolling ones (sigterm phase) and the end of every phase. */
-  exits: Array<Exit>
-  faultsServed?: Record<string, number>
-  /** The db phase: from the stop command to the start command's return. */
-  dbDownMs?: number
-  events: Array<string>
-}
 
 const say = (text: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${text}`)
 
@@ -366,85 +283,6 @@ const databaseRestart = async (cluster: Cluster, stopAt: number, result: PhaseRe
 }
 
 // ---------------------------------------------------------------------------
-// The table
-
-const fmtMs = (ms: number) => `${(ms / 1000).toFixed(1)} s`
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
-
-interface Verdict {
-  readonly ok: boolean
-  readonly why: Array<string>
-}
-
-const verdictOf = (r: PhaseResult): Verdict => {
-  if (r.skipped !== undefined) return { ok: true, why: [] }
-  const f = r.findings
-  const why: Array<string> = []
-  if (f === undefined) return { ok: false, why: ["no findings (the phase failed)"] }
-  if (lostOf(f) > 0) why.push(`${lostOf(f)} lost`)
-  if (duplicatedOf(f) > 0) why.push(`${duplicatedOf(f)} duplicated`)
-  if (f.skippedSteps > 0) why.push(`${f.skippedSteps} step indexes skipped`)
-  if (f.unreadable > 0) why.push(`${f.unreadable} chats or decision logs unreadable`)
-  if (r.unrecovered > 0) why.push(`${r.unrecovered} recoveries missed`)
-  if (r.sameProcesses === false) why.push(r.name === "db" ? "a replica restarted during the database outage" : "a replica died under the faults")
-  const badExits = r.exits.filter((e) => e.status !== "0")
-  if (badExits.length > 0) why.push(`${badExits.length} graceful stops did not exit 0`)
-  // Without faults, a job ends in error only because restarts stopped it.
-  if (r.name !== "faults" && f.jobsError > 0) why.push(`${f.jobsError} jobs ended in error`)
-  const unexplained = f.storedNotAcked - (r.ledger?.unknownOutcomes ?? 0) - (r.ledger?.abandoned ?? 0)
-  if (r.name === "faults" && unexplained > 0) why.push(`${unexplained} half-stored (stored, no client told, no answer lost)`)
-  return { ok: why.length === 0, why }
-}
-
-const exitSummary = (exits: ReadonlyArray<Exit>) => {
-  if (exits.length === 0) return "–"
-  const byStatus = new Map<string, number>()
-  for (const e of exits) {
-    const key = `${e.status}${e.forced ? " (forced)" : ""}`
-    byStatus.set(key, (byStatus.get(key) ?? 0) + 1)
-  }
-  const slowest = Math.max(...exits.map((e) => e.stopMs))
-  return `${[...byStatus].map(([status, n]) => `${status} ×${n}`).join(", ")}; slowest stop ${fmtMs(slowest)}`
-}
-
-const table = (results: ReadonlyArray<PhaseResult>) => {
-  const rows: Array<[string, (r: PhaseResult, f: Findings) => string]> = [
-    ["load (s) / replicas / chats / hosts", (r) => `${r.seconds?.toFixed(0)} / ${options.replicas} / ${options.chats} / ${options.hosts}`],
-    ["turns acked / stored", (_, f) => `${f.turnsAcked} / ${f.turnsStored}`],
-    ["jobs acked / stored (done, error)", (_, f) => `${f.jobsAcked} / ${f.jobsStored} (${f.jobsDone}, ${f.jobsError})`],
-    ["decisions acked / stored", (_, f) => `${f.decisionsAcked} / ${f.decisionsStored}`],
-    ["approvals decided / answered (interrupted; of parked jobs)", (_, f) =>
-      f.approvalsAcked === 0 ? "–" : `${f.approvalsAcked} / ${f.approvalsAnswered} (${f.approvalsInterrupted}; ${f.jobApprovals})`],
-    ["lost (turns, jobs, steers, decisions, unsettled, approvals)", (_, f) =>
-      `**${lostOf(f)}** (${f.lostTurns}, ${f.lostJobs}, ${f.lostSteers}, ${f.lostDecisions}, ${f.unsettledJobs}, ${f.lostApprovals})`],
-    ["duplicated (message ids, steers, stepIndex, tool runs, denied runs)", (_, f) =>
-      `**${duplicatedOf(f)}** (${f.duplicateMessageIds}, ${f.duplicateSteers}, ${f.duplicateSteps}, ${f.toolRunsTwice}, ${f.deniedRan})`],
-    ["stepIndex skipped", (_, f) => String(f.skippedSteps)],
-    ["unreadable chats / decision logs", (_, f) => String(f.unreadable)],
-    ["stored, no 200 seen / answers lost in transit / given up", (r, f) => `${f.storedNotAcked} / ${r.ledger?.unknownOutcomes ?? 0} / ${r.ledger?.abandoned ?? 0}`],
-    ["longest 409 turn_in_flight streak (tries, time)", (_, f) => `${f.longest409}, ${fmtMs(f.longest409Ms)}`],
-    ["failed answers, retried", (r) => {
-      const entries = [...(r.ledger?.failures ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
-      return entries.length === 0 ? "0" : entries.slice(0, 4).map(([k, n]) => `${k}: ${n}`).join("; ")
-    }],
-    ["recovery: all /readyz 200 + a turn on each (median / max, n)", (r) =>
-      r.recoveries.length === 0 ? (r.unrecovered > 0 ? `none (${r.unrecovered} missed)` : "–")
-        : `${fmtMs(median(r.recoveries))} / ${fmtMs(Math.max(...r.recoveries))}, ${r.recoveries.length}${r.unrecovered > 0 ? `, ${r.unrecovered} missed` : ""}${r.sameProcesses === undefined ? "" : r.sameProcesses ? ", no restart" : ", **restarted**"}${r.dbDownMs === undefined ? "" : ` (from the start command; down ${fmtMs(r.dbDownMs)})`}`],
-    ["fds per replica, start → end (* = new process)", (r) =>
-      r.fdsBefore.map((b, i) => `${b ?? "?"}→${r.fdsAfter[i] ?? "?"}${r.replaced[i] === true ? "*" : ""}`).join(", ")],
-    ["exit codes after SIGTERM; slowest", (r) => exitSummary(r.exits)],
-    ["job errors", (_, f) => f.jobErrors.size === 0 ? "–" : [...f.jobErrors].map(([k, n]) => `${n}× ${k}`).join("; ").replaceAll("|", "/")],
-    ["provider faults served", (r) => r.faultsServed === undefined ? "–" : Object.entries(r.faultsServed).map(([k, n]) => `${k} ${n}`).join(", ")],
-    ["verdict", (r) => { const v = verdictOf(r); return v.ok ? "green" : `**red**: ${v.why.join("; ")}` }]
-  ]
-  const header = `| figure | ${results.map((r) => r.name).join(" | ")} |\n| --- | ${results.map(() => "---").join(" | ")} |`
-  const lines = rows.map(([label, cell]) =>
-    `| ${label} | ${results.map((r) => r.skipped !== undefined ? (label === "verdict" ? `skipped: ${r.skipped}` : "–") : r.findings === undefined ? "?" : cell(r, r.findings)).join(" | ")} |`
-  )
-  return [header, ...lines].join("\n")
-}
-
-// ---------------------------------------------------------------------------
 
 const main = async () => {
   const started = performance.now()
@@ -490,51 +328,8 @@ const main = async () => {
   const scriptedEnv = { ...baseEnv, LLM_PROVIDER: "scripted", LLM_MODEL: "soak", LLM_SCRIPT: fileURLToPath(new URL("./chat-script.json", import.meta.url)) }
   const httpEnv = { ...baseEnv, LLM_PROVIDER: "openai-compatible", LLM_MODEL: "soak", LLM_API_KEY: "soak" }
   // The planner's provider profile, made in each phase's database before its hosts ask.
-  const ensureProfile = async (origin: string) => {
-    const call = async (path: string, body?: unknown) => {
-      const response = await fetch(`${origin}${path}`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) })
-      })
-      const text = await response.text()
-      if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${text.slice(0, 200)}`)
-      return JSON.parse(text || "{}") as Record<string, unknown>
-    }
-    const profile = await call("/admin/provider-profiles", {
-      name: "soak-planner",
-      provider: "openai-compatible",
-      model: "soak-planner",
-      timeoutMs: 5_000,
-      baseUrl: `http://127.0.0.1:${provider.port}/v1`,
-      apiKey: "soak-key"
-    })
-    await call(`/admin/provider-profiles/${String(profile["profileId"])}/activate`)
-    const shop = await fetch(`${origin}/admin/agents/${SHOP_AGENT}`, {
-      method: "PUT",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ systemPrompt: "A shop's support agent", mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }] })
-    })
-    if (!shop.ok) throw new Error(`PUT /admin/agents/${SHOP_AGENT}: ${shop.status} ${(await shop.text()).slice(0, 200)}`)
-    // The office chats' sub-agent kind of the soak's own, whose MCP call waits for the user's approval, and its agent.
-    const put = async (path: string, body: unknown) => {
-      const answer = await fetch(`${origin}${path}`, {
-        method: "PUT",
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify(body)
-      })
-      if (!answer.ok) throw new Error(`PUT ${path}: ${answer.status} ${(await answer.text()).slice(0, 200)}`)
-    }
-    await put(`/admin/subagents/${OFFICE_KIND}`, {
-      description: "Pay an office order out in the background, once the user allows it.",
-      input: [{ key: "order", type: "string", required: true }],
-      systemPrompt: "You pay office orders out with office__payout. The order: {{input.order}}",
-      mcpServers: [{ name: "office", url: mcp.url, tools: ["payout"], requireApproval: ["payout"] }],
-      result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] },
-      maxSteps: 4
-    })
-    await put(`/admin/agents/${OFFICE_AGENT}`, { systemPrompt: "An office's back office", jobKinds: [OFFICE_KIND] })
-  }
+  // The planner's provider profile and the agents, made in each phase's database before its load.
+  const ensureProfile = (origin: string) => prepareDatabase(origin, adminToken, provider.port, mcp.url)
 
   const results: Array<PhaseResult> = []
   for (const name of phases) {
@@ -583,7 +378,7 @@ const main = async () => {
     `\n## Soak: ${green ? "green" : "RED"} — commit ${commit}, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, ` +
       `${minutes.toFixed(1)} min, load average ${loadavg()[0]!.toFixed(1)} at the end\n`
   )
-  console.log(table(results))
+  console.log(table(results, options))
   console.log()
   await leave(green ? 0 : 1)
 }

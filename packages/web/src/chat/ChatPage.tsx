@@ -24,6 +24,8 @@ import { ContextEditor } from "./ContextEditor.tsx"
 import { Conversations, DEFAULT_AGENT } from "./Conversations.tsx"
 import { MessageList } from "./MessageList.tsx"
 import "../styles/chat.css"
+import "../styles/chat-parts.css"
+import "../styles/chat-composer.css"
 
 const CHAT_ID = /^[A-Za-z0-9_.:-]{1,128}$/
 
