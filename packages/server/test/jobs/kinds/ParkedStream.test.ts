@@ -5,20 +5,21 @@
  * `tool-approval-request` naming the job's approval), and `useChat`'s own way
  * of deciding — the tool part in state `approval-responded` — decides it, as
  * the route does: the job resumes, the tool runs once, a second decision is a
- * 409.
+ * 409. On PostgreSQL, the announcement reaches the turn on another replica than
+ * the one whose runner parked the job.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, describe, it, layer } from "@effect/vitest"
 import type { JobRecord, ProviderChatParams, ProviderChatResponse, UiChunk } from "@switchboard/domain"
 import { makeFakeProvider } from "@switchboard/providers/testing"
 import { readUIMessageStream, uiMessageChunkSchema } from "ai"
 import type { UIMessage } from "ai"
-import { Deferred, Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as RealSubagents from "../../../src/jobs/subagents/RealSubagents.ts"
 import { startFakeMcp, textTool } from "../../support/FakeMcp.ts"
 import { readEventStream, streamInit } from "../../support/EventStream.ts"
 import { eventually, jobsOf } from "../../support/JobsHelpers.ts"
-import { backend } from "../../support/TestDatabase.ts"
-import { baseUrl, layerTestServer, request } from "../../support/TestServer.ts"
+import { backend, makeTestDatabase } from "../../support/TestDatabase.ts"
+import { baseUrl, layerReplica, layerTestServer, request, requestAt } from "../../support/TestServer.ts"
 import { settings } from "../subagents/Harness.ts"
 
 const ADMIN_TOKEN = "admin-token-for-parked-streams"
@@ -111,4 +112,54 @@ describe(`a parked job on the chat's stream (${backend})`, () => {
         assert.strictEqual(mcp.calls.filter((c) => c.name === "refund").length, 1)
       })), { timeout: 60_000 })
   })
+})
+
+describe(`a parked job announced across replicas (${backend})`, () => {
+  // The embedded database is one process: its replicas in one test share one, and there is nothing to cross.
+  it.live.skipIf(backend !== "postgres")("the turn streams on A; B's runner parks the job; A's stream shows the call", () =>
+    Effect.gen(function*() {
+      const db = yield* makeTestDatabase
+      const fake = makeFakeProvider()
+      let release = Deferred.makeUnsafe<void>()
+      fake.answerWith((params) => {
+        const last = params.messages.at(-1)!
+        if (params.systemPrompt?.startsWith(SUBAGENT) === true) {
+          return Effect.succeed({ content: "", toolCalls: [{ id: "s_1", name: "shop__refund", args: { order: 8 } }] })
+        }
+        if (last.role === "tool") return Effect.as(Deferred.await(release), { content: "working on it" })
+        return Effect.succeed({ content: "", toolCalls: [{ id: "c_8", name: "refund-run", args: { order: 8 } }] })
+      })
+      const mcp = yield* startFakeMcp([textTool("refund", () => "refunded")])
+      const memoMap = yield* Layer.makeMemoMap
+      const scope = yield* Effect.scope
+      // A runs no job (no room for one): B's runner takes it, and parks it.
+      const replica = (concurrency: number) =>
+        Layer.buildWithMemoMap(
+          Layer.fresh(layerReplica(fake.layer, db.client(), { subagents: RealSubagents.layerWithMcp(settings()), jobs: { concurrency } }, { ADMIN_TOKEN })),
+          memoMap,
+          scope
+        ).pipe(Effect.flatMap((services) => baseUrl.pipe(Effect.provide(services))))
+      const a = yield* replica(0)
+      yield* replica(4)
+      const putAt = (path: string, body: unknown) =>
+        requestAt(a, path, { method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body) })
+      assert.strictEqual((yield* putAt("/admin/subagents/refund-run", {
+        description: "Refund an order in the background, once the user allows it.",
+        input: [{ key: "order", type: "integer", required: true }],
+        systemPrompt: `${SUBAGENT} Order {{input.order}}.`,
+        mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }],
+        result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] }
+      })).status, 200)
+      assert.strictEqual((yield* putAt("/admin/agents/shop", { systemPrompt: "Shop back office.", jobKinds: ["refund-run"] })).status, 200)
+
+      release = Deferred.makeUnsafe<void>()
+      const user = { id: "u1", role: "user", parts: [{ type: "text", text: "refund 8" }] }
+      // Read until the call is asked for (an announcement that never comes fails by the test's timeout), then let the turn end.
+      const sent = yield* readEventStream(`${a}/api/ui/chat`, streamInit({ id: "ps-2", agent: "shop", messages: [user] }), (c) => c.type === "tool-approval-request")
+      yield* Deferred.succeed(release, undefined)
+      const jobs = requestAt(a, "/api/jobs?chatId=ps-2").pipe(Effect.map((r) => r.json.jobs as ReadonlyArray<JobRecord>))
+      const [parked] = yield* eventually(jobs, (list) => list[0]?.waitingFor !== undefined, "the job to park", 30_000)
+      const asked = sent.chunks.find((c) => c.type === "tool-approval-request") as { approvalId: string } | undefined
+      assert.strictEqual(asked?.approvalId, parked!.waitingFor!.approvalId)
+    }), { timeout: 60_000 })
 })
