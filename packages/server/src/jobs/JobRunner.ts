@@ -15,7 +15,10 @@
  *
  * On completion the result is stored, the wake queued and every replica
  * notified in one statement (`finishRun`): the wake pipeline takes it from
- * there.
+ * there. A defined kind's job whose call needs the user's approval parks
+ * instead (`JobParking.ts`): its state saved, its lease given back, the run
+ * ended without a result; the decision makes it claimable again, and the run
+ * that claims it resumes the sub-agent where it stopped.
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
 import { isSubagentFailure, subagentFailure, waitingActivity } from "@switchboard/domain"
@@ -115,32 +118,32 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
 
   const runSubagent = (job: ClaimedJob, input: JobInput, run: { parked: boolean }): Effect.Effect<SubagentResult> =>
     Effect.gen(function*() {
-    if (job.runAttempts > config.maxRuns) {
-      return subagentFailure(job.kind, input, `the job's runner stopped ${config.maxRuns} times before it finished`)
-    }
-    const approvals = approvalsOf(job, run, yield* Clock.currentTimeMillis)
-    // A defined kind may set its own time limit; the time it worked before it parked counts against it.
-    const timeoutMs = Math.max(1, (job.definition?.timeoutMs ?? config.timeoutMs) - (approvals?.checkpoint?.workedMs ?? 0))
-    return yield* subagents.run({
-      jobId: job.id,
-      kind: job.kind,
-      input,
-      chatId: job.chatId,
-      ...(job.definition === undefined ? {} : { definition: job.definition }),
-      ...(approvals === undefined ? {} : { approvals }),
-      reportActivity: (line) => repo.reportActivity(job.id, owner, line.slice(0, 500))
-    }).pipe(
-      invokeAgent({ kind: "job", agent: job.kind, userId: userOf(job.chatId), chatId: job.chatId, jobId: job.id }),
-      Effect.timeoutOption(timeoutMs),
-      Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${timeoutMs} ms`))),
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause)
-          : Effect.logError(`job ${job.id}: the sub-agent crashed`, cause).pipe(
-            Effect.as(subagentFailure(job.kind, input, "the sub-agent crashed"))
-          )
+      if (job.runAttempts > config.maxRuns) {
+        return subagentFailure(job.kind, input, `the job's runner stopped ${config.maxRuns} times before it finished`)
+      }
+      const approvals = approvalsOf(job, run, yield* Clock.currentTimeMillis)
+      // A defined kind may set its own time limit; the time it worked before it parked counts against it.
+      const timeoutMs = Math.max(1, (job.definition?.timeoutMs ?? config.timeoutMs) - (approvals?.checkpoint?.workedMs ?? 0))
+      return yield* subagents.run({
+        jobId: job.id,
+        kind: job.kind,
+        input,
+        chatId: job.chatId,
+        ...(job.definition === undefined ? {} : { definition: job.definition }),
+        ...(approvals === undefined ? {} : { approvals }),
+        reportActivity: (line) => repo.reportActivity(job.id, owner, line.slice(0, 500))
+      }).pipe(
+        invokeAgent({ kind: "job", agent: job.kind, userId: userOf(job.chatId), chatId: job.chatId, jobId: job.id }),
+        Effect.timeoutOption(timeoutMs),
+        Effect.map(Option.getOrElse(() => subagentFailure(job.kind, input, `timed out after ${timeoutMs} ms`))),
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logError(`job ${job.id}: the sub-agent crashed`, cause).pipe(
+              Effect.as(subagentFailure(job.kind, input, "the sub-agent crashed"))
+            )
+        )
       )
-    )
     })
 
   const runJob = (job: ClaimedJob) =>
