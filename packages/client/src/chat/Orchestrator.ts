@@ -314,8 +314,9 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       switch (end.reason) {
         case "answered": {
           agent().setStatus("responding")
-          // The server ran tools of its own (MCP): their calls and results are the transcript's, as stored.
-          if (turn.serverRan) {
+          // The server ran tools of its own (MCP), or dispatched jobs (their calls answered at once by their
+          // acknowledgements): those calls and results are the transcript's, as stored.
+          if (turn.serverRan || jobs.length > 0) {
             const stored = yield* Effect.option(transport.transcript(chatId))
             if (stored._tag === "Some" && stored.value.length > 0) {
               chat().replaceMessages(stored.value)

@@ -4,7 +4,8 @@
  * streams in, the agent `processing` with it as its active tool until its output arrives, and,
  * once the turn ends, the history re-synced from the transcript, where the calls and their results
  * are stored as the messages of their rounds. (A job's call is answered at once by its
- * acknowledgement, and followed apart: `JobWatch`.)
+ * acknowledgement, and followed apart: `JobWatch`; a turn that dispatched jobs re-syncs too, for
+ * the calls it stored.)
  */
 import type { UiChunk } from "@switchboard/domain"
 import { MCP_TOOL_SEPARATOR } from "@switchboard/domain"

@@ -37,6 +37,17 @@ export const validatorFor = (schema: JsonObject): ValidateFunction => {
 
 const invalid = (error: string) => new InvalidRequest({ error })
 
+/** The first item whose name an earlier one has, with its index (what a 400 names). */
+export const firstRepeated = <A>(items: ReadonlyArray<A>, nameOf: (a: A) => string): { readonly index: number; readonly name: string } | undefined => {
+  const seen = new Set<string>()
+  for (const [index, item] of items.entries()) {
+    const name = nameOf(item)
+    if (seen.has(name)) return { index, name }
+    seen.add(name)
+  }
+  return undefined
+}
+
 /** The definition, or a 400 saying what is wrong with it. */
 export const checkAgent = (agent: AgentDefinition): Effect.Effect<AgentDefinition, InvalidRequest> =>
   Effect.gen(function*() {
@@ -50,12 +61,9 @@ export const checkAgent = (agent: AgentDefinition): Effect.Effect<AgentDefinitio
       }
       seen.add(tool.name)
     }
-    const servers = new Set<string>()
-    for (const [i, server] of (agent.mcpServers ?? []).entries()) {
-      if (servers.has(server.name)) {
-        return yield* invalid(`Invalid request body: mcpServers[${i}]: the MCP server "${server.name}" is named twice`)
-      }
-      servers.add(server.name)
+    const server = firstRepeated(agent.mcpServers ?? [], (s) => s.name)
+    if (server !== undefined) {
+      return yield* invalid(`Invalid request body: mcpServers[${server.index}]: the MCP server "${server.name}" is named twice`)
     }
     if (agent.contextSchema !== undefined) {
       const schema = agent.contextSchema
@@ -69,7 +77,7 @@ export const checkAgent = (agent: AgentDefinition): Effect.Effect<AgentDefinitio
   })
 
 /** `/a/b/0` (a JSON pointer) → `a.b[0]`, the way the other 400s name a path. */
-const pathOf = (pointer: string): string =>
+export const pathOf = (pointer: string): string =>
   pointer.split("/").slice(1).map((key) => key.replace(/~1/g, "/").replace(/~0/g, "~"))
     .reduce((path, key) => /^\d+$/.test(key) ? `${path}[${key}]` : path === "" ? key : `${path}.${key}`, "")
 

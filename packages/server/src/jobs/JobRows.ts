@@ -128,11 +128,15 @@ export type RecordRow = Pick<
   | "definition"
 >
 
-/** A defined kind's result in its schema's order (the `result` column is jsonb: it keeps no key order). */
-const ordered = (row: Pick<JobRow, "definition" | "result">): SubagentResult | null =>
-  row.result === null || row.definition === null || row.definition === undefined
-    ? row.result
-    : inSchemaOrder(toSubagentDefinition(row.definition).result, row.result) as SubagentResult
+/**
+ * A defined kind's result in its schema's order (the `result` column is jsonb: it keeps no key order).
+ * Only the schema is read of the stored definition (this code wrote it): a listing is polled.
+ */
+const ordered = (row: Pick<JobRow, "definition" | "result">): SubagentResult | null => {
+  if (row.result === null || row.definition === null || row.definition === undefined) return row.result
+  const stored = typeof row.definition === "string" ? JSON.parse(row.definition) as { readonly result?: unknown } : row.definition as { readonly result?: unknown }
+  return inSchemaOrder(stored.result, row.result) as SubagentResult
+}
 
 export const toRecord = (row: RecordRow): JobRecord => ({
   id: row.id,

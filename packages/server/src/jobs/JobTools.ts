@@ -14,7 +14,7 @@
 import type { ChatMessage, JsonObject, SubagentDefinition, ToolCall } from "@switchboard/domain"
 import { isBuiltInKind, isKindName, jobAcknowledgement, subagentToolOf, toParametersSchema } from "@switchboard/domain"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
-import { validatorFor } from "../agents/AgentCheck.ts"
+import { pathOf, validatorFor } from "../agents/AgentCheck.ts"
 import { SubagentKindsRepo } from "./kinds/SubagentKindsRepo.ts"
 import { randomUUID } from "node:crypto"
 import { nothingOffered, ServerTools } from "../chat/ServerTools.ts"
@@ -48,7 +48,8 @@ const inputProblem = (definition: SubagentDefinition, args: unknown): string | u
   const validate = validatorFor(toParametersSchema(definition.input))
   if (validate(args)) return undefined
   const first = validate.errors?.[0]
-  const at = first?.instancePath === undefined || first.instancePath === "" ? "" : `${first.instancePath.slice(1).replaceAll("/", ".")} `
+  const path = pathOf(first?.instancePath ?? "")
+  const at = path === "" ? "" : `${path} `
   const extra = first?.params !== undefined && "additionalProperty" in first.params ? ` (${String(first.params["additionalProperty"])})` : ""
   return `${at}${first?.message ?? "does not match the parameters"}${extra}`
 }

@@ -197,11 +197,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       }),
 
       list: Effect.fnUntraced(function*(chatId, options) {
-        // Without results, their column is not read at all (a demo's page is up to a MiB, stored out of line).
+        // Without results, their column is not read at all (a demo's page is up to a MiB, stored out of line); a defined
+        // kind's definition only for a settled job's, whose result it orders.
         const result = options?.results === false ? sql`NULL::jsonb AS result` : sql`result`
         const rows = yield* sql<RecordRow>`
           SELECT id, kind, chat_id, tool_call_id, status, activity, created_at, updated_at, finished_at, error, waiting_for,
-            ${options?.results === false ? sql`NULL::text AS definition` : sql`definition`}, ${result}
+            ${options?.results === false ? sql`NULL::text AS definition` : sql`CASE WHEN status <> 'running' THEN definition END AS definition`}, ${result}
           FROM jobs WHERE chat_id = ${chatId} AND ${known("jobs")} ORDER BY seq`
         return rows.map(toRecord)
       }, Effect.orDie, traced("JobsRepo.list")),

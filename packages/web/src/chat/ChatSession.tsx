@@ -5,8 +5,7 @@
  * `switchboard chat` runs, streamed. Nothing here is a second orchestrator: `send`, `retry` and
  * `stop` are its own `send`, `run` and `stop`, one turn at a time under `lock`. Opening a
  * conversation re-syncs its messages from the server's transcript (`openConversation`) and follows
- * its running turn, if it has one; so does a turn that dispatched jobs, whose calls the transcript
- * holds (their dispatch cards).
+ * its running turn, if it has one.
  */
 import { ChatTransport, makeDefaultRegistry, makeOrchestrator, MediaTranscriber } from "@switchboard/client"
 import type { AgentStore, ChatStore, Orchestrator, RunResult } from "@switchboard/client"
@@ -72,9 +71,6 @@ const makeSession = (api: ConsoleApi, agent: string | undefined): ChatSession =>
     const exit = await done
     if (activeTurn?.done === done) activeTurn = undefined
     if (Exit.isSuccess(exit)) {
-      // A job's call is the server's, answered at once by its acknowledgement: the streamed turn keeps
-      // only its answer's text, the transcript has the call (drawn as its dispatch card) and its answer.
-      if (exit.value.jobs.length > 0) await resync(session)
       for (const listener of turnListeners) listener(exit.value)
     } else if (!Cause.hasInterruptsOnly(exit.cause)) {
       // The orchestrator has put the error in the chat store (the banner); a 401 asks for the token.
@@ -82,7 +78,7 @@ const makeSession = (api: ConsoleApi, agent: string | undefined): ChatSession =>
     }
   }
 
-  const session: ChatSession = {
+  return {
     api,
     chatStore,
     agentStore,
@@ -98,7 +94,6 @@ const makeSession = (api: ConsoleApi, agent: string | undefined): ChatSession =>
       else if (following !== undefined) await run(api.client.stopTurn(following).pipe(Effect.ignore))
     }
   }
-  return session
 }
 
 const sessions = new Map<string, ChatSession>()

@@ -8,28 +8,18 @@
 import type { SubagentDefinition } from "@switchboard/domain"
 import { InvalidRequest } from "@switchboard/domain"
 import { Effect } from "effect"
-import { validatorFor } from "../../agents/AgentCheck.ts"
+import { firstRepeated, validatorFor } from "../../agents/AgentCheck.ts"
 
 const invalid = (error: string) => new InvalidRequest({ error: `Invalid request body: ${error}` })
-
-const twice = <A>(items: ReadonlyArray<A>, key: (a: A) => string): { readonly index: number; readonly name: string } | undefined => {
-  const seen = new Set<string>()
-  for (const [index, item] of items.entries()) {
-    const name = key(item)
-    if (seen.has(name)) return { index, name }
-    seen.add(name)
-  }
-  return undefined
-}
 
 /** The definition, or a 400 saying what is wrong with it. */
 export const checkKind = (definition: SubagentDefinition): Effect.Effect<SubagentDefinition, InvalidRequest> =>
   Effect.gen(function*() {
-    const input = twice(definition.input, (p) => p.key)
+    const input = firstRepeated(definition.input, (p) => p.key)
     if (input !== undefined) return yield* invalid(`input[${input.index}]: the parameter "${input.name}" is declared twice`)
-    const tool = twice(definition.tools, (t) => t)
+    const tool = firstRepeated(definition.tools, (t) => t)
     if (tool !== undefined) return yield* invalid(`tools[${tool.index}]: "${tool.name}" is named twice`)
-    const server = twice(definition.mcpServers ?? [], (s) => s.name)
+    const server = firstRepeated(definition.mcpServers ?? [], (s) => s.name)
     if (server !== undefined) return yield* invalid(`mcpServers[${server.index}]: the MCP server "${server.name}" is named twice`)
     if (definition.result["type"] !== "object") {
       return yield* invalid(`result: must be a JSON Schema of an object ("type": "object"): submit_result's arguments are the result`)

@@ -25,6 +25,15 @@ import { settings } from "../subagents/Harness.ts"
 const ADMIN_TOKEN = "admin-token-for-parked-streams"
 const SUBAGENT = "You refund orders."
 
+/** A kind whose MCP tool `refund` needs the user's approval. */
+const refundKind = (mcpUrl: string) => ({
+  description: "Refund an order in the background, once the user allows it.",
+  input: [{ key: "order", type: "integer", required: true }],
+  systemPrompt: `${SUBAGENT} Order {{input.order}}.`,
+  mcpServers: [{ name: "shop", url: mcpUrl, requireApproval: ["refund"] }],
+  result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] }
+})
+
 const put = (path: string, body: unknown) =>
   request(path, { method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body) })
 
@@ -64,13 +73,7 @@ describe(`a parked job on the chat's stream (${backend})`, () => {
     it.effect("the streamed turn shows the parked call; useChat's approval-responded part decides it once", () =>
       Effect.scoped(Effect.gen(function*() {
         const mcp = yield* startFakeMcp([textTool("refund", (args) => `refunded order ${String(args["order"])}`)])
-        assert.strictEqual((yield* put("/admin/subagents/refund-run", {
-          description: "Refund an order in the background, once the user allows it.",
-          input: [{ key: "order", type: "integer", required: true }],
-          systemPrompt: `${SUBAGENT} Order {{input.order}}.`,
-          mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }],
-          result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] }
-        })).status, 200)
+        assert.strictEqual((yield* put("/admin/subagents/refund-run", refundKind(mcp.url))).status, 200)
         assert.strictEqual((yield* put("/admin/agents/shop", { systemPrompt: "Shop back office.", jobKinds: ["refund-run"] })).status, 200)
         const base = yield* baseUrl
 
@@ -143,13 +146,7 @@ describe(`a parked job announced across replicas (${backend})`, () => {
       yield* replica(4)
       const putAt = (path: string, body: unknown) =>
         requestAt(a, path, { method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_TOKEN}` }, body: JSON.stringify(body) })
-      assert.strictEqual((yield* putAt("/admin/subagents/refund-run", {
-        description: "Refund an order in the background, once the user allows it.",
-        input: [{ key: "order", type: "integer", required: true }],
-        systemPrompt: `${SUBAGENT} Order {{input.order}}.`,
-        mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }],
-        result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] }
-      })).status, 200)
+      assert.strictEqual((yield* putAt("/admin/subagents/refund-run", refundKind(mcp.url))).status, 200)
       assert.strictEqual((yield* putAt("/admin/agents/shop", { systemPrompt: "Shop back office.", jobKinds: ["refund-run"] })).status, 200)
 
       release = Deferred.makeUnsafe<void>()

@@ -14,7 +14,7 @@ import type { AgentDefinition, JsonObject, SubagentDefinition, ToolSchema } from
 import { fillSubagentPrompt, JsonObject as JsonObjectSchema, SUBMIT_RESULT_TOOL } from "@switchboard/domain"
 import type { ProviderAdapter } from "@switchboard/providers"
 import { Effect } from "effect"
-import { validatorFor } from "../../../agents/AgentCheck.ts"
+import { pathOf, validatorFor } from "../../../agents/AgentCheck.ts"
 import { subagentOwner } from "../../../agents/McpHeadersRows.ts"
 import type { ServerToolsShape } from "../../../chat/ServerTools.ts"
 import type { ChatKey } from "../../../users/ChatKey.ts"
@@ -45,9 +45,9 @@ export interface DefinedJob {
 const deniedText = (reason: string | undefined) => `denied by the user${reason === undefined ? "" : `: ${reason}`}`
 const INTERRUPTED = "the tool's run was interrupted (the job's runner stopped while it ran): it may or may not have run"
 
-/** An ajv error list as the sub-agent reads it: `at /a/b: must be string; …`. */
+/** An ajv error list as the sub-agent reads it: `at a.b[0]: must be string; …`. */
 const mismatch = (errors: ReadonlyArray<{ readonly instancePath: string; readonly message?: string | undefined }>) =>
-  errors.slice(0, 8).map((e) => `at ${e.instancePath === "" ? "the top" : e.instancePath}: ${e.message ?? "is not valid"}`).join("; ")
+  errors.slice(0, 8).map((e) => `at ${e.instancePath === "" ? "the top" : pathOf(e.instancePath)}: ${e.message ?? "is not valid"}`).join("; ")
 
 /** The kind as its MCP servers' owner: what the MCP feature lists and calls them for. */
 const ownerOf = (definition: SubagentDefinition): AgentDefinition => ({
