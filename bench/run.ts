@@ -14,7 +14,9 @@
  *     `DATABASE_URL`, on a scratch database of that PostgreSQL;
  *   - `orchestrator.ts`: the promise API `run()` vs a hand-written fetch loop;
  *   - the scale case's own (`scale.ts`): a provider fake at a model's pace, the SSE relay and a fresh
- *     server per N, loaded by `burst.ts` (N turns at once, a connection each);
+ *     server per N, loaded by `burst.ts` (N turns at once, a connection each); its background part
+ *     (`background.ts`): a fake that answers the planner in 2 s and holds sub-agents' steps, and a
+ *     fresh server per backend;
  *   - the users case's (`users.ts`): the product backend of `examples/product-backend.ts` in this
  *     process (its JWKS and its users' tokens) and a server of its own taking both JWTs and `CHAT_TOKEN`.
  *
@@ -38,6 +40,7 @@
  *   --backends=embedded,postgres   the servers' databases (default: embedded, and postgres with DATABASE_URL)
  *   --think-ms=250          jobs case: a chat's mean pause between its turns (0: back-to-back, see bench/jobs.ts)
  *   --scale-n=500,1000,2000 scale case: the turns started at once, one burst per N and target; --quick: 250
+ *                           (its background part: 1,000 hosts, 1,000 jobs, 500 turns; --quick: 100 each)
  *
  *   npm run bench                      # ~9 min (the scale case ~2 of them, the users case ~2)
  *   npm run bench -- --quick           # ~1 min
@@ -57,6 +60,8 @@ import { parseArgs } from "node:util"
 import { jobsCase } from "./jobs.ts"
 import { SCALE_NS, scaleCase } from "./scale.ts"
 import type { ScaleResult } from "./scale.ts"
+import { backgroundCase } from "./background.ts"
+import { activeProfile, apiCall, readyHosts } from "./hosts.ts"
 import { startUsersAuth } from "./users.ts"
 import { completionDeltaReader, deltaReader } from "./sse.ts"
 import { build, buildWeb, firstLoadOf } from "../scripts/build.ts"
@@ -220,6 +225,13 @@ const createScratchDatabase = async () => {
   const u = new URL(databaseUrl!)
   u.pathname = `/${scratchName}`
   scratchUrl = u.toString()
+}
+
+/** A fresh scratch database (dropped and created again), for a case that must not read an earlier one's rows. */
+async function freshScratchDatabase() {
+  await dropScratchDatabase()
+  await createScratchDatabase()
+  return scratchUrl!
 }
 
 async function dropScratchDatabase() {
@@ -659,16 +671,7 @@ const startInsertFloor = (upstreamPort: number, backend: "embedded" | "postgres"
   return startHelper(`one-INSERT proxy (${backend})`, PROXY, [String(upstreamPort), "insert"], env)
 }
 
-const adminCall = async (origin: string, method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${origin}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
-  return (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>
-}
+const adminCall = (origin: string, method: string, path: string, body?: unknown) => apiCall(origin, ADMIN_TOKEN, method, path, body)
 
 /**
  * Planner decision: 32 hosts (one per connection, one decision in flight
@@ -686,36 +689,8 @@ const plannerCase = async (upstream: { child: ChildProcess; port: number }, serv
     return
   }
   console.log(`\nplanner decision (${backend}) — ${options.concurrency} hosts, one decision in flight each, vs the one-INSERT proxy`)
-  const profile = await adminCall(origin, "POST", "/admin/provider-profiles", {
-    name: `bench-${randomBytes(4).toString("hex")}`,
-    provider: "openai-compatible",
-    model: "bench-planner",
-    timeoutMs: 30_000,
-    baseUrl: `http://127.0.0.1:${upstream.port}/v1`,
-    apiKey: "bench-key"
-  })
-  await adminCall(origin, "POST", `/admin/provider-profiles/${String(profile["profileId"])}/activate`)
-  const hosts: Array<{ hostId: string; token: string; taskId: string }> = []
-  for (let i = 0; i < options.concurrency; i++) {
-    const host = await adminCall(origin, "POST", "/admin/hosts", { name: `bench-host-${i}` })
-    const hostId = String(host["hostId"])
-    const token = String(host["token"])
-    const task = await adminCall(origin, "POST", "/admin/tasks", { goal: "benchmark", hostId })
-    const claim = await fetch(`${origin}/internal/hosts/${hostId}/claim`, { method: "POST", headers: { authorization: `Bearer ${token}` } })
-    if (!claim.ok) throw new Error(`claim for ${hostId}: HTTP ${claim.status}: ${(await claim.text()).slice(0, 200)}`)
-    await claim.arrayBuffer()
-    hosts.push({ hostId, token, taskId: String(task["taskId"]) })
-  }
-  const decisionBody = hosts.map((h) =>
-    JSON.stringify({
-      hostId: h.hostId,
-      taskId: h.taskId,
-      attempt: 1,
-      systemPrompt: "You carry out tasks. Call exactly one tool.",
-      userPrompt: "Task: benchmark. If it is done, call finish.",
-      tools: [{ name: "finish", description: "The task is done", parameters: { type: "object", properties: {} } }]
-    })
-  )
+  await activeProfile(origin, ADMIN_TOKEN, upstream.port, "bench-planner")
+  const hosts = await readyHosts(origin, ADMIN_TOKEN, options.concurrency)
   const checkDecision = (status: number, text: string) =>
     status === 200 && (JSON.parse(text) as { toolName?: unknown }).toolName === "finish" ? undefined : `expected 200 { toolName: "finish" }`
 
@@ -724,7 +699,7 @@ const plannerCase = async (upstream: { child: ChildProcess; port: number }, serv
   const route = await loadFor("planner decision", {
     origin,
     path: "/internal/planner/decision",
-    body: (worker) => decisionBody[worker % hosts.length]!,
+    body: (worker) => hosts[worker % hosts.length]!.body,
     headers: (worker) => ({ authorization: `Bearer ${hosts[worker % hosts.length]!.token}` })
   }, checkDecision)
   try {
@@ -1180,23 +1155,31 @@ const main = async () => {
   }
   if (options.cases.includes("orchestrator")) await attempt("orchestrator", () => orchestratorCase(upstream))
   let scale: ScaleResult | undefined
+  let background: Awaited<ReturnType<typeof backgroundCase>> | undefined
   if (options.cases.includes("scale")) {
     await attempt("scale", async () => {
       scale = await scaleCase({
         ns: options.scaleNs,
         backends,
         // Its own scratch database: the earlier cases' chats are not the scale case's to read past.
-        scratchDatabase: async () => {
-          await dropScratchDatabase()
-          await createScratchDatabase()
-          return scratchUrl!
-        },
+        scratchDatabase: freshScratchDatabase,
         chatBody: newChatBody,
         serverEnv: options.serverEnv,
         cpuProfDir: options.cpuProfDir
       })
       failures.push(...scale.failures)
       machineNotes.push(...scale.notes)
+    })
+    await attempt("scale background", async () => {
+      const sizes = quick ? { hosts: 100, jobs: 100, turns: 100 } : { hosts: 1000, jobs: 1000, turns: 500 }
+      background = await backgroundCase({
+        backends,
+        scratchDatabase: freshScratchDatabase,
+        chatBody: newChatBody,
+        serverEnv: options.serverEnv,
+        ...sizes
+      })
+      failures.push(...background.failures)
     })
   }
 
@@ -1224,7 +1207,8 @@ const main = async () => {
     failures,
     notes: machineNotes,
     table: output,
-    ...(scale === undefined ? {} : { scale })
+    ...(scale === undefined ? {} : { scale }),
+    ...(background === undefined ? {} : { background })
   }
   mkdirSync(RESULTS, { recursive: true })
   const stamp = began.toISOString().replace(/[:.]/g, "-")

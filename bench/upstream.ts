@@ -10,13 +10,21 @@
  * usage chunk and `[DONE]`. Each delta's text is its send time (`wallClockMs`
  * and a space), so the client can time each one end to end.
  *
+ * For the scale case's background part (`bench/background.ts`) it answers slowly where asked:
+ * the model `bench-planner-slow` gets the planner's tool call after `ANSWER_DELAY_MS` (a
+ * provider that takes 2 s a decision), the model `bench-job` (a sub-agent's step) is held until
+ * the fake exits, and a chat request whose user says `dispatch-job` (with no tool result yet) is
+ * answered with a call of the `research` job tool.
+ *
  * It also serves the orchestrator case's instant fake of the Switchboard chat
  * route: `POST /api/agent/chat` answers a `lookup` tool call until the history
  * holds `TOOL_ROUNDS` tool results, then the final answer.
  *
  * Started by `bench/run.ts` with an IPC channel: it reports `{ type: "ready", port }`,
  * answers `{ type: "count" }` with `{ type: "count", count, connections }` (chat
- * requests served and TCP connections accepted so far), and exits when the
+ * requests served and TCP connections accepted so far) and `{ type: "peak" }` with
+ * `{ type: "peak", peak }` (the most `bench-planner-slow` requests it held at once since last
+ * asked), and exits when the
  * parent goes away.
  */
 import { createServer } from "node:http"
@@ -39,25 +47,24 @@ const COMPLETION = Buffer.from(JSON.stringify({
 }))
 const HEADERS = { "content-type": "application/json", "content-length": String(COMPLETION.length) }
 
+/** A completion whose assistant message is one call of `name` with `args` (JSON text). */
+const toolCallCompletion = (model: string, id: string, name: string, args: string) =>
+  Buffer.from(JSON.stringify({
+    id: `chatcmpl-${model}`,
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model,
+    choices: [{
+      index: 0,
+      finish_reason: "tool_calls",
+      logprobs: null,
+      message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id, type: "function", function: { name, arguments: args } }] }
+    }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
+  }))
+
 /** For the planner case's profile (model `bench-planner`): one call of its `finish` tool, no arguments. */
-const TOOL_CALL = Buffer.from(JSON.stringify({
-  id: "chatcmpl-bench-planner",
-  object: "chat.completion",
-  created: 1_700_000_000,
-  model: "bench-planner",
-  choices: [{
-    index: 0,
-    finish_reason: "tool_calls",
-    logprobs: null,
-    message: {
-      role: "assistant",
-      content: null,
-      refusal: null,
-      tool_calls: [{ id: "call_bench", type: "function", function: { name: "finish", arguments: "{}" } }]
-    }
-  }],
-  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }
-}))
+const TOOL_CALL = toolCallCompletion("bench-planner", "call_bench", "finish", "{}")
 const TOOL_CALL_HEADERS = { "content-type": "application/json", "content-length": String(TOOL_CALL.length) }
 const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid_request_error", code: null } })
 
@@ -89,6 +96,46 @@ const streamAnswer = (res: ServerResponse) => {
     res.end(STREAM_TAIL)
   }, STREAM_GAP_MS)
   res.on("close", () => clearInterval(timer))
+}
+
+/**
+ * How long the `bench-planner-slow` model takes to answer (the background part's slow provider);
+ * unset, the fake answers none of the background part's requests (and looks for none of them).
+ */
+const ANSWER_DELAY_MS = process.env["ANSWER_DELAY_MS"] === undefined ? undefined : Number.parseInt(process.env["ANSWER_DELAY_MS"], 10) || 0
+/** `bench-planner-slow` requests open at this moment, and the most open at once since last asked. */
+let slowOpen = 0
+let slowPeak = 0
+let dispatchSeq = 0
+/** A dispatching turn's answer: one call of the research job tool (a question of its own each). */
+const DISPATCH = () => {
+  const id = `call_dispatch_${++dispatchSeq}`
+  return toolCallCompletion("bench", id, "research", JSON.stringify({ question: id }))
+}
+
+/** The background part's answers (see the header): false when the request is not one of them. */
+const backgroundAnswer = (body: Buffer, res: ServerResponse, delayMs: number): boolean => {
+  // A sub-agent's step: never answered; held for as long as the fake lives.
+  if (body.includes('"model":"bench-job"')) return true
+  if (body.includes('"model":"bench-planner-slow"')) {
+    slowPeak = Math.max(slowPeak, ++slowOpen)
+    const timer = setTimeout(() => {
+      res.writeHead(200, TOOL_CALL_HEADERS)
+      res.end(TOOL_CALL)
+    }, delayMs)
+    res.on("close", () => {
+      slowOpen--
+      clearTimeout(timer)
+    })
+    return true
+  }
+  if (body.includes("dispatch-job") && !body.includes('"role":"tool"')) {
+    const answer = DISPATCH()
+    res.writeHead(200, { "content-type": "application/json", "content-length": String(answer.length) })
+    res.end(answer)
+    return true
+  }
+  return false
 }
 
 let served = 0
@@ -129,6 +176,7 @@ const server = createServer((req, res) => {
       // A substring test, not a parse: the mock must stay as cheap as it can be.
       const body = Buffer.concat(chunks)
       if (body.includes('"stream":true')) return streamAnswer(res)
+      if (ANSWER_DELAY_MS !== undefined && backgroundAnswer(body, res, ANSWER_DELAY_MS)) return
       const planner = body.includes('"model":"bench-planner"')
       res.writeHead(200, planner ? TOOL_CALL_HEADERS : HEADERS)
       res.end(planner ? TOOL_CALL : COMPLETION)
@@ -144,7 +192,12 @@ server.on("connection", () => connections++)
 server.keepAliveTimeout = 120_000
 
 process.on("message", (message: unknown) => {
-  if ((message as { type?: unknown } | null)?.type === "count") process.send?.({ type: "count", count: served, connections })
+  const type = (message as { type?: unknown } | null)?.type
+  if (type === "count") process.send?.({ type: "count", count: served, connections })
+  if (type === "peak") {
+    process.send?.({ type: "peak", peak: slowPeak })
+    slowPeak = slowOpen
+  }
 })
 process.on("disconnect", () => process.exit(0))
 process.on("SIGTERM", () => process.exit(0))
