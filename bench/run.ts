@@ -42,7 +42,7 @@
  *   --scale-n=500,1000,2000 scale case: the turns started at once, one burst per N and target; --quick: 250
  *                           (its background part: 1,000 hosts, 1,000 jobs, 500 turns; --quick: 100 each)
  *
- *   npm run bench                      # ~9 min (the scale case ~2 of them, the users case ~2)
+ *   npm run bench                      # ~10 min (the scale case ~3 of them, the users case ~2)
  *   npm run bench -- --quick           # ~1 min
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench   # adds the PostgreSQL rows
  */
