@@ -6,9 +6,22 @@
 import type { ChatMessage, ToolSchema } from "@switchboard/domain"
 import { toParametersSchema } from "@switchboard/domain"
 
+/**
+ * Built once per parameter list: a turn sends the same tools (its agent's, the job tools) on every
+ * provider call, and the lists are the agent's and the kinds' own, never changed.
+ */
+const builtSchemas = new WeakMap<ReadonlyArray<ToolSchema["parameters"][number]>, Readonly<Record<string, unknown>>>()
+
 /** The arguments' JSON Schema: the tool's own when it brings one, else the one built from `parameters`. */
-export const toolInputSchema = (schema: ToolSchema): Record<string, unknown> =>
-  schema.inputSchema ?? toParametersSchema(schema.parameters)
+export const toolInputSchema = (schema: ToolSchema): Readonly<Record<string, unknown>> => {
+  if (schema.inputSchema !== undefined) return schema.inputSchema
+  let built = builtSchemas.get(schema.parameters)
+  if (built === undefined) {
+    built = toParametersSchema(schema.parameters)
+    builtSchemas.set(schema.parameters, built)
+  }
+  return built
+}
 
 /**
  * The text a provider sees of a message: its `content`, or, when that is empty,

@@ -118,13 +118,16 @@ export const noServerTools: ServerToolsShape = {
 }
 
 /**
- * Several features' tools as one: offered together (listed concurrently), each call executed by
- * the one that handles it — each's calls of a round together, the results put back in the calls'
- * order — and every feature's writes in the same statement.
+ * Several features' tools as one: offered together, each call executed by the one that handles
+ * it — each's calls of a round together, the results put back in the calls' order — and every
+ * feature's writes in the same statement. The offers are listed one after another: only an
+ * agent's MCP servers can be slow to list (the job tools read the kinds they name by key, most
+ * agents name built-in ones and read nothing), and a fiber per part on every turn cost more than
+ * listing them side by side saved.
  */
 export const allServerTools = (parts: ReadonlyArray<ServerToolsShape>): ServerToolsShape => ({
   offeredTo: (agent) =>
-    Effect.map(Effect.forEach(parts, (part) => part.offeredTo(agent), { concurrency: "unbounded" }), (offers) => {
+    Effect.map(Effect.forEach(parts, (part) => part.offeredTo(agent)), (offers) => {
       const instructions = offers.flatMap((o) => o.instructions === undefined ? [] : [o.instructions])
       return {
         schemas: offers.flatMap((o) => o.schemas),
