@@ -1,8 +1,8 @@
 /**
  * The scale case's background part (`npm run bench -- --only=scale`): work that is not a user's
  * turn never takes a user's place. Planner decisions and sub-agent steps have pools and limits of
- * their own (docs/performance.md, "What bounds each pool"); this measures it at the issue's sizes,
- * on each backend, with a fresh server each:
+ * their own (docs/performance.md, "What bounds each pool"); this measures it at a thousand of
+ * each, on each backend, with a fresh server each:
  *
  * - **Planner decisions, 1,000 hosts at once, a provider that takes 2 s a decision.** 1,000 hosts,
  *   each with a claimed task, ask one decision each at the same moment (one connection each);
@@ -18,9 +18,8 @@
  *   wait: `JOB_CONCURRENCY` of them hold their provider calls (the fake never answers a job's
  *   step), the rest are queued in the jobs table. Before the first burst, as many plain turns as
  *   the jobs' dispatching turns before the second, so both find the JIT as warm. The first delta's
- *   p50 and p99 side by side: the
- *   backlog must cost the turns nothing beyond the noise between two bursts (<= 1.25 × the idle
- *   server's p99).
+ *   p50 and p99 side by side: the backlog must cost the turns nothing beyond the noise between two
+ *   bursts (<= 1.25 × the idle server's p99).
  */
 import { randomBytes } from "node:crypto"
 import { fileURLToPath } from "node:url"

@@ -71,7 +71,7 @@ const NOT_FOUND = JSON.stringify({ error: { message: "not found", type: "invalid
 /**
  * The stream case's answer: 50 deltas 20 ms apart (~1 s a turn). `STREAM_DELTAS` in the bench's
  * environment changes the count, to split a turn's cost into its per-turn and per-delta parts
- * (docs/performance.md); the issue's figures are the 50's. `STREAM_GAP_MS` changes the pace: the
+ * (docs/performance.md); the stream case's figures are the 50's. `STREAM_GAP_MS` changes the pace: the
  * scale case's own mock answers at a model's (40 deltas 150 ms apart, `bench/scale.ts`).
  */
 const STREAM_DELTAS = Number.parseInt(process.env["STREAM_DELTAS"] ?? "50", 10) || 50

@@ -287,7 +287,7 @@ export const verify = async (cluster: Cluster, admin: Admin, ledger: Ledger, run
       sample(`${taskId}: decision log does not answer 200`)
     } else logs.set(taskId, log.decisions)
   })
-  // The first step's index (0 today; 1 should the numbering change, issue 13 B6): the smallest seen anywhere.
+  // The first step's index (0 today; 1 should the numbering change): the smallest seen anywhere.
   const first = Math.min(1, ...[...logs.values()].flatMap((ds) => ds.map((d) => d.stepIndex)), ...ledger.decisions.map((d) => d.stepIndex))
   for (const [taskId, decisions] of logs) {
     f.decisionsStored += decisions.length

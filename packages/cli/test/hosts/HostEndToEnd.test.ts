@@ -142,7 +142,7 @@ describe("switchboard host run against the server", () => {
         )
         assert.strictEqual(run.code, 0, run.stderr + run.stdout)
         assert.include(run.stdout, "transport cloud-proxy")
-        // One numbering (issue 13, B6): the host's lines name the steps as the decision log below does.
+        // One numbering: the host's lines name the steps as the decision log below does.
         assert.include(run.stdout, `task ${taskId} step 0: write_file → ok:`)
         assert.include(run.stdout, `task ${taskId} step 1: finish → ok:`)
         assert.include(run.stdout, `task ${taskId}: succeeded after 2 steps: wrote hello.txt`)

@@ -135,7 +135,7 @@ export const makeOrchestrator = (deps: OrchestratorDeps): Orchestrator => {
       })))
     })
 
-  // The loop runs once per user turn and every step is on the app's hot path (issue 7: CPU per step):
+  // The loop runs once per user turn and every step is on the app's hot path (CPU per step):
   // the stores are plain synchronous setters, so the generator calls them directly instead of
   // wrapping each in an `Effect.sync`.
   const runTurn = (turn: TurnState, messages: ReadonlyArray<ChatMessage> | undefined, context: TurnContext | null | undefined) =>

@@ -3,7 +3,7 @@
  * neither `CREDENTIAL_KEY` nor `CREDENTIAL_KEY_PREVIOUS` opens (a restart with
  * another key, a rotation whose previous key was dropped too early), named in
  * one warning — otherwise the operator learns of them only when a host's next
- * decision answers 503 `credential_unavailable` (issue 13, A7). The server
+ * decision answers 503 `credential_unavailable`. The server
  * starts all the same: the other profiles, and everything else, still work.
  */
 import { Effect, Layer } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The one line an invalid setting gets (issue 13, A5): the variable, its
+ * The one line an invalid setting gets: the variable, its
  * value and what it accepts, so an operator fixes it without reading a stack
  * trace. Every refusal to start goes through here — the settings checked
  * before anything starts (`Settings.ts`), V8's (`V8Tuning.ts`, checked before

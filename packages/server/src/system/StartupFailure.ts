@@ -1,12 +1,12 @@
 /**
- * Why the server did not start, in one line an operator can act on
- * (issue 13, A5): the settings checked before anything starts
- * (`Settings.ts`), then whatever a start that got further fails with —
- * Effect's `ConfigError` (whose own rendering is a `SchemaError` with a
- * path and a stack), the listening socket's `ServeError` (whose message is
- * empty: the address in use is in its cause), and the checks that refuse a
- * combination of settings (`InvalidSetting`). Anything else is not a
- * configuration problem and keeps Effect's full report.
+ * Why the server did not start, in one line an operator can act on: the
+ * settings checked before anything starts (`Settings.ts`), then whatever a
+ * start that got further fails with — Effect's `ConfigError` (whose own
+ * rendering is a `SchemaError` with a path and a stack), the listening
+ * socket's `ServeError` (whose message is empty: the address in use is in
+ * its cause), and the checks that refuse a combination of settings
+ * (`InvalidSetting`). Anything else is not a configuration problem and
+ * keeps Effect's full report.
  */
 import { Cause, Data, Effect, Runtime } from "effect"
 import { refusal } from "../process/InvalidSetting.ts"

@@ -1,5 +1,5 @@
 /**
- * `DELETE /admin/chats/{chatId}` (issue 13 C), over two replicas on one
+ * `DELETE /admin/chats/{chatId}`, over two replicas on one
  * database: the chat, its transcript, its jobs and its markers go; a job
  * running for it is abandoned (no steer, no row left); a turn or a wake turn
  * in flight when it goes stores nothing and does not bring the chat back —

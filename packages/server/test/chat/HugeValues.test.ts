@@ -1,6 +1,5 @@
 /**
- * A flooding provider and oversized messages against the real server (issue
- * 13, A1). A 17 MiB answer used to be stored; the driver then refused to read
+ * A flooding provider and oversized messages against the real server. A 17 MiB answer used to be stored; the driver then refused to read
  * its row back (over its 16 MiB `maxMessageSize`), and every later turn of the
  * chat and its transcript answered 503 `database_unavailable` for good. Now an
  * answer is read up to `LLM_MAX_RESPONSE_BYTES` and no further, a stored

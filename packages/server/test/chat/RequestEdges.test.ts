@@ -1,5 +1,5 @@
 /**
- * The shell's edges (issue 8, section A): hostile or unusual requests a fuzzer
+ * The shell's edges: hostile or unusual requests a fuzzer
  * found, each answered at once with the contract's JSON error — over real
  * HTTP, raw sockets where `fetch` would not send the bytes.
  */

@@ -1,5 +1,5 @@
 /**
- * The operator's lifecycle of hosts and tasks (issue 13 C), over two
+ * The operator's lifecycle of hosts and tasks, over two
  * replicas on one database: a revoked or rotated token is refused by the
  * replica that did not revoke it, from the very next request; a revoked
  * host's running task goes back to the queue for another host; a cancelled

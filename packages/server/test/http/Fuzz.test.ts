@@ -1,5 +1,5 @@
 /**
- * A bounded property test of the request layer (issue 8): fast-check, seeded
+ * A bounded property test of the request layer: fast-check, seeded
  * and reproducible (`FUZZ_SEED=<n>` replays another run; the seed is printed;
  * `FUZZ_SCALE=<k>` runs k times as many cases).
  *
@@ -11,8 +11,8 @@
  *    every error JSON `{ error, code }` with no stack trace, and an answer
  *    to a documented operation is documented (DocumentedResponses.ts).
  *
- * Not generated: what Node's HTTP parser refuses before any route (issue 8
- * A7: garbage request lines, `Content-Length` with `Transfer-Encoding`,
+ * Not generated: what Node's HTTP parser refuses before any route (garbage
+ * request lines, `Content-Length` with `Transfer-Encoding`,
  * headers over 16 KiB, `Expect`), answered by the node server itself
  * (NodeServer.ts) and tested byte by byte in chat/RequestEdges.test.ts.
  */
@@ -53,7 +53,7 @@ const validTurn = (run: () => number) =>
       ...("context" in body ? { context } : {})
     }
     const n = run()
-    // Any documented length (≤ 128) round-trips (issue 8 A5): the prefix keeps chat ids distinct.
+    // Any documented length (≤ 128) round-trips: the prefix keeps chat ids distinct.
     const chatId = `f${n}.${String(generated.chatId ?? "")}`.slice(0, 128)
     const messages = (generated.messages as Array<Record<string, unknown>>).map((m, i) => ({
       ...m,
@@ -71,7 +71,7 @@ const brokenJson = fc.tuple(jsonValue, fc.nat(), fc.constantFrom("", "{", "}", "
     return text.slice(0, at) + noise + text.slice(at + 1)
   })
 
-/** A string with a lone UTF-16 surrogate (issue 8 A1: PostgreSQL cannot store it; refused with a 400). */
+/** A string with a lone UTF-16 surrogate (PostgreSQL cannot store it; refused with a 400). */
 const loneSurrogate = fc.tuple(fc.string({ maxLength: 4 }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.string({ maxLength: 4 }))
   .map(([before, unit, after]) => before + String.fromCharCode(unit) + after)
 
@@ -88,7 +88,7 @@ const nearValid = fc.tuple(
     return JSON.stringify(body)
   })
 
-// Forms of up to 8 parts (the route takes 2: issue 8 A4), empty filenames (`filename=""`, A3), some parts over 64 KiB.
+// Forms of up to 8 parts (the route takes 2), empty filenames (`filename=""`, A3), some parts over 64 KiB.
 const multipart = fc.tuple(
   fc.array(fc.tuple(
     fc.constantFrom("file", "language", "x"),
@@ -100,7 +100,7 @@ const multipart = fc.tuple(
   const boundary = "fuzzboundary"
   const body = parts.map(([name, filename, data]) =>
     `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${filename === "" ? "" : `; filename=${filename}`}\r\n\r\n${data}\r\n`
-  ).join("") + (close ? `--${boundary}--\r\n` : "") // possibly empty (issue 8 A6)
+  ).join("") + (close ? `--${boundary}--\r\n` : "") // possibly empty
   return { body, contentType: `multipart/form-data; boundary=${boundary}` }
 })
 
@@ -114,7 +114,7 @@ const garbageRequest = fc.record({
     fc.tuple(fc.constantFrom(...PATHS), fc.string({ unit: "binary-ascii", maxLength: 12 })).map(([p, s]) => p + encodeURI(s).replace(/[?#]/g, "")),
     fc.stringMatching(/^\/api\/chats\/[A-Za-z0-9%._:-]{0,40}\/messages$/u)
   ),
-  // Empty bodies included (issue 8 A6: a JSON 4xx, never the framework's plain-text 415).
+  // Empty bodies included (a JSON 4xx, never the framework's plain-text 415).
   body: fc.oneof(
     fc.uint8Array({ minLength: 0, maxLength: 256 }),
     brokenJson,

@@ -1,5 +1,5 @@
 /**
- * A client generated from the served `/openapi.json` (issue 8, B): types by
+ * A client generated from the served `/openapi.json`: types by
  * openapi-typescript, calls by openapi-fetch, in the tool workspace
  * tools/openapi-client, which has its own TypeScript 5.9 (openapi-typescript
  * crashes on the repository's TypeScript 7). The client sends free-form

@@ -1,5 +1,5 @@
 /**
- * The served OpenAPI document says everything the server does (issue 8, B):
+ * The served OpenAPI document says everything the server does:
  * both validators accept it, each operation lists each error it can answer
  * (with the headers the HTTP layer sets), the schemas carry the server's
  * checks, free-form values allow any JSON, unknown keys are documented as

@@ -1,5 +1,5 @@
 /**
- * A restart with another CREDENTIAL_KEY (issue 13, A7): the start-up check
+ * A restart with another CREDENTIAL_KEY: the start-up check
  * names each profile that neither CREDENTIAL_KEY nor CREDENTIAL_KEY_PREVIOUS
  * decrypts, in one warning, and the server starts anyway.
  */

@@ -1,5 +1,5 @@
 /**
- * Planner decisions too large to keep (issue 13, A1): a decision whose
+ * Planner decisions too large to keep: a decision whose
  * arguments ran to 17 MiB used to be recorded, and its task's decision log
  * then answered 503 `database_unavailable` for good (the driver refuses to
  * read a row over 16 MiB). Now the answer is read up to

@@ -34,7 +34,7 @@ const codePoints = (s: string) => [...s].length
 
 /**
  * Any JSON value without NUL. Strings are whole graphemes: a lone UTF-16
- * surrogate is refused with a 400 (issue 8 A1), a rule the document states in
+ * surrogate is refused with a 400, a rule the document states in
  * words only (no pattern tool agrees on), so valid values never hold one; the
  * garbage of Fuzz.test.ts does.
  */

@@ -1,6 +1,6 @@
 /**
  * An invalid setting stops the server with one line naming the variable, the
- * value and what is accepted — no stack trace, a non-zero exit (issue 13, A5).
+ * value and what is accepted — no stack trace, a non-zero exit.
  * Each value is tried on a real process (the production build, as `npm start`
  * runs it), as is a port that is already taken; a missing provider still
  * starts (`StartUp.test.ts`). The list must hold every setting a module

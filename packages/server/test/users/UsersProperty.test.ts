@@ -1,5 +1,5 @@
 /**
- * Users never cross (issue 37, "Tests"; docs/users.md): random sequences of operations by random
+ * Users never cross (docs/users.md): random sequences of operations by random
  * users over random chat ids, against one server that signs users in by JWT (`AUTH_JWT_SECRET`).
  * A model holds, per user, which chats exist, the user messages each holds and the jobs it has;
  * every answer must be the model's for the user who asked, and no answer — nor any provider

@@ -1,5 +1,5 @@
 /**
- * The operator's lifecycle (issue 13 C):
+ * The operator's lifecycle:
  *
  * - `hosts.revoked_at`: a revoked host keeps its row (its tasks and decisions
  *   name it), but its token is refused from then on. Authentication reads the
