@@ -61,6 +61,8 @@ import { jobsCase } from "./jobs.ts"
 import { SCALE_NS, scaleCase } from "./scale.ts"
 import type { ScaleResult } from "./scale.ts"
 import { backgroundCase } from "./background.ts"
+import { createScratchDatabase } from "./scratch.ts"
+import type { ScratchDatabase } from "./scratch.ts"
 import { activeProfile, apiCall, readyHosts } from "./hosts.ts"
 import { startUsersAuth } from "./users.ts"
 import { completionDeltaReader, deltaReader } from "./sse.ts"
@@ -209,38 +211,26 @@ if (backends.includes("postgres") && databaseUrl === undefined) {
   console.error("--backends=postgres needs DATABASE_URL (a PostgreSQL the run may create a scratch database in)")
   process.exit(2)
 }
+let scratch: ScratchDatabase | undefined
+/** The current scratch database's URL (`undefined` until one is made). */
 let scratchUrl: string | undefined
-let scratchName: string | undefined
 
-const admin = (statement: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>) =>
-  Effect.runPromise(
-    SqlClient.SqlClient.use(statement).pipe(
-      Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl!), maxConnections: 1 }))
-    )
-  )
-
-const createScratchDatabase = async () => {
-  scratchName = `switchboard_bench_${randomBytes(4).toString("hex")}`
-  await admin((sql) => sql`CREATE DATABASE ${sql(scratchName!)}`)
-  const u = new URL(databaseUrl!)
-  u.pathname = `/${scratchName}`
-  scratchUrl = u.toString()
+const createScratch = async () => {
+  scratch = await createScratchDatabase(databaseUrl!)
+  scratchUrl = scratch.url
 }
 
 /** A fresh scratch database (dropped and created again), for a case that must not read an earlier one's rows. */
 async function freshScratchDatabase() {
   await dropScratchDatabase()
-  await createScratchDatabase()
+  await createScratch()
   return scratchUrl!
 }
 
 async function dropScratchDatabase() {
-  if (scratchName === undefined) return
-  const name = scratchName
-  scratchName = undefined
-  await admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).catch((error: unknown) =>
-    console.error(`could not drop the scratch database ${name}: ${String(error)}`)
-  )
+  const dropping = scratch
+  scratch = undefined
+  await dropping?.drop()
 }
 
 // ---------------------------------------------------------------------------
@@ -1120,7 +1110,7 @@ const main = async () => {
   for (const backend of backends) {
     if (!wantsServer) break
     await attempt(`server (${backend})`, async () => {
-      if (backend === "postgres") await createScratchDatabase()
+      if (backend === "postgres") await createScratch()
       const server = await startServer({
         name: `server (${backend})`,
         upstreamPort: upstream.port,
