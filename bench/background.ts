@@ -27,15 +27,13 @@ import { Pool } from "undici"
 import { burst, firstDeltaP } from "./burst.ts"
 import { percentile } from "./load.ts"
 import { activeProfile, apiCall, readyHosts, withConcurrency } from "./hosts.ts"
+import { DEADLINE_MS, fmt, STREAM_HEADERS, WARMUP_TURNS } from "./scale.ts"
 import { ask, cpuMsOf, sleep, startHelper, startServer, stop } from "./processes.ts"
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 
 /** The planner's provider: each decision's answer this long after its request. */
 export const DECISION_DELAY_MS = 2_000
-const STREAM_HEADERS = { "content-type": "application/json", accept: "text/event-stream" }
-const DEADLINE_MS = 30_000
-const WARMUP_TURNS = 50
 
 export interface BackgroundSpec {
   readonly backends: ReadonlyArray<"embedded" | "postgres">
@@ -70,9 +68,6 @@ export interface BackgroundCheck {
   readonly what: string
   readonly pass: boolean
 }
-
-const fmt = (n: number, digits = 0) =>
-  Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "n/a"
 
 // ---------------------------------------------------------------------------
 // Planner decisions

@@ -31,12 +31,12 @@ export const SCALE_NS = [500, 1000, 2000] as const
 const DELTAS = 40
 const GAP_MS = 150
 /** Enough turns at once for the JIT to have compiled the streamed path before the measured burst. */
-const WARMUP_TURNS = 50
+export const WARMUP_TURNS = 50
 /** Five times a turn's length: a turn not done by then has failed its user, and the run moves on. */
-const DEADLINE_MS = 30_000
+export const DEADLINE_MS = 30_000
 /** What the server must not be given: the case measures its defaults. */
 const UNSET = ["MAX_CONCURRENT_TURNS", "CHAT_RPM"] as const
-const STREAM_HEADERS = { "content-type": "application/json", accept: "text/event-stream" }
+export const STREAM_HEADERS = { "content-type": "application/json", accept: "text/event-stream" }
 
 export type ScaleTarget = "relay" | "embedded" | "postgres"
 
@@ -99,7 +99,7 @@ const TARGET_NAMES: Record<ScaleTarget, string> = {
   postgres: "Switchboard, PostgreSQL"
 }
 
-const fmt = (n: number, digits = 0) =>
+export const fmt = (n: number, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : n === Number.POSITIVE_INFINITY ? "∞" : "n/a"
 /** A first-delta percentile: ∞ when too many turns had none (cut off or refused) for it to have a value. */
 const ms = (n: number) => (n === Number.POSITIVE_INFINITY ? "none" : Number.isFinite(n) ? `${fmt(n)} ms` : "n/a")

@@ -122,8 +122,8 @@ export const noServerTools: ServerToolsShape = {
  * it — each's calls of a round together, the results put back in the calls' order — and every
  * feature's writes in the same statement. The offers are listed one after another: only an
  * agent's MCP servers can be slow to list (the job tools read the kinds they name by key, most
- * agents name built-in ones and read nothing), and a fiber per part on every turn cost more than
- * listing them side by side saved.
+ * agents name built-in ones and read nothing), so a fiber per part on every turn bought nothing
+ * for almost every turn.
  */
 export const allServerTools = (parts: ReadonlyArray<ServerToolsShape>): ServerToolsShape => ({
   offeredTo: (agent) =>
