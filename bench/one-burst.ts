@@ -1,17 +1,17 @@
 /**
  * One burst against one target, read closely: what docs/performance.md ("What a burst is made of")
  * measured beside the scale case. The scale case's provider fake (40 deltas 150 ms apart, or
- * `--deltas`), then the target — the SSE relay, or the built server on the embedded database or on
+ * `--deltas`), then the target — the SSE relay, the same relay on the server's stack (`stack-sse-relay.ts`), or the built server on the embedded database or on
  * a scratch database of `DATABASE_URL`'s PostgreSQL (created, and dropped at the end) — warmed by
  * `--warm` turns, then
  * `--repeat` bursts of N turns at once. Printed: the first delta's deciles, the gap, the CPU of the
  * target, the load generator, the fake and PostgreSQL's processes over the bursts, the machine's,
  * and the target's RSS before and at its peak.
  *
- *   npx node bench/one-burst.ts <relay|embedded|postgres> <N> [--deltas=40] [--warm=50] [--repeat=1] [--no-chat]
+ *   npx node bench/one-burst.ts <relay|stack|embedded|postgres> <N> [--deltas=40] [--warm=50] [--repeat=1] [--no-chat] [--cpu-prof=DIR]
  *
  * `--deltas=1` makes a turn's own cost stand out from its deltas'; `--no-chat` sends turns without a
- * `chatId` (nothing stored). Build first (`npm run build`): the server is `dist/`, as `npm start` runs it.
+ * `chatId` (nothing stored); `--cpu-prof=DIR` writes the target's V8 CPU profile there when it stops. Build first (`npm run build`): the server is `dist/`, as `npm start` runs it.
  */
 import { execSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -30,17 +30,18 @@ const { values: flags, positionals } = parseArgs({
     deltas: { type: "string", default: "40" },
     warm: { type: "string", default: "50" },
     repeat: { type: "string", default: "1" },
-    "no-chat": { type: "boolean", default: false }
+    "no-chat": { type: "boolean", default: false },
+    "cpu-prof": { type: "string" }
   }
 })
 const [target, nRaw] = positionals
 const n = Number(nRaw)
 const counts = { deltas: Number(flags.deltas), warm: Number(flags.warm), repeat: Number(flags.repeat) }
 if (
-  (target !== "relay" && target !== "embedded" && target !== "postgres") || !Number.isInteger(n) || n < 1 ||
+  (target !== "relay" && target !== "stack" && target !== "embedded" && target !== "postgres") || !Number.isInteger(n) || n < 1 ||
   !Object.values(counts).every((c) => Number.isInteger(c) && c >= 0) || counts.repeat < 1
 ) {
-  console.error("usage: npx node bench/one-burst.ts <relay|embedded|postgres> <N> [--deltas=40] [--warm=50] [--repeat=1] [--no-chat]")
+  console.error("usage: npx node bench/one-burst.ts <relay|stack|embedded|postgres> <N> [--deltas=40] [--warm=50] [--repeat=1] [--no-chat] [--cpu-prof=DIR]")
   process.exit(2)
 }
 const databaseUrl = process.env["DATABASE_URL"] || undefined
@@ -64,12 +65,18 @@ const upstream = await startHelper("provider fake", here("./upstream.ts"), [], {
   STREAM_DELTAS: String(counts.deltas),
   STREAM_GAP_MS: "150"
 })
+/** V8's profiler for a helper target, as `startServer` runs it for the server. */
+const profileArgv = (name: string) =>
+  flags["cpu-prof"] === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${flags["cpu-prof"]}`, `--cpu-prof-name=${name}.cpuprofile`]
 const started = target === "relay"
-  ? await startHelper("SSE relay", here("./sse-relay.ts"), [String(upstream.port)])
+  ? await startHelper("SSE relay", here("./sse-relay.ts"), [String(upstream.port)], process.env, profileArgv("relay"))
+  : target === "stack"
+  ? await startHelper("SSE relay on the server's stack", here("./stack-sse-relay.ts"), [String(upstream.port)], process.env, profileArgv("stack"))
   : await startServer({
     name: `server (${target})`,
     upstreamPort: upstream.port,
     databaseUrl: scratch?.url,
+    cpuProfDir: flags["cpu-prof"],
     unset: ["MAX_CONCURRENT_TURNS", "CHAT_RPM"]
   })
 const run = Date.now().toString(36)

@@ -11,7 +11,8 @@ import { createServer } from "node:http"
 import type { Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
-const onLoopback = (server: Server) => NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })
+/** The server's accept queue (`Server.ts`): Node's default, 511, turns away part of a burst, each a second late. */
+const onLoopback = (server: Server) => NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1", backlog: 65_535 })
 
 export const launchOnStack = (served: Layer.Layer<never, unknown, Layer.Success<ReturnType<typeof onLoopback>>>) => {
   const server = createServer()
