@@ -118,11 +118,20 @@ export const newPool = (origin: string): Pool =>
     bodyTimeout: 0
   })
 
+/**
+ * A request's body, as bytes of its own, is all that is kept of it while the answer runs — a
+ * streamed turn's whole answer: undici keeps the body it was given until then, and a string it
+ * keeps twice, the string and its bytes copied into Node's shared 8 KB buffer slabs (which a few
+ * bytes alive keep whole). The system prompt and the tools' schemas make a body several KB: a
+ * thousand open streams kept ~7.7 KB each so (heap snapshots, docs/performance.md).
+ */
+const utf8 = new TextEncoder()
+
 /** The request path over an existing pool. */
 export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "secrets" | "maxResponseBytes">): UndiciPool => {
   const max = options.maxResponseBytes
   const secretsWith = (extra: ReadonlyArray<string>) => extra.length === 0 ? options.secrets : [...options.secrets, ...extra]
-  const request = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData, signal: AbortSignal) =>
+  const request = (url: URL, headers: Readonly<Record<string, string>>, body: Uint8Array | FormData, signal: AbortSignal) =>
     pool.request({
       method: "POST",
       path: `${url.pathname}${url.search}`,
@@ -138,7 +147,8 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
    * One POST. A body within its bound is read whole, so the socket goes back to the pool; one past
    * it is cut off (the socket closed), so a flood costs the bound and no more.
    */
-  const post = (url: URL, headers: Readonly<Record<string, string>>, body: string | FormData, extra: ReadonlyArray<string> = []) => {
+  const post = (url: URL, headers: Readonly<Record<string, string>>, payload: string | FormData, extra: ReadonlyArray<string> = []) => {
+    const body = typeof payload === "string" ? utf8.encode(payload) : payload
     const secrets = secretsWith(extra)
     return Effect.tryPromise({
       try: async (signal): Promise<Answer> => {
@@ -171,11 +181,13 @@ export const wrap = (pool: Pool, options: Pick<UndiciPoolOptions, "headers" | "s
   const postStream = (
     url: URL,
     headers: Readonly<Record<string, string>>,
-    body: string,
+    payload: string,
     deadline: StreamDeadline,
     onEvents: EventSink,
     extra: ReadonlyArray<string> = []
   ) => {
+    // Only the bytes are seen by what runs as long as the answer: the string goes at once.
+    const body = utf8.encode(payload)
     const secrets = secretsWith(extra)
     return Effect.scoped(Effect.gen(function*() {
       const signal = yield* streamSignal(deadline)
