@@ -95,8 +95,12 @@ export const UI_STREAM_HEADERS: Readonly<Record<string, string>> = {
   "x-accel-buffering": "no"
 }
 
-/** One SSE event carrying a chunk. */
-export const sseEvent = (chunk: UiChunk): string => `data: ${JSON.stringify(chunk)}\n\n`
+/**
+ * One SSE event carrying a chunk, as one flat string: a running turn keeps every event it sent (for
+ * its followers), and an event made by `+` is a tree of three strings until written, then a flat
+ * copy behind a tree node (`join` writes the pieces into one string at once).
+ */
+export const sseEvent = (chunk: UiChunk): string => ["data: ", JSON.stringify(chunk), "\n\n"].join("")
 
 /** The stream's last event. */
 export const SSE_DONE = "data: [DONE]\n\n"

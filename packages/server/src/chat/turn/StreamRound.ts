@@ -104,7 +104,10 @@ export const streamRound = (
   Effect.gen(function*() {
     publish(live, { type: "start-step" })
     const textId = `${live.messageId}_text_${round}`
-    let text = ""
+    // The pieces, joined only when a stop makes them the answer (else the adapter's answer has the text):
+    // a string grown by `+=` would hold a tree node per delta for as long as the turn streams.
+    const pieces: Array<string> = []
+    let textLength = 0
     /** The text's UTF-8 bytes: a stored message is bounded in bytes, and a character may take up to four. */
     let textBytes = 0
     let first = true
@@ -119,8 +122,9 @@ export const streamRound = (
       for (const delta of deltas) {
         switch (delta.type) {
           case "text-delta":
-            if (text === "") publish(live, { type: "text-start", id: textId })
-            text += delta.delta
+            if (textLength === 0) publish(live, { type: "text-start", id: textId })
+            pieces.push(delta.delta)
+            textLength += delta.delta.length
             textBytes += Buffer.byteLength(delta.delta, "utf8")
             // Only a stored answer is bounded so (without a chat nothing is stored).
             if (live.chatId !== undefined && textBytes > maxStoredValueBytes) {
@@ -150,13 +154,13 @@ export const streamRound = (
     // An answer with no piece at all (empty, no calls) starts the stream at its end.
     markStarted(live)
     const response = Exit.isSuccess(exit) ? exit.value : undefined
-    if (text !== "") publish(live, { type: "text-end", id: textId })
+    if (textLength !== 0) publish(live, { type: "text-end", id: textId })
     if (response === undefined) {
       // Stopped: the answer stored is the text, without calls; a call whose input had begun says so.
       for (const [toolCallId, toolName] of clientCalls) {
         publish(live, { type: "tool-input-error", toolCallId, toolName, input: {}, errorText: CALL_CUT_BY_STOP })
       }
-      return { content: text, stopped: true }
+      return { content: pieces.join(""), stopped: true }
     }
     for (const call of response.toolCalls ?? []) {
       if (!owns(call.name)) publish(live, { type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.args })
