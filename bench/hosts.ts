@@ -1,5 +1,5 @@
 /**
- * The planner's set-up, shared by the planner case (`run.ts`) and the scale case's background part
+ * The planner's set-up, shared by the planner case (`planner-cases.ts`) and the scale case's background part
  * (`background.ts`): an active provider profile, hosts with a claimed task each, and the body of
  * each host's decision (one `finish` tool; the fake's planner models call it).
  */

@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url"
 import { burst, firstDeltaP, gapP } from "./burst.ts"
 import type { BurstResult } from "./burst.ts"
 import { cpuMsOf, errorLines, listenOverflows, selfCpuMs, sleep, startHelper, startServer, stop, watchPeakRss } from "./processes.ts"
+import { fmt as recordFmt } from "./record.ts"
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 
@@ -99,8 +100,8 @@ const TARGET_NAMES: Record<ScaleTarget, string> = {
   postgres: "Switchboard, PostgreSQL"
 }
 
-export const fmt = (n: number, digits = 0) =>
-  Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : n === Number.POSITIVE_INFINITY ? "∞" : "n/a"
+/** The record's number format, and ∞ for a first-delta percentile that had no value. */
+export const fmt = (n: number, digits = 0) => (n === Number.POSITIVE_INFINITY ? "∞" : recordFmt(n, digits))
 /** A first-delta percentile: ∞ when too many turns had none (cut off or refused) for it to have a value. */
 const ms = (n: number) => (n === Number.POSITIVE_INFINITY ? "none" : Number.isFinite(n) ? `${fmt(n)} ms` : "n/a")
 
