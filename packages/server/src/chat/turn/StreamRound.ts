@@ -107,8 +107,7 @@ export const streamRound = (
     // The pieces, joined only when a stop makes them the answer (else the adapter's answer has the text):
     // a string grown by `+=` would hold a tree node per delta for as long as the turn streams.
     const pieces: Array<string> = []
-    let textLength = 0
-    /** The text's UTF-8 bytes: a stored message is bounded in bytes, and a character may take up to four. */
+    /** The text's UTF-8 bytes (none: no text yet): a stored message is bounded in bytes, and a character may take up to four. */
     let textBytes = 0
     let first = true
     /** The client's calls whose input is streaming, by id: their names. */
@@ -122,9 +121,8 @@ export const streamRound = (
       for (const delta of deltas) {
         switch (delta.type) {
           case "text-delta":
-            if (textLength === 0) publish(live, { type: "text-start", id: textId })
+            if (textBytes === 0) publish(live, { type: "text-start", id: textId })
             pieces.push(delta.delta)
-            textLength += delta.delta.length
             textBytes += Buffer.byteLength(delta.delta, "utf8")
             // Only a stored answer is bounded so (without a chat nothing is stored).
             if (live.chatId !== undefined && textBytes > maxStoredValueBytes) {
@@ -154,7 +152,7 @@ export const streamRound = (
     // An answer with no piece at all (empty, no calls) starts the stream at its end.
     markStarted(live)
     const response = Exit.isSuccess(exit) ? exit.value : undefined
-    if (textLength !== 0) publish(live, { type: "text-end", id: textId })
+    if (textBytes !== 0) publish(live, { type: "text-end", id: textId })
     if (response === undefined) {
       // Stopped: the answer stored is the text, without calls; a call whose input had begun says so.
       for (const [toolCallId, toolName] of clientCalls) {
