@@ -12,12 +12,13 @@
  * end). Build first (`npm run build`): the server is `dist/`, as `npm start` runs it. The snapshots
  * (~50–200 MB each) are written to a temporary folder and removed.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { burst } from "./burst.ts"
 import { sleep, startHelper, startServer, stop } from "./processes.ts"
+import { BENCH_MESSAGES } from "./requests.ts"
 import { createScratchDatabase } from "./scratch.ts"
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
@@ -80,7 +81,7 @@ const snapshot = async () => {
   const file = join(dir, snapshots().at(-1)!)
   for (let last = -1, size = 0; size !== last || size === 0; await sleep(500)) {
     last = size
-    size = readFileSync(file).length
+    size = statSync(file).size
   }
   return file
 }
@@ -90,7 +91,7 @@ const spec = (turns: number) => ({
   origin: `http://127.0.0.1:${started.port}`,
   path: "/api/agent/chat",
   turns,
-  body: () => JSON.stringify({ chatId: `held-${run}-${++seq}`, messages: [{ id: "u1", role: "user", content: "hello", timestamp: 1 }] }),
+  body: () => JSON.stringify({ chatId: `held-${run}-${++seq}`, messages: BENCH_MESSAGES }),
   headers: { "content-type": "application/json", accept: "text/event-stream" },
   deadlineMs: 120_000
 })

@@ -10,7 +10,7 @@
  * warm-up of each, `runs` interleaved pairs (floor, then case) are measured:
  * CPU of this process (`process.cpuUsage`, user + system) per step.
  *
- *   node bench/orchestrator.ts <fake port> <conversations> <warm-up conversations> <runs>
+ *   npx node bench/orchestrator.ts <fake port> <conversations> <warm-up conversations> <runs>
  *
  * Reports `{ type: "result", runs: [{ floorUsPerStep, caseUsPerStep, floorMs, caseMs }] }` over IPC.
  */

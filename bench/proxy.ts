@@ -3,9 +3,9 @@
  * the upstream as it is (method, path, body and the content headers) and the
  * answer is streamed back; no parsing, no validation.
  *
- *   node bench/proxy.ts <upstream port> http     # pass-through, node:http keep-alive Agent (the chat route's floor)
- *   node bench/proxy.ts <upstream port> undici   # pass-through, undici Pool (the client the route's transport uses)
- *   node bench/proxy.ts <upstream port> insert   # one INSERT of the body per request, then the pass-through
+ *   npx node bench/proxy.ts <upstream port> http     # pass-through, node:http keep-alive Agent (the chat route's floor)
+ *   npx node bench/proxy.ts <upstream port> undici   # pass-through, undici Pool (the client the route's transport uses)
+ *   npx node bench/proxy.ts <upstream port> insert   # one INSERT of the body per request, then the pass-through
  *
  * `insert` writes into the database the server under test uses: the
  * PostgreSQL of `BENCH_DATABASE_URL`, or else an embedded PGlite of its own in
@@ -32,7 +32,7 @@ import { Pool } from "undici"
 const upstreamPort = Number(process.argv[2])
 const mode = process.argv[3] === "undici" || process.argv[3] === "insert" ? process.argv[3] : "http"
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) {
-  console.error("usage: node bench/proxy.ts <upstream port> [http|undici|insert]")
+  console.error("usage: npx node bench/proxy.ts <upstream port> [http|undici|insert]")
   process.exit(2)
 }
 

@@ -8,7 +8,7 @@
  * `[DONE]`, the shape the server answers). No database, no validation, no
  * turn: what relaying a provider's stream costs at the least.
  *
- *   node bench/sse-relay.ts <upstream port>
+ *   npx node bench/sse-relay.ts <upstream port>
  *
  * Started by `bench/run.ts` with an IPC channel: reports `{ type: "ready", port }`
  * and exits when the parent goes away.
@@ -20,7 +20,7 @@ import { errorEvents, HEADERS, makeRelay } from "./relay.ts"
 
 const upstreamPort = Number(process.argv[2])
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) {
-  console.error("usage: node bench/sse-relay.ts <upstream port>")
+  console.error("usage: npx node bench/sse-relay.ts <upstream port>")
   process.exit(2)
 }
 

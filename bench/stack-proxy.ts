@@ -8,7 +8,7 @@
  * The chat route does all of this and more: the gap between this and the
  * node:http pass-through is what the stack itself costs.
  *
- *   node bench/stack-proxy.ts <upstream port>
+ *   npx node bench/stack-proxy.ts <upstream port>
  *
  * Started by `bench/run.ts` with an IPC channel: reports `{ type: "ready", port }`
  * and exits when the parent goes away.
@@ -22,7 +22,7 @@ import { launchOnStack } from "./stack.ts"
 
 const upstreamPort = Number(process.argv[2])
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) {
-  console.error("usage: node bench/stack-proxy.ts <upstream port>")
+  console.error("usage: npx node bench/stack-proxy.ts <upstream port>")
   process.exit(2)
 }
 

@@ -8,7 +8,7 @@
  * `HttpServerResponse.raw`, as the server answers a streamed turn. No
  * database, no turn, no middleware, no access log.
  *
- *   node bench/stack-sse-relay.ts <upstream port>
+ *   npx node bench/stack-sse-relay.ts <upstream port>
  *
  * Started by `bench/run.ts` with an IPC channel: reports `{ type: "ready", port }`
  * and exits when the parent goes away.
@@ -23,7 +23,7 @@ import { launchOnStack } from "./stack.ts"
 
 const upstreamPort = Number(process.argv[2])
 if (!Number.isInteger(upstreamPort) || upstreamPort <= 0) {
-  console.error("usage: node bench/stack-sse-relay.ts <upstream port>")
+  console.error("usage: npx node bench/stack-sse-relay.ts <upstream port>")
   process.exit(2)
 }
 
