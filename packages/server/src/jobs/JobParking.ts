@@ -99,7 +99,13 @@ export class JobParking extends Context.Service<JobParking, {
             ${shared ? sql`, CASE WHEN EXISTS (SELECT 1 FROM unparked) THEN pg_notify(${jobsChannel}, 'run') END AS notified` : sql``}`
         const row = rows[0]
         if (row?.recorded === true) return "decided"
-        return row?.parked === true || row?.known === true ? "decided-already" : "unknown"
+        if (row?.parked === true || row?.known === true) return "decided-already"
+        // A decision racing this one locked the job first and unparked it: this statement, which waited
+        // on the lock, then finds nothing parked — yet its snapshot, taken before that decision committed,
+        // cannot see its row. A statement of its own, begun after, does: a 409, not a 404.
+        const later = yield* sql<{ known: boolean }>`
+          SELECT EXISTS (SELECT 1 FROM approval_decisions WHERE chat_id = ${chatId} AND approval_id = ${approvalId}) AS known`
+        return later[0]?.known === true ? "decided-already" : "unknown"
       }, Effect.orDie, traced("JobParking.decide")),
 
       decision: Effect.fnUntraced(function*(jobId, chatId, checkpoint, timeoutReason) {
