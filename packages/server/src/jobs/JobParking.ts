@@ -109,20 +109,28 @@ export class JobParking extends Context.Service<JobParking, {
       }, Effect.orDie, traced("JobParking.decide")),
 
       decision: Effect.fnUntraced(function*(jobId, chatId, checkpoint, timeoutReason) {
+        // The job's row first, then the decision's key — the order `decide` takes them in: taken the other
+        // way round, each statement would wait for the other's (a deadlock).
         const rows = yield* sql<{ approved: boolean; reason: string | null; n: number }>`
-          WITH denied AS (
+          WITH job AS (
+            SELECT id FROM jobs WHERE id = ${jobId} FOR UPDATE
+          ), denied AS (
             INSERT INTO approval_decisions (chat_id, approval_id, tool_call_id, approved, reason, state, owner, lease_until)
-            VALUES (${chatId}, ${checkpoint.approvalId}, ${checkpoint.callId}, false, ${timeoutReason}, 'done', NULL, now())
+            SELECT ${chatId}, ${checkpoint.approvalId}, ${checkpoint.callId}, false, ${timeoutReason}, 'done', NULL, now() FROM job
             ON CONFLICT (chat_id, approval_id) DO NOTHING
             RETURNING approved, reason
           ), unparked AS (
-            UPDATE jobs SET waiting_for = NULL, updated_at = now() WHERE id = ${jobId} AND waiting_for IS NOT NULL RETURNING id
+            UPDATE jobs SET waiting_for = NULL, updated_at = now() WHERE id IN (SELECT id FROM job) AND waiting_for IS NOT NULL RETURNING id
           )
           SELECT approved, reason, 0 AS n FROM denied
           UNION ALL
           SELECT approved, reason, 1 AS n FROM approval_decisions WHERE chat_id = ${chatId} AND approval_id = ${checkpoint.approvalId}
           ORDER BY n LIMIT 1`
-        const row = rows[0]
+        // Neither: the user's decision was being recorded as this statement began — its insert waited
+        // for that one, then did nothing, and its snapshot predates the row. A statement of its own
+        // reads it: the user's decision holds, not a denial nobody recorded.
+        const row = rows[0] ?? (yield* sql<{ approved: boolean; reason: string | null }>`
+          SELECT approved, reason FROM approval_decisions WHERE chat_id = ${chatId} AND approval_id = ${checkpoint.approvalId}`)[0]
         return row === undefined
           ? { approved: false, reason: timeoutReason }
           : { approved: row.approved, ...(row.reason === null ? {} : { reason: row.reason }) }

@@ -1,58 +1,103 @@
 /**
- * Two decisions of one parked job's approval on two replicas (docs/subagents.md): the first takes
- * it, the second is told it was decided already (409) — never that it is unknown (404). The race
- * is made to happen, not hoped for: one replica's decision is held inside a transaction that has
- * locked the job's row, the other's statement waits on that lock, and the first commits only once
- * PostgreSQL shows the second waiting. (The embedded database is one session: its statements never
- * interleave, so there is no race to make there.)
+ * A parked job's approval decided by two at once (docs/subagents.md): two users' decisions on two
+ * replicas, or the user's decision and the job's own once its wait ran out. The first recorded
+ * holds; the other reads it — a 409 for a second decision (never a 404), the user's decision for a
+ * job whose wait ran out at that moment (never a denial nobody recorded), a 409 for the user's
+ * decision once the job's denial was recorded — and neither waits on the other for good (both take
+ * the job's row before the decision's key: taken the other way round, they deadlock). The races are made to
+ * happen, not hoped for: one replica's decision is held inside a transaction that locked the job's
+ * row, the other's statement waits on it, and the first commits only once PostgreSQL shows the
+ * second waiting. (The embedded database is one session: its statements never interleave, so
+ * there is no race to make there.)
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerMigrated } from "../../../src/db/Database.ts"
 import { JobParking } from "../../../src/jobs/JobParking.ts"
+import type { Checkpoint } from "../../../src/jobs/JobParking.ts"
 import { storedChatKey } from "../../../src/users/ChatKey.ts"
 import { backend, makeTestDatabase } from "../../support/TestDatabase.ts"
 
 const CHAT = storedChatKey("race-chat")
+const JOB = "job_race"
 const APPROVAL = "apr_0123456789abcdef0123456789abcdef"
+const CHECKPOINT: Checkpoint = { messages: [], rounds: 1, approvalId: APPROVAL, callId: "call_9", workedMs: 0 }
+const TIMED_OUT = "no decision within APPROVAL_TIMEOUT"
 
-describe(`a parked job's approval decided twice at once (${backend})`, () => {
-  it.live.skipIf(backend !== "postgres")("the decision that waited on the other's lock answers decided-already", () =>
+/**
+ * Two replicas' `JobParking` on one database, a job parked on `APPROVAL`, and `race`: `held` on the
+ * first replica inside a transaction that locked the job's row before `racing` began on the second;
+ * it commits once `racing`'s statement waits on that transaction. Both outcomes, and the decisions stored.
+ */
+const parkedJob = Effect.gen(function*() {
+  const db = yield* makeTestDatabase
+  const replica = () => Layer.build(JobParking.layer.pipe(Layer.provideMerge(layerMigrated(db.client()))))
+  const first = yield* replica()
+  const second = yield* replica()
+  const sql = Context.get(first, SqlClient.SqlClient)
+  yield* sql`INSERT INTO chats (id) VALUES (${CHAT})`
+  yield* sql`
+    INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, checkpoint, waiting_for, parked_until)
+    VALUES (${JOB}, ${CHAT}, 'refund-run', 'call_1', '{}'::jsonb, ${JSON.stringify(CHECKPOINT)}::jsonb,
+      ${JSON.stringify({ approvalId: APPROVAL, toolName: "shop__refund", input: {} })}::jsonb, now() + interval '1 hour')`
+
+  // A transaction reads the activity view from one snapshot unless told to take a new one.
+  const waiting = sql`SELECT pg_stat_clear_snapshot()`.pipe(
+    Effect.andThen(sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE wait_event_type = 'Lock' AND query LIKE '%approval_decisions%' AND pid <> pg_backend_pid()`),
+    Effect.flatMap((rows) => rows[0]!.n > 0 ? Effect.void : Effect.fail("not waiting yet")),
+    Effect.retry(Schedule.spaced("20 millis"))
+  )
+  const race = <A, B>(held: (parking: JobParking["Service"]) => Effect.Effect<A>, racing: (parking: JobParking["Service"]) => Effect.Effect<B>) =>
     Effect.gen(function*() {
-      const db = yield* makeTestDatabase
-      const replica = () => Layer.build(JobParking.layer.pipe(Layer.provideMerge(layerMigrated(db.client()))))
-      const first = yield* replica()
-      const second = yield* replica()
-      const sql = Context.get(first, SqlClient.SqlClient)
-
-      yield* sql`INSERT INTO chats (id) VALUES (${CHAT})`
-      yield* sql`
-        INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, checkpoint, waiting_for, parked_until)
-        VALUES ('job_race', ${CHAT}, 'refund-run', 'call_1', '{}'::jsonb,
-          ${JSON.stringify({ messages: [], rounds: 1, approvalId: APPROVAL, callId: "call_9", workedMs: 0 })}::jsonb,
-          ${JSON.stringify({ approvalId: APPROVAL, toolName: "shop__refund", input: {} })}::jsonb, now() + interval '1 hour')`
-
-      const decideOn = (services: typeof first) => Context.get(services, JobParking).decide(CHAT, APPROVAL, { approved: true })
-
-      // The first replica's decision, inside a transaction that locked the row before the second began.
-      // (A transaction reads the activity view from one snapshot unless told to take a new one.)
-      const waiting = sql`SELECT pg_stat_clear_snapshot()`.pipe(Effect.andThen(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE wait_event_type = 'Lock' AND query LIKE '%approval_decisions%' AND pid <> pg_backend_pid()`))
-      const firstOutcome = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT id FROM jobs WHERE id = 'job_race' FOR UPDATE`
-        const racing = yield* Effect.forkChild(decideOn(second))
-        yield* waiting.pipe(
-          Effect.flatMap((rows) => rows[0]!.n > 0 ? Effect.void : Effect.fail("not waiting yet")),
-          Effect.retry(Schedule.spaced("20 millis"))
-        )
-        const outcome = yield* decideOn(first)
-        return { outcome, racing }
+      const { fiber, outcome } = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT id FROM jobs WHERE id = ${JOB} FOR UPDATE`
+        const fiber = yield* Effect.forkChild(racing(Context.get(second, JobParking)))
+        yield* waiting
+        return { fiber, outcome: yield* held(Context.get(first, JobParking)) }
       }))
-      assert.strictEqual(firstOutcome.outcome, "decided")
-      assert.strictEqual(yield* Fiber.join(firstOutcome.racing), "decided-already")
-      const decisions = yield* sql<{ approved: boolean }>`SELECT approved FROM approval_decisions WHERE approval_id = ${APPROVAL}`
-      assert.deepStrictEqual(decisions.map((d) => d.approved), [true])
+      const decisions = yield* sql<{ approved: boolean; reason: string | null }>`
+        SELECT approved, reason FROM approval_decisions WHERE approval_id = ${APPROVAL}`
+      return { held: outcome, racing: yield* Fiber.join(fiber), decisions }
+    })
+  return { race }
+})
+
+describe(`a parked job's approval decided by two at once (${backend})`, () => {
+  it.live.skipIf(backend !== "postgres")("two decisions: the one that waited on the other's lock answers decided-already", () =>
+    Effect.gen(function*() {
+      const { race } = yield* parkedJob
+      const decide = (parking: JobParking["Service"]) => parking.decide(CHAT, APPROVAL, { approved: true })
+      const outcome = yield* race(decide, decide)
+      assert.strictEqual(outcome.held, "decided")
+      assert.strictEqual(outcome.racing, "decided-already")
+      assert.deepStrictEqual(outcome.decisions, [{ approved: true, reason: null }])
+    }).pipe(Effect.scoped), { timeout: 30_000 })
+
+  it.live.skipIf(backend !== "postgres")("the user's decision as the job's wait runs out: the job reads the user's, not a denial", () =>
+    Effect.gen(function*() {
+      const { race } = yield* parkedJob
+      const outcome = yield* race(
+        (parking) => parking.decide(CHAT, APPROVAL, { approved: true, reason: "go ahead" }),
+        (parking) => parking.decision(JOB, CHAT, CHECKPOINT, TIMED_OUT)
+      )
+      assert.strictEqual(outcome.held, "decided")
+      assert.deepStrictEqual(outcome.racing, { approved: true, reason: "go ahead" })
+      assert.deepStrictEqual(outcome.decisions, [{ approved: true, reason: "go ahead" }])
+    }).pipe(Effect.scoped), { timeout: 30_000 })
+
+  it.live.skipIf(backend !== "postgres")("the job's wait runs out as the user decides: the denial holds, the user's decision is a 409", () =>
+    Effect.gen(function*() {
+      const { race } = yield* parkedJob
+      const outcome = yield* race(
+        (parking) => parking.decision(JOB, CHAT, CHECKPOINT, TIMED_OUT),
+        (parking) => parking.decide(CHAT, APPROVAL, { approved: true })
+      )
+      assert.deepStrictEqual(outcome.held, { approved: false, reason: TIMED_OUT })
+      assert.strictEqual(outcome.racing, "decided-already")
+      assert.deepStrictEqual(outcome.decisions, [{ approved: false, reason: TIMED_OUT }])
     }).pipe(Effect.scoped), { timeout: 30_000 })
 })
+
