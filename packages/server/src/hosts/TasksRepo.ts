@@ -119,8 +119,12 @@ export class TasksRepo extends Context.Service<TasksRepo, {
     return TasksRepo.of({
       create: Effect.fnUntraced(function*(goal, reservedFor) {
         const taskId = newId("task")
+        // The host read under a lock (`FOR KEY SHARE`, as the task's foreign key takes it anyway): a
+        // revocation in flight holds the row, so this waits for it and reads the row it left — read from
+        // the statement's snapshot instead, the task would be reserved for a host revoked meanwhile, after
+        // the revocation cleared its reservations, and no host could ever claim it.
         const rows = yield* sql<{ id: string | null; revoked: boolean | null }>`
-          WITH host AS (SELECT revoked_at IS NOT NULL AS revoked FROM hosts WHERE id = ${reservedFor ?? null}),
+          WITH host AS (SELECT revoked_at IS NOT NULL AS revoked FROM hosts WHERE id = ${reservedFor ?? null} FOR KEY SHARE),
           created AS (
             INSERT INTO tasks (id, goal, reserved_host_id)
             SELECT ${taskId}, ${goal}, ${reservedFor ?? null}

@@ -7,17 +7,15 @@
  * the job's row before the decision's key: taken the other way round, they deadlock). The races are made to
  * happen, not hoped for: one replica's decision is held inside a transaction that locked the job's
  * row, the other's statement waits on it, and the first commits only once PostgreSQL shows the
- * second waiting. (The embedded database is one session: its statements never interleave, so
- * there is no race to make there.)
+ * second waiting (`raceUnderLock`).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
-import { layerMigrated } from "../../../src/db/Database.ts"
+import { Context, Effect } from "effect"
 import { JobParking } from "../../../src/jobs/JobParking.ts"
 import type { Checkpoint } from "../../../src/jobs/JobParking.ts"
 import { storedChatKey } from "../../../src/users/ChatKey.ts"
-import { backend, makeTestDatabase } from "../../support/TestDatabase.ts"
+import { raceUnderLock, twoReplicas } from "../../support/LockRace.ts"
+import { backend } from "../../support/TestDatabase.ts"
 
 const CHAT = storedChatKey("race-chat")
 const JOB = "job_race"
@@ -27,40 +25,29 @@ const TIMED_OUT = "no decision within APPROVAL_TIMEOUT"
 
 /**
  * Two replicas' `JobParking` on one database, a job parked on `APPROVAL`, and `race`: `held` on the
- * first replica inside a transaction that locked the job's row before `racing` began on the second;
- * it commits once `racing`'s statement waits on that transaction. Both outcomes, and the decisions stored.
+ * first replica inside a transaction that locked the job's row before `racing` began on the second
+ * (`raceUnderLock`). Both outcomes, and the decisions stored.
  */
 const parkedJob = Effect.gen(function*() {
-  const db = yield* makeTestDatabase
-  const replica = () => Layer.build(JobParking.layer.pipe(Layer.provideMerge(layerMigrated(db.client()))))
-  const first = yield* replica()
-  const second = yield* replica()
-  const sql = Context.get(first, SqlClient.SqlClient)
+  const { first, second, sql } = yield* twoReplicas(JobParking.layer)
   yield* sql`INSERT INTO chats (id) VALUES (${CHAT})`
   yield* sql`
     INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, checkpoint, waiting_for, parked_until)
     VALUES (${JOB}, ${CHAT}, 'refund-run', 'call_1', '{}'::jsonb, ${JSON.stringify(CHECKPOINT)}::jsonb,
       ${JSON.stringify({ approvalId: APPROVAL, toolName: "shop__refund", input: {} })}::jsonb, now() + interval '1 hour')`
 
-  // A transaction reads the activity view from one snapshot unless told to take a new one.
-  const waiting = sql`SELECT pg_stat_clear_snapshot()`.pipe(
-    Effect.andThen(sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE wait_event_type = 'Lock' AND query LIKE '%approval_decisions%' AND pid <> pg_backend_pid()`),
-    Effect.flatMap((rows) => rows[0]!.n > 0 ? Effect.void : Effect.fail("not waiting yet")),
-    Effect.retry(Schedule.spaced("20 millis"))
-  )
   const race = <A, B>(held: (parking: JobParking["Service"]) => Effect.Effect<A>, racing: (parking: JobParking["Service"]) => Effect.Effect<B>) =>
     Effect.gen(function*() {
-      const { fiber, outcome } = yield* sql.withTransaction(Effect.gen(function*() {
-        yield* sql`SELECT id FROM jobs WHERE id = ${JOB} FOR UPDATE`
-        const fiber = yield* Effect.forkChild(racing(Context.get(second, JobParking)))
-        yield* waiting
-        return { fiber, outcome: yield* held(Context.get(first, JobParking)) }
-      }))
+      const outcome = yield* raceUnderLock({
+        sql,
+        first: sql`SELECT id FROM jobs WHERE id = ${JOB} FOR UPDATE`.pipe(Effect.orDie),
+        then: held(Context.get(first, JobParking)),
+        second: racing(Context.get(second, JobParking)),
+        waitsIn: "approval_decisions"
+      })
       const decisions = yield* sql<{ approved: boolean; reason: string | null }>`
         SELECT approved, reason FROM approval_decisions WHERE approval_id = ${APPROVAL}`
-      return { held: outcome, racing: yield* Fiber.join(fiber), decisions }
+      return { held: outcome.first, racing: outcome.second, decisions }
     })
   return { race }
 })
