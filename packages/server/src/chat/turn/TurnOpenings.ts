@@ -97,7 +97,9 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
     // The statement's snapshot predates its own inserts, so the rows read are the transcript
     // before this turn; one row with a null message stands for "nothing stored yet" (and, when
     // the marker was not taken, is the only row: it says whose chat it is). The generation is the
-    // new row's, or the one the snapshot saw.
+    // new row's, or the one the snapshot saw. A chat this statement created holds nothing yet, whatever
+    // the snapshot shows: a chat deleted as this statement began — its insert waited for the delete,
+    // then made the chat anew — is still there, messages and all, in the snapshot.
     const rows = yield* retryDeadlock(sql<{
       message: unknown
       held: boolean
@@ -117,7 +119,8 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
       SELECT m.message, (SELECT held FROM seen) AS held, EXISTS (SELECT 1 FROM marker) AS taken,
         (SELECT agent FROM chats WHERE id = ${chatId}) AS agent,
         coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
-      FROM (SELECT 1) AS one LEFT JOIN chat_messages m ON EXISTS (SELECT 1 FROM marker) AND m.chat_id = ${chatId}
+      FROM (SELECT 1) AS one LEFT JOIN chat_messages m ON EXISTS (SELECT 1 FROM marker) AND NOT EXISTS (SELECT 1 FROM chat)
+        AND m.chat_id = ${chatId}
       ORDER BY m.seq`)
     const head = rows[0]!
     if (!head.taken) {
