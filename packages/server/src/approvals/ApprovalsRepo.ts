@@ -79,12 +79,16 @@ export class ApprovalsRepo extends Context.Service<ApprovalsRepo, {
       }, Effect.orDie, traced("ApprovalsRepo.asked")),
       decide: Effect.fnUntraced(function*(chatId, decisions, owner, leaseMs, done = false) {
         if (decisions.length === 0) return new Set<string>()
+        // Keys taken in one order by every request: two deciding the same approvals in different
+        // orders (two tabs) would each wait for the other's first key.
+        const sorted = [...decisions].sort((x, y) => x.approvalId < y.approvalId ? -1 : x.approvalId > y.approvalId ? 1 : 0)
         const rows = yield* sql<{ approval_id: string }>`
           INSERT INTO approval_decisions (chat_id, approval_id, tool_call_id, approved, reason, state, owner, lease_until)
           SELECT ${chatId}, d->>'approvalId', d->>'toolCallId', (d->>'approved')::boolean, d->>'reason',
             ${done ? "done" : "decided"}, ${owner}, now() + ${leaseMs} * interval '1 millisecond'
-          FROM jsonb_array_elements(${JSON.stringify(decisions)}::jsonb) AS t(d)
+          FROM jsonb_array_elements(${JSON.stringify(sorted)}::jsonb) WITH ORDINALITY AS t(d, n)
           WHERE ${chatGeneration(sql, sql`${chatId}`)} IS NOT NULL
+          ORDER BY n
           ON CONFLICT (chat_id, approval_id) DO NOTHING
           RETURNING approval_id`
         return new Set(rows.map((r) => r.approval_id))

@@ -19,6 +19,7 @@ import { traced } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
+import { retryDeadlock } from "../db/RetryDeadlock.ts"
 import type { ChatKey } from "../users/ChatKey.ts"
 import { jobsChannel } from "./JobsRepo.ts"
 
@@ -79,7 +80,9 @@ export class JobParking extends Context.Service<JobParking, {
       }, Effect.orDie, traced("JobParking.park")),
 
       decide: Effect.fnUntraced(function*(chatId, approvalId, decision) {
-        const rows = yield* sql<{ parked: boolean; recorded: boolean; known: boolean }>`
+        // A deadlock victim (the chat deleted as it is decided: its cascade meets this statement's
+        // locks) is run again, and then finds nothing parked: a 404 rather than a failure.
+        const rows = yield* retryDeadlock(sql<{ parked: boolean; recorded: boolean; known: boolean }>`
           WITH parked AS (
             SELECT id, checkpoint->>'callId' AS call_id FROM jobs
             WHERE chat_id = ${chatId} AND phase = 'run' AND waiting_for->>'approvalId' = ${approvalId}
@@ -96,7 +99,7 @@ export class JobParking extends Context.Service<JobParking, {
           )
           SELECT EXISTS (SELECT 1 FROM parked) AS parked, EXISTS (SELECT 1 FROM unparked) AS recorded,
             EXISTS (SELECT 1 FROM approval_decisions d WHERE d.chat_id = ${chatId} AND d.approval_id = ${approvalId}) AS known
-            ${shared ? sql`, CASE WHEN EXISTS (SELECT 1 FROM unparked) THEN pg_notify(${jobsChannel}, 'run') END AS notified` : sql``}`
+            ${shared ? sql`, CASE WHEN EXISTS (SELECT 1 FROM unparked) THEN pg_notify(${jobsChannel}, 'run') END AS notified` : sql``}`)
         const row = rows[0]
         if (row?.recorded === true) return "decided"
         if (row?.parked === true || row?.known === true) return "decided-already"
@@ -111,7 +114,7 @@ export class JobParking extends Context.Service<JobParking, {
       decision: Effect.fnUntraced(function*(jobId, chatId, checkpoint, timeoutReason) {
         // The job's row first, then the decision's key — the order `decide` takes them in: taken the other
         // way round, each statement would wait for the other's (a deadlock).
-        const rows = yield* sql<{ approved: boolean; reason: string | null; n: number }>`
+        const rows = yield* retryDeadlock(sql<{ approved: boolean; reason: string | null; n: number }>`
           WITH job AS (
             SELECT id FROM jobs WHERE id = ${jobId} FOR UPDATE
           ), denied AS (
@@ -125,7 +128,7 @@ export class JobParking extends Context.Service<JobParking, {
           SELECT approved, reason, 0 AS n FROM denied
           UNION ALL
           SELECT approved, reason, 1 AS n FROM approval_decisions WHERE chat_id = ${chatId} AND approval_id = ${checkpoint.approvalId}
-          ORDER BY n LIMIT 1`
+          ORDER BY n LIMIT 1`)
         // Neither: the user's decision was being recorded as this statement began — its insert waited
         // for that one, then did nothing, and its snapshot predates the row. A statement of its own
         // reads it: the user's decision holds, not a denial nobody recorded.
