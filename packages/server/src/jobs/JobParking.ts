@@ -129,9 +129,9 @@ export class JobParking extends Context.Service<JobParking, {
           UNION ALL
           SELECT approved, reason, 1 AS n FROM approval_decisions WHERE chat_id = ${chatId} AND approval_id = ${checkpoint.approvalId}
           ORDER BY n LIMIT 1`)
-        // Neither: the user's decision was being recorded as this statement began — its insert waited
-        // for that one, then did nothing, and its snapshot predates the row. A statement of its own
-        // reads it: the user's decision holds, not a denial nobody recorded.
+        // Neither: the user's decision was being recorded as this statement began — it waited for that
+        // one on the job's row, its insert then did nothing, and its snapshot predates the decision's row.
+        // A statement of its own reads it: the user's decision holds, not a denial nobody recorded.
         const row = rows[0] ?? (yield* sql<{ approved: boolean; reason: string | null }>`
           SELECT approved, reason FROM approval_decisions WHERE chat_id = ${chatId} AND approval_id = ${checkpoint.approvalId}`)[0]
         return row === undefined
