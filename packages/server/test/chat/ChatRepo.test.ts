@@ -51,6 +51,8 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
         assert.isFalse(yield* repo.remove(storedChatKey("c-deleted")))
         assert.isFalse(yield* repo.append(storedChatKey("c-deleted"), [user("a", "one")]))
         assert.isFalse(yield* repo.endTurn(storedChatKey("c-deleted"), "opening", [user("b", "two")]))
+        // A continuation's opening (`Reading`) finds no chat: none made anew, no marker taken.
+        assert.strictEqual(yield* repo.openTurn(storedChatKey("c-deleted"), "continuation", "1 minute", { _tag: "Reading" }), "gone")
         for (const chatId of ["c-absent", "c-deleted"]) {
           const error = yield* repo.transcript(storedChatKey(chatId)).pipe(Effect.flip)
           assert.strictEqual(error.code, "chat_not_found", chatId)
@@ -146,8 +148,8 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
       Effect.gen(function*() {
         const repo = yield* ChatRepo
         const stored = yield* openingAsLastEnds("c-race", repo.openTurn(storedChatKey("c-race"), "t2", "1 minute", { _tag: "Reading", messages: [user("q2", "again")] }))
-        assert.isDefined(stored, "the marker is free once the last turn committed")
-        assert.includeMembers(stored!.transcript.map((m) => m.id), ["q1", "a1"], "the provider's conversation has the last answer")
+        assert.isTrue(stored !== undefined && stored !== "gone", "the marker is free once the last turn committed")
+        assert.includeMembers(stored !== undefined && stored !== "gone" ? stored.transcript.map((m) => m.id) : [], ["q1", "a1"], "the provider's conversation has the last answer")
       }))
 
     it.effect.skipIf(backend !== "postgres")("a look-then-take does not trust its look across the release it waited for (PostgreSQL only)", () =>

@@ -45,6 +45,8 @@ export const makeAccept = (repo: ChatRepo["Service"], markerTtl: Duration.Durati
     if (known === undefined) {
       const opened = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Reading" })
       if (opened === undefined) return undefined
+      // Deleted since the caller knew of it (a continuation racing the user's delete): not made anew.
+      if (opened === "gone") return yield* chatGone(chatId)
       return yield* guarded(opened.transcript, opened.generation).pipe(Effect.onError(() => repo.endTurn(chatId, turnId)))
     }
     // The caller looked already: the guard decides on that look, and the marker, the check that

@@ -26,8 +26,10 @@ export type OpenedTurn =
  *   only when the marker was taken: the first batch in the same statement (a write-ahead turn's
  *   first round trip), any further ones ({@link inBatches}) right after. False when another live
  *   turn holds the chat.
- * - `Reading`: `Marker`, and the transcript, read by the same statement: `undefined` when another
- *   live turn holds the chat. `generation`: the life of the chat the turn was accepted in, to
+ * - `Reading`: `Marker` on an existing chat, and the transcript, read by the same statement:
+ *   `undefined` when another live turn holds the chat; "gone" when there is no chat (deleted since
+ *   the caller knew of it: a continuation of its approvals), nothing taken, nothing created — a
+ *   missing chat is made anew only by a client's turn (`Agent`, `Marker`). `generation`: the life of the chat the turn was accepted in, to
  *   condition its later writes on (see `liveChat`). The transcript may or may not include
  *   `messages` (ids already stored are left as they were): the caller adds those it lacks. A
  *   statement reads from the snapshot it started with. When a marker row existed at that moment,
@@ -60,7 +62,7 @@ export type OpenMode =
 /** What each way of opening finds (`OpenMode`). */
 export interface Opened {
   readonly Marker: boolean
-  readonly Reading: { readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined
+  readonly Reading: { readonly transcript: ReadonlyArray<ChatMessage>; readonly generation: string } | undefined | "gone"
   readonly Agent: OpenedTurn
   readonly Unchanged: boolean | "gone" | undefined
 }
@@ -87,12 +89,13 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
     const ttlMs = Duration.toMillis(Duration.fromInputUnsafe(ttl))
     // With an agent: the marker only on a chat this statement creates (as that agent's) or one the
     // snapshot shows as that agent's. A chat created by another statement after this one's snapshot
-    // is neither: nothing is taken, and the caller opens again (the next snapshot sees it).
+    // is neither: nothing is taken, and the caller opens again (the next snapshot sees it). Without
+    // one (`Reading`): only on a chat the snapshot shows, none created.
     const created = agent === undefined
-      ? sql`INSERT INTO chats (id) VALUES (${chatId}) ON CONFLICT (id) DO NOTHING RETURNING generation`
+      ? sql`SELECT NULL::uuid AS generation WHERE false`
       : sql`INSERT INTO chats (id, agent) VALUES (${chatId}, ${agent}) ON CONFLICT (id) DO NOTHING RETURNING generation`
     const agentHolds = agent === undefined
-      ? undefined
+      ? sql`EXISTS (SELECT 1 FROM chats WHERE id = ${chatId})`
       : sql`(EXISTS (SELECT 1 FROM chat) OR EXISTS (SELECT 1 FROM chats WHERE id = ${chatId} AND agent = ${agent}))`
     // The statement's snapshot predates its own inserts, so the rows read are the transcript
     // before this turn; one row with a null message stands for "nothing stored yet" (and, when
@@ -124,7 +127,7 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
       ORDER BY m.seq`)
     const head = rows[0]!
     if (!head.taken) {
-      if (agent === undefined) return { _tag: "Held" } as const
+      if (agent === undefined) return head.generation === null ? { _tag: "Gone" } as const : { _tag: "Held" } as const
       if (head.agent !== null && head.agent !== agent) return { _tag: "OtherAgent", agent: head.agent } as const
       return head.generation === null ? undefined : { _tag: "Held" } as const
     }
@@ -147,7 +150,7 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
     ttl: Duration.Input,
     messages: ReadonlyArray<ChatMessage>,
     agent: string | undefined
-  ): Effect.Effect<OpenedTurn> =>
+  ): Effect.Effect<OpenedTurn | { readonly _tag: "Gone" }> =>
     openOnce(chatId, turnId, ttl, messages, agent).pipe(
       Effect.flatMap((opened) =>
         opened !== undefined
@@ -160,7 +163,13 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
 
   const reading = (chatId: ChatKey, turnId: string, ttl: Duration.Input, messages: ReadonlyArray<ChatMessage> = []) =>
     openReading(chatId, turnId, ttl, messages, undefined).pipe(
-      Effect.map((opened) => opened._tag === "Taken" ? { transcript: opened.transcript, generation: opened.generation } : undefined)
+      Effect.map((opened) =>
+        opened._tag === "Taken"
+          ? { transcript: opened.transcript, generation: opened.generation }
+          : opened._tag === "Gone"
+          ? "gone" as const
+          : undefined
+      )
     )
 
   const unchanged = Effect.fnUntraced(function*(
@@ -235,7 +244,10 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
         : mode._tag === "Reading"
         ? reading(chatId, turnId, ttl, mode.messages)
         : mode._tag === "Agent"
-        ? openReading(chatId, turnId, ttl, mode.messages, mode.agent)
+        ? openReading(chatId, turnId, ttl, mode.messages, mode.agent).pipe(
+          // An agent's opening creates a missing chat: it never finds none.
+          Effect.flatMap((opened) => opened._tag === "Gone" ? Effect.die(new Error(`chat ${chatId}: no chat after creating it`)) : Effect.succeed(opened))
+        )
         : unchanged(chatId, turnId, ttl, mode.known, mode.messages, mode.generation)
       return opened as Effect.Effect<Opened[M["_tag"]]>
     }
