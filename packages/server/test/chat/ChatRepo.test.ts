@@ -3,6 +3,7 @@ import type { ChatMessage } from "@switchboard/domain"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { ChatRepo } from "../../src/chat/ChatRepo.ts"
+import { waitingOn } from "../support/LockRace.ts"
 import { backend, TestDatabase } from "../support/TestDatabase.ts"
 import { storedChatKey } from "../../src/users/ChatKey.ts"
 
@@ -122,7 +123,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
     /**
      * Turn t1 of `chatId` stored q1 and holds the marker; its end (answer a1, release) runs in a
      * transaction held open while `next` starts (its snapshot without a1) and waits for the marker
-     * row; then the end commits. Answers what `next` answered.
+     * row — seen waiting in PostgreSQL's activity view; then the end commits. Answers what `next` answered.
      */
     const openingAsLastEnds = <A>(chatId: string, next: Effect.Effect<A, never, ChatRepo>) =>
       Effect.gen(function*() {
@@ -138,7 +139,7 @@ describe(`ChatRepo on ${backend} PostgreSQL`, () => {
         })))
         yield* Deferred.await(ended)
         const opening = yield* Effect.forkChild(next)
-        yield* Effect.sleep("300 millis")
+        yield* waitingOn(sql, "chat_turns")
         yield* Deferred.succeed(commit, undefined)
         yield* Fiber.join(last)
         return yield* Fiber.join(opening)

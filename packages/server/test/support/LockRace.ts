@@ -22,7 +22,7 @@ export const twoReplicas = <ROut, E>(layer: Layer.Layer<ROut, E, SqlClient.SqlCl
   }) satisfies Effect.Effect<unknown, unknown, Scope.Scope>
 
 /** Succeeds once a backend other than this one waits on a lock while running a statement whose text holds `text`. */
-const waitingOn = (sql: SqlClient.SqlClient, text: string) =>
+export const waitingOn = (sql: SqlClient.SqlClient, text: string) =>
   // A transaction reads the activity view from one snapshot unless told to take a new one.
   sql`SELECT pg_stat_clear_snapshot()`.pipe(
     Effect.andThen(sql<{ n: number }>`
