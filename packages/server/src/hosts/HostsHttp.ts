@@ -5,9 +5,10 @@
  * `TASK_LEASE_SECONDS` (default 60) is how long a claim or a renewal holds a
  * task; a host agent renews well before it runs out.
  */
-import { Api, CurrentHost, Forbidden } from "@switchboard/domain"
+import { Api, CurrentHost, Forbidden, maxStoredValueBytes, PayloadTooLarge } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { storedBytes } from "../db/StoredSize.ts"
 import { wholeNumberSetting } from "../process/Setting.ts"
 import { HostsRepo } from "./HostsRepo.ts"
 import { TasksRepo } from "./TasksRepo.ts"
@@ -28,6 +29,17 @@ export const leaseMillis = TaskLeaseSecondsSetting.config.pipe(
       Effect.as(DEFAULT_LEASE_SECONDS * 1000)
     ))
 )
+
+/**
+ * 413 for an output larger than a stored value may be: stored, it could not be read back (the driver
+ * refuses a row over 16 MiB), and every task listing that carries it would fail.
+ */
+const storableOutput = (output: unknown) => {
+  const bytes = storedBytes(output ?? null)
+  return bytes <= maxStoredValueBytes ? Effect.void : Effect.fail(
+    new PayloadTooLarge({ error: `Request body too large at output: ${bytes} bytes of JSON; a task stores at most ${maxStoredValueBytes}` })
+  )
+}
 
 /** 403 unless the token's host is the one the request names. */
 export const requireHost = (hostId: string) =>
@@ -59,6 +71,7 @@ export const HostsHttp = HttpApiBuilder.group(Api, "hosts", Effect.fn(function*(
       ),
     result: ({ params, payload }) =>
       requireHost(payload.hostId).pipe(
+        Effect.andThen(storableOutput(payload.output)),
         Effect.andThen(tasks.complete(params.taskId, payload.hostId, payload.attempt, payload.status, payload.output))
       )
   })

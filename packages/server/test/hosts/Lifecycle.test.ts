@@ -184,5 +184,23 @@ describe(`host and task lifecycle, two replicas on one ${backend} database`, () 
         assert.deepInclude(cancel.json, { code: "task_terminal", status: "succeeded" })
         assert.strictEqual((yield* one.admin.get(`/admin/tasks/${taskId}`)).json.status, "succeeded")
       }), slow)
+
+    it.effect("a result whose output a task cannot store is a 413 and changes nothing; a fitting one then ends the task", () =>
+      Effect.gen(function*() {
+        const { one } = yield* Replicas
+        const h = yield* one.addHost()
+        const taskId = yield* one.addTask("big output", h.hostId)
+        yield* one.claim(h)
+        // 4 MiB of text and then some: under the 10 MiB body limit, over what a stored value may be.
+        const huge = "x".repeat(4 * 1024 * 1024 + 16)
+        const refused = yield* one.hostPost(h.token, `/internal/tasks/${taskId}/result`, { hostId: h.hostId, attempt: 1, status: "succeeded", output: { report: huge } })
+        assert.strictEqual(refused.status, 413, refused.text)
+        assert.strictEqual(refused.json.code, "payload_too_large")
+        assert.match(refused.json.error, /at output: \d+ bytes of JSON; a task stores at most \d+/)
+        assert.strictEqual((yield* one.admin.get(`/admin/tasks/${taskId}`)).json.status, "running")
+        const done = yield* one.hostPost(h.token, `/internal/tasks/${taskId}/result`, { hostId: h.hostId, attempt: 1, status: "succeeded", output: { report: "short" } })
+        assert.strictEqual(done.status, 200, done.text)
+        assert.deepStrictEqual(done.json.output, { report: "short" })
+      }), slow)
   })
 })
