@@ -32,7 +32,7 @@ import { eventsReadable, stopTurn } from "./stream/LiveTurn.ts"
 import type { LiveTurn } from "./stream/LiveTurn.ts"
 import { isServerMessageId } from "./MessageIds.ts"
 import { TurnStreams } from "./stream/TurnStreams.ts"
-import { firstOversized } from "../db/StoredSize.ts"
+import { firstOversized, storedBytes } from "../db/StoredSize.ts"
 import { Admission } from "../limits/Admission.ts"
 import { UserBudgets } from "../usage/UserBudgets.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
@@ -52,6 +52,22 @@ const oversizedMessage = (payload: ChatRequest, contentLength: string | undefine
   return found === undefined ? undefined : new PayloadTooLarge({
     error: `Request body too large at messages[${found.index}]: ${found.bytes} bytes of JSON; ` +
       `a stored message holds at most ${maxStoredValueBytes}`
+  })
+}
+
+/**
+ * A context the turn's jobs could not store, as a 413: each sub-agent job the turn starts keeps the
+ * turn's context, and a row over what a stored value may be could not be read back (every claim of
+ * it would fail). As for a message, only a body larger than that can carry one, and only a turn
+ * with a chat stores anything.
+ */
+const oversizedContext = (payload: ChatRequest, contentLength: string | undefined): PayloadTooLarge | undefined => {
+  if (payload.chatId === undefined || payload.context === undefined) return undefined
+  const length = Number(contentLength ?? "")
+  if (contentLength !== undefined && Number.isFinite(length) && length <= maxStoredValueBytes) return undefined
+  const bytes = storedBytes(payload.context)
+  return bytes <= maxStoredValueBytes ? undefined : new PayloadTooLarge({
+    error: `Request body too large at context: ${bytes} bytes of JSON; a turn's context is stored with its jobs, at most ${maxStoredValueBytes}`
   })
 }
 
@@ -118,7 +134,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
         limit: maxMessages
       })
     }
-    return oversizedMessage(payload, contentLength)
+    return oversizedMessage(payload, contentLength) ?? oversizedContext(payload, contentLength)
   }
 
   /** The streamed turn: its 200 once the provider answers, the JSON error of a failure before that. */

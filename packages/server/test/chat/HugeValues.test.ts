@@ -119,6 +119,22 @@ describe("stored message bounds", () => {
         assert.strictEqual(unpersisted.status, 200)
       }))
 
+    it.effect("a request's context over it is a 413 naming it (its jobs would store it), and nothing of the request is stored", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeOpenAiServer
+        fake.reset()
+        // The default agent's context (media-editor's), and notes that make it too large to store.
+        const context = { projectId: "p1", activeSceneId: null, mediaAssets: [], playbackTimeMs: 0, notes: "c".repeat(maxStoredValueBytes) }
+        const res = yield* postJson("/api/agent/chat", { chatId: "big-context", messages: [user("u1", "fine")], context })
+        assert.strictEqual(res.status, 413, res.text)
+        assert.strictEqual(res.json.code, "payload_too_large")
+        assert.include(res.json.error, "at context")
+        assert.strictEqual(fake.chatRequests().length, 0)
+        assert.strictEqual((yield* request("/api/chats/big-context/messages")).status, 404)
+        const unpersisted = yield* postJson("/api/agent/chat", { messages: [user("u1", "fine")], context })
+        assert.strictEqual(unpersisted.status, 200, unpersisted.text)
+      }))
+
     it.effect("a row stored before the bounds, too large to read back, is a 500 internal_error, never 503 database_unavailable", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
