@@ -21,7 +21,7 @@
  * that claims it resumes the sub-agent where it stopped.
  */
 import type { JobInput, SubagentResult } from "@switchboard/domain"
-import { isSubagentFailure, subagentFailure, waitingActivity } from "@switchboard/domain"
+import { isSubagentFailure, maxStoredValueBytes, subagentFailure, waitingActivity } from "@switchboard/domain"
 import { Cause, Clock, Deferred, Duration, Effect, Layer, Option, Ref, Schema } from "effect"
 import { hostname } from "node:os"
 import { randomUUID } from "node:crypto"
@@ -33,6 +33,7 @@ import type { JobApprovals } from "./Subagents.ts"
 import { decodeCheckpoint, JobParking } from "./JobParking.ts"
 import { TurnStreams } from "../chat/stream/TurnStreams.ts"
 import { JobSignals } from "./JobSignals.ts"
+import { storedBytes } from "../db/StoredSize.ts"
 import { storableResult } from "./StorableResult.ts"
 import type { ClaimedJob } from "./JobsRepo.ts"
 import { JobsRepo } from "./JobsRepo.ts"
@@ -101,6 +102,12 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
       park: (state, waitingFor) =>
         Effect.gen(function*() {
           const workedMs = (checkpoint?.workedMs ?? 0) + (yield* Clock.currentTimeMillis) - startedAt
+          // A job row too large to read back would fail every claim of it: a conversation that outgrew
+          // what a stored value may be cannot wait; the run fails saying so.
+          const bytes = storedBytes({ ...state, workedMs })
+          if (bytes > maxStoredValueBytes) {
+            return `its conversation is ${bytes} bytes of JSON, over the ${maxStoredValueBytes} a job keeps while it waits for an approval of ${waitingFor.toolName}`
+          }
           const activity = waitingActivity(waitingFor.toolName)
           run.parked = yield* parking.park(job.id, owner, { ...state, workedMs }, waitingFor, activity, config.approvalTimeoutMs)
           // A turn of the chat being streamed (followed) shows the call and asks; the job record says it anyway.
@@ -112,6 +119,7 @@ export const layer = Layer.effectDiscard(Effect.gen(function*() {
               { type: "tool-approval-request", approvalId: waitingFor.approvalId, toolCallId }
             ])
           }
+          return undefined
         })
     }
   }

@@ -25,11 +25,14 @@ export interface JobApprovals {
   readonly decision: Effect.Effect<ApprovalDecision>
   /** Before the approved call runs: false when an earlier run started it (it is never run again). */
   readonly start: Effect.Effect<boolean>
-  /** Saves the state and parks the job: the run ends there, with no result. */
+  /**
+   * Saves the state and parks the job: the run ends there, with no result. Instead, why it cannot
+   * wait: its state is larger than a job can keep (the run then fails with that reason).
+   */
   park(
     state: { readonly messages: ReadonlyArray<ChatMessage>; readonly rounds: number; readonly approvalId: string; readonly callId: string },
     waitingFor: JobWaitingFor
-  ): Effect.Effect<void>
+  ): Effect.Effect<string | undefined>
 }
 
 export interface SubagentJob {

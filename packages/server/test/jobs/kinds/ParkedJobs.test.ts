@@ -172,4 +172,41 @@ describe(`approvals inside a job (${backend})`, () => {
       assert.strictEqual((yield* decide(d, "p-3", waited[0]!.approval_id, { approved: true })).status, 409)
       assert.strictEqual(refunds(), 2)
     }), { timeout: 120_000 })
+
+  it.live("a sub-agent whose conversation outgrew what a job keeps cannot wait for an approval: the job fails saying so, the call not run", () =>
+    Effect.gen(function*() {
+      const db = yield* makeTestDatabase
+      const fake = makeFakeProvider()
+      // The sub-agent writes 3 MiB, looks an order up, writes 2 MiB more and then asks to refund it.
+      const bulky = (n: number) => "b".repeat(n * 1024 * 1024)
+      fake.answerWith((params) => {
+        const last = params.messages.at(-1)!
+        if (params.systemPrompt?.startsWith(SUBAGENT) !== true) return Effect.succeed(model(params))
+        if (last.role !== "tool") return Effect.succeed({ content: bulky(3), toolCalls: [{ id: "s_look", name: "shop__lookup", args: { order: 9 } }] })
+        return Effect.succeed({ content: bulky(2), toolCalls: [{ id: "s_refund", name: "shop__refund", args: { order: 9 } }] })
+      })
+      const mcp = yield* startFakeMcp([
+        textTool("lookup", () => "order 9: 12 EUR"),
+        textTool("refund", (args) => `refunded order ${String(args["order"])}`)
+      ])
+      const base = yield* Layer.build(layerReplica(fake.layer, db.client(), { subagents: RealSubagents.layerWithMcp(settings()) }, { ADMIN_TOKEN })).pipe(
+        Effect.flatMap((services) => baseUrl.pipe(Effect.provide(services)))
+      )
+      assert.strictEqual((yield* put(base, "/admin/subagents/refund-run", {
+        description: "Refund an order in the background, once the user allows it.",
+        input: [{ key: "order", type: "integer", required: true }],
+        systemPrompt: `${SUBAGENT} Order {{input.order}}.`,
+        mcpServers: [{ name: "shop", url: mcp.url, requireApproval: ["refund"] }],
+        result: { type: "object", properties: { outcome: { type: "string" } }, required: ["outcome"] }
+      })).status, 200)
+      assert.strictEqual((yield* put(base, "/admin/agents/shop", { systemPrompt: "Shop back office.", jobKinds: ["refund-run"] })).status, 200)
+      assert.strictEqual((yield* postJsonAt(base, "/api/agent/chat", { agent: "shop", chatId: "p-big", messages: [user("u_big", "refund 9")] })).status, 200)
+
+      const job = yield* finishedAt(base, "p-big")
+      assert.strictEqual(job.status, "error")
+      assert.match(String(job.error), /its conversation is \d+ bytes of JSON, over the \d+ a job keeps while it waits for an approval of shop__refund/)
+      assert.isUndefined(job.waitingFor)
+      assert.deepStrictEqual(mcp.calls.map((c) => c.name), ["lookup"])
+    }), { timeout: 120_000 })
 })
+

@@ -152,7 +152,8 @@ export const runDefined = (
     if (outcome._tag === "Success" && outcome.success._tag === "Parked" && approvals !== undefined) {
       const { call, messages, rounds } = outcome.success
       const approvalId = `apr_${randomUUID().replaceAll("-", "")}`
-      yield* approvals.park({ messages, rounds, approvalId, callId: call.id }, { approvalId, toolName: call.name, input: call.args as JsonObject })
+      const cannotWait = yield* approvals.park({ messages, rounds, approvalId, callId: call.id }, { approvalId, toolName: call.name, input: call.args as JsonObject })
+      if (cannotWait !== undefined) return { error: cannotWait }
       // The run ends here with no result: the runner, told by `park`, stores nothing.
       return { error: "parked" }
     }
