@@ -40,14 +40,17 @@ import { readUpload } from "./TranscriptionUpload.ts"
 import { ChatApprovals, claimsApproval } from "./ChatApprovals.ts"
 
 /**
- * A persisted turn's message the transcript could not hold, as a 413 naming it. Only a body
- * larger than one stored message can carry one, so smaller requests (almost all) skip the
- * measuring; a body of unknown length (chunked) is measured.
+ * Whether a body may hold a value larger than one stored value: only a larger body can, so smaller
+ * requests (almost all) skip the measuring; a body of unknown length (chunked) is measured.
  */
-const oversizedMessage = (payload: ChatRequest, contentLength: string | undefined): PayloadTooLarge | undefined => {
-  if (payload.chatId === undefined) return undefined
+const mayHoldOversized = (contentLength: string | undefined): boolean => {
   const length = Number(contentLength ?? "")
-  if (contentLength !== undefined && Number.isFinite(length) && length <= maxStoredValueBytes) return undefined
+  return contentLength === undefined || !Number.isFinite(length) || length > maxStoredValueBytes
+}
+
+/** A persisted turn's message the transcript could not hold, as a 413 naming it. */
+const oversizedMessage = (payload: ChatRequest): PayloadTooLarge | undefined => {
+  if (payload.chatId === undefined) return undefined
   const found = firstOversized(payload.messages)
   return found === undefined ? undefined : new PayloadTooLarge({
     error: `Request body too large at messages[${found.index}]: ${found.bytes} bytes of JSON; ` +
@@ -58,13 +61,10 @@ const oversizedMessage = (payload: ChatRequest, contentLength: string | undefine
 /**
  * A context the turn's jobs could not store, as a 413: each sub-agent job the turn starts keeps the
  * turn's context, and a row over what a stored value may be could not be read back (every claim of
- * it would fail). As for a message, only a body larger than that can carry one, and only a turn
- * with a chat stores anything.
+ * it would fail). Only a turn with a chat stores anything.
  */
-const oversizedContext = (payload: ChatRequest, contentLength: string | undefined): PayloadTooLarge | undefined => {
+const oversizedContext = (payload: ChatRequest): PayloadTooLarge | undefined => {
   if (payload.chatId === undefined || payload.context === undefined) return undefined
-  const length = Number(contentLength ?? "")
-  if (contentLength !== undefined && Number.isFinite(length) && length <= maxStoredValueBytes) return undefined
   const bytes = storedBytes(payload.context)
   return bytes <= maxStoredValueBytes ? undefined : new PayloadTooLarge({
     error: `Request body too large at context: ${bytes} bytes of JSON; a turn's context is stored with its jobs, at most ${maxStoredValueBytes}`
@@ -134,7 +134,7 @@ export const ChatHttp = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(ha
         limit: maxMessages
       })
     }
-    return oversizedMessage(payload, contentLength) ?? oversizedContext(payload, contentLength)
+    return mayHoldOversized(contentLength) ? oversizedMessage(payload) ?? oversizedContext(payload) : undefined
   }
 
   /** The streamed turn: its 200 once the provider answers, the JSON error of a failure before that. */
