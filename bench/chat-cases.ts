@@ -10,7 +10,7 @@ import { interleaved, loadFor, phase } from "./phase.ts"
 import type { Phase } from "./phase.ts"
 import { peakRssMbOf, startHelper, stop } from "./processes.ts"
 import type { ServerProcess } from "./processes.ts"
-import { logPhase, pairsOf, phaseNotes, record } from "./record.ts"
+import { logPhase, pairsOf, phaseNotes, record, recordAgainstInsertFloor } from "./record.ts"
 import { CHAT_BODY, checkChatAnswer, checkCompletion, COMPLETION_BODY, newChatBody } from "./requests.ts"
 
 /** Chat route, no tools, no chatId, vs the node:http pass-through proxy; p50s over the direct mock. */
@@ -94,20 +94,10 @@ export const chatIdCase = async (
   const floor = await loadFor("one-INSERT proxy", { origin: `http://127.0.0.1:${proxy.port}`, path: "/v1/chat/completions", body: newChatBody }, checkCompletion)
   const route = await loadFor("chat route", { origin: `http://127.0.0.1:${server.port}`, path: "/api/agent/chat", body: newChatBody }, checkChatAnswer)
   try {
-    const { floors, routes } = await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "chat route"])
-    record({
-      id: `chatid.throughput.${backend}`, name: "chat route, new chatId per request: throughput", backend, unit: "req/s",
-      floorName: "one-INSERT proxy", compare: "ratio",
-      runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
-      target: ">= 0.5 × floor", holds: (vs) => vs >= 0.5,
-      notes: [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
-    })
-    record({
-      id: `chatid.p99.${backend}`, name: "chat route, new chatId per request: p99", backend, unit: "ms",
-      floorName: "one-INSERT proxy", compare: "ratio",
-      runs: pairsOf(routes.map((p) => p.result.p99), floors.map((p) => p.result.p99), "ratio"),
-      target: "(no target)", holds: () => undefined, notes: []
-    })
+    recordAgainstInsertFloor(
+      { id: "chatid", name: "chat route, new chatId per request", backend, p99: { target: "(no target)", holds: () => undefined } },
+      await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "chat route"])
+    )
     return peakRssMbOf(proxy.child.pid)
   } finally {
     await Promise.all([floor.close(), route.close()])

@@ -16,7 +16,7 @@ import { interleaved, loadFor } from "./phase.ts"
 import { scratchUrl } from "./postgres.ts"
 import { stop } from "./processes.ts"
 import type { ServerProcess } from "./processes.ts"
-import { fmt, machineNotes, pairsOf, phaseNotes, record } from "./record.ts"
+import { fmt, machineNotes, pairsOf, record, recordAgainstInsertFloor } from "./record.ts"
 import { checkCompletion, newChatBody } from "./requests.ts"
 
 // The planner's settings (ignored by a build without the planner). Leases outlive the whole run.
@@ -31,6 +31,15 @@ export const PLANNER_ENV = {
 
 const adminCall = (origin: string, method: string, path: string, body?: unknown) => apiCall(origin, ADMIN_TOKEN, method, path, body)
 
+/** Whether the build serves `path` (its OpenAPI document names it); a case it lacks is left out, and said so. */
+const servesRoute = async (origin: string, caseName: string, path: string) => {
+  const document = await (await fetch(`${origin}/openapi.json`)).text()
+  if (document.includes(path)) return true
+  machineNotes.push(`${caseName}: this build has no ${path} route; the case is left out`)
+  console.log(`\n${caseName}: not in this build (no ${path}): left out`)
+  return false
+}
+
 /**
  * Planner decision: 32 hosts (one per connection, one decision in flight
  * each), each on its own claimed task, through the whole path (host token,
@@ -40,12 +49,7 @@ const adminCall = (origin: string, method: string, path: string, body?: unknown)
  */
 export const plannerCase = async (upstream: { child: ChildProcess; port: number }, server: ServerProcess, backend: "embedded" | "postgres") => {
   const origin = `http://127.0.0.1:${server.port}`
-  const document = await (await fetch(`${origin}/openapi.json`)).text()
-  if (!document.includes("/internal/planner/decision")) {
-    machineNotes.push("planner decision: this build has no /internal/planner/decision route; the case is left out")
-    console.log("\nplanner decision: not in this build (no /internal/planner/decision): left out")
-    return
-  }
+  if (!(await servesRoute(origin, "planner decision", "/internal/planner/decision"))) return
   console.log(`\nplanner decision (${backend}) — ${options.concurrency} hosts, one decision in flight each, vs the one-INSERT proxy`)
   await activeProfile(origin, ADMIN_TOKEN, upstream.port, "bench-planner")
   const hosts = await readyHosts(origin, ADMIN_TOKEN, options.concurrency)
@@ -61,20 +65,10 @@ export const plannerCase = async (upstream: { child: ChildProcess; port: number 
     headers: (worker) => ({ authorization: `Bearer ${hosts[worker % hosts.length]!.token}` })
   }, checkDecision)
   try {
-    const { floors, routes } = await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "planner decision"])
-    record({
-      id: `planner.throughput.${backend}`, name: "planner decision: throughput", backend, unit: "req/s",
-      floorName: "one-INSERT proxy", compare: "ratio",
-      runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
-      target: ">= 0.5 × floor", holds: (vs) => vs >= 0.5,
-      notes: [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
-    })
-    record({
-      id: `planner.p99.${backend}`, name: "planner decision: p99", backend, unit: "ms",
-      floorName: "one-INSERT proxy", compare: "ratio",
-      runs: pairsOf(routes.map((p) => p.result.p99), floors.map((p) => p.result.p99), "ratio"),
-      target: "p99 <= 20 ms", holds: (_vs, figure) => figure <= 20, notes: []
-    })
+    recordAgainstInsertFloor(
+      { id: "planner", name: "planner decision", backend, p99: { target: "p99 <= 20 ms", holds: (_vs, figure) => figure <= 20 } },
+      await interleaved(upstream.child, [floor, proxy.child, "one-INSERT proxy"], [route, server.child, "planner decision"])
+    )
   } finally {
     await Promise.all([floor.close(), route.close()])
     await stop(proxy.child)
@@ -93,12 +87,7 @@ export const plannerCase = async (upstream: { child: ChildProcess; port: number 
  */
 export const retentionCase = async (server: ServerProcess, backend: "embedded" | "postgres") => {
   const origin = `http://127.0.0.1:${server.port}`
-  const document = await (await fetch(`${origin}/openapi.json`)).text()
-  if (!document.includes("/admin/planner-decisions/prune")) {
-    machineNotes.push("retention sweep: this build has no /admin/planner-decisions/prune route; the case is left out")
-    console.log("\nretention sweep: not in this build (no /admin/planner-decisions/prune): left out")
-    return
-  }
+  if (!(await servesRoute(origin, "retention sweep", "/admin/planner-decisions/prune"))) return
   if (backend === "embedded") {
     machineNotes.push("retention sweep: measured on PostgreSQL only (the embedded database belongs to the server process: the bench cannot seed it)")
     return

@@ -69,6 +69,34 @@ export const phaseNotes = (label: string, phases: ReadonlyArray<Phase>) => {
   return notes
 }
 
+/**
+ * A route's throughput and p99 against the one-INSERT proxy's, from interleaved phases (the chatId
+ * and planner cases): its throughput held to half the floor's, its p99 to `p99`'s target.
+ */
+export const recordAgainstInsertFloor = (
+  spec: {
+    readonly id: string
+    readonly name: string
+    readonly backend: "embedded" | "postgres"
+    readonly p99: { readonly target: string; readonly holds: (vs: number, figure: number) => boolean | undefined }
+  },
+  phases: { readonly floors: ReadonlyArray<Phase>; readonly routes: ReadonlyArray<Phase> }
+) => {
+  const { floors, routes } = phases
+  const common = { backend: spec.backend, floorName: "one-INSERT proxy", compare: "ratio" as const }
+  record({
+    ...common, id: `${spec.id}.throughput.${spec.backend}`, name: `${spec.name}: throughput`, unit: "req/s",
+    runs: pairsOf(routes.map((p) => p.result.rps), floors.map((p) => p.result.rps), "ratio"),
+    target: ">= 0.5 × floor", holds: (vs) => vs >= 0.5,
+    notes: [...phaseNotes("floor", floors), ...phaseNotes("route", routes)]
+  })
+  record({
+    ...common, id: `${spec.id}.p99.${spec.backend}`, name: `${spec.name}: p99`, unit: "ms",
+    runs: pairsOf(routes.map((p) => p.result.p99), floors.map((p) => p.result.p99), "ratio"),
+    target: spec.p99.target, holds: spec.p99.holds, notes: []
+  })
+}
+
 /** CPU time of the target per event its reader timed (a streamed delta delivered), in µs. */
 export const cpuUsPerEvent = (p: Phase) =>
   p.targetCpuMs === undefined || p.result.events === undefined || p.result.events.count === 0
