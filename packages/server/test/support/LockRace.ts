@@ -6,7 +6,6 @@
  * first goes on (`then`) and commits only once PostgreSQL shows the second waiting on it.
  */
 import { Context, Effect, Fiber, Layer, Schedule } from "effect"
-import type { Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { layerMigrated } from "../../src/db/Database.ts"
 import { makeTestDatabase } from "./TestDatabase.ts"
@@ -19,7 +18,7 @@ export const twoReplicas = <ROut, E>(layer: Layer.Layer<ROut, E, SqlClient.SqlCl
     const first = yield* replica()
     const second = yield* replica()
     return { first, second, sql: Context.get(first, SqlClient.SqlClient) }
-  }) satisfies Effect.Effect<unknown, unknown, Scope.Scope>
+  })
 
 /** Succeeds once a backend other than this one waits on a lock while running a statement whose text holds `text`. */
 export const waitingOn = (sql: SqlClient.SqlClient, text: string) =>
