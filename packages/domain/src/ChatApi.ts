@@ -9,6 +9,7 @@ import { ChatId, ChatRequest, ChatResponse, ChatTranscript, Transcription } from
 import { ApprovalAccepted, ApprovalDecision, ApprovalId } from "./Approvals.ts"
 import {
   AgentMismatch,
+  ChatFull,
   ApprovalDecided,
   ApprovalNotFound,
   AgentNotFound,
@@ -102,6 +103,7 @@ const turnErrors = [
   AgentNotFound,
   TurnInFlight,
   AgentMismatch,
+  ChatFull,
   RateLimited,
   BudgetExceeded,
   Overloaded,

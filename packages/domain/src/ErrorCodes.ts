@@ -34,6 +34,7 @@ export const statusOfCode = {
   host_revoked: 409,
   profile_name_taken: 409,
   agent_mismatch: 409,
+  chat_full: 409,
   agent_exists: 409,
   agent_builtin: 409,
   approval_decided: 409,

@@ -262,6 +262,27 @@ export class AgentMismatch extends Schema.Error<AgentMismatch>("AgentMismatch")(
   }
 }
 
+/**
+ * A chat whose stored transcript reached its limit (`CHAT_TRANSCRIPT_MAX_MESSAGES`,
+ * `CHAT_TRANSCRIPT_MAX_BYTES`): it takes no more client turns; its user starts another chat.
+ */
+export class ChatFull extends Schema.Error<ChatFull>("ChatFull")({
+  error: Schema.String,
+  code: Schema.tag("chat_full"),
+  chatId: Schema.String,
+  /** What the transcript holds: its messages and the bytes of their JSON. */
+  messages: Schema.Int,
+  bytes: Schema.Int
+}, {
+  httpApiStatus: statusOfCode.chat_full,
+  description: "The chat's stored transcript holds `CHAT_TRANSCRIPT_MAX_MESSAGES` messages or `CHAT_TRANSCRIPT_MAX_BYTES` bytes: " +
+    "it takes no more turns (start another chat); nothing of the turn was stored"
+}) {
+  get _tag() {
+    return "ChatFull" as const
+  }
+}
+
 export class AgentExists extends Schema.Error<AgentExists>("AgentExists")({
   error: Schema.String,
   code: Schema.tag("agent_exists"),
@@ -371,6 +392,7 @@ export const declaredErrors = [
   ProviderTimeout,
   AgentNotFound,
   AgentMismatch,
+  ChatFull,
   AgentExists,
   AgentBuiltIn,
   BudgetExceeded,

@@ -25,3 +25,18 @@ export const TurnMarkerGraceMsSetting = setting(
   { name: "TURN_MARKER_GRACE_MS", expected: NON_NEGATIVE, accepts: wholeNumber(0) },
   (name) => Config.Int(name).pipe(Config.withDefault(30_000), Config.orElse(() => Config.succeed(30_000)))
 )
+
+/**
+ * `CHAT_TRANSCRIPT_MAX_MESSAGES` / `CHAT_TRANSCRIPT_MAX_BYTES`: a chat whose stored transcript
+ * holds this many messages, or this many bytes of their JSON, takes no more client turns (409
+ * `chat_full`). Every turn, `GET …/messages` and `/ui-messages` read the transcript whole: the
+ * limit is what bounds them. Default 5,000 messages and 8 MiB (more than a model's context holds).
+ */
+export const TranscriptMaxMessagesSetting = setting(
+  { name: "CHAT_TRANSCRIPT_MAX_MESSAGES", expected: POSITIVE, accepts: wholeNumber(1) },
+  (name) => positiveInt(name).pipe(Config.withDefault(5_000))
+)
+export const TranscriptMaxBytesSetting = setting(
+  { name: "CHAT_TRANSCRIPT_MAX_BYTES", expected: POSITIVE, accepts: wholeNumber(1) },
+  (name) => positiveInt(name).pipe(Config.withDefault(8 * 1024 * 1024))
+)

@@ -19,7 +19,7 @@
  * costs no statement more than it did before agents.
  */
 import type { AgentDefinition, ChatRequest, ChatResponse, TurnInFlight } from "@switchboard/domain"
-import { AgentMismatch, AgentNotFound, ChatNotFound, claimsSubagentResult, InvalidRequest } from "@switchboard/domain"
+import { AgentMismatch, AgentNotFound, ChatFull, ChatNotFound, claimsSubagentResult, InvalidRequest } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import type { ProviderError } from "@switchboard/providers"
 import { checkContext } from "../agents/AgentCheck.ts"
@@ -59,7 +59,7 @@ export class ChatTurns extends Context.Service<ChatTurns, {
     request: OwnedChatRequest,
     /** The turn's stream (`TurnStreams`): followed, stopped, and the streamed answer's chunks. */
     live?: LiveTurn
-  ): Effect.Effect<ChatResponse, TurnInFlight | ProviderError | AgentNotFound | AgentMismatch | InvalidRequest>
+  ): Effect.Effect<ChatResponse, TurnInFlight | ProviderError | AgentNotFound | AgentMismatch | ChatFull | InvalidRequest>
 }>()("switchboard/server/chat/ChatTurns") {
   static readonly layerNoDeps = Layer.effect(ChatTurns, Effect.gen(function*() {
     const composer = yield* TurnComposer
@@ -107,6 +107,14 @@ export class ChatTurns extends Context.Service<ChatTurns, {
               }
               turn = yield* resolve(outcome.agent, request.context)
               continue
+            case "Full":
+              return yield* new ChatFull({
+                error: `Chat "${chatIdOf(chatId)}" holds ${outcome.messages} messages (${outcome.bytes} bytes): at its limit ` +
+                  "(CHAT_TRANSCRIPT_MAX_MESSAGES, CHAT_TRANSCRIPT_MAX_BYTES) it takes no more turns; start another chat",
+                chatId: chatIdOf(chatId),
+                messages: outcome.messages,
+                bytes: outcome.bytes
+              })
             default:
               return yield* Effect.die("a client turn was not answered")
           }

@@ -83,12 +83,21 @@ export const liveChat = (sql: Sql, chatId: string, generation?: string) =>
  * `seq`. `when`: a condition on the statement's other parts (e.g. that the marker was taken).
  */
 export const insertMessages = (sql: Sql, chatId: string, batch: string, when?: Statement.Fragment) =>
-  sql`INSERT INTO chat_messages (chat_id, id, role, message)
-    SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m
+  sql`INSERT INTO chat_messages (chat_id, id, role, message, bytes)
+    SELECT ${chatId}, t.m->>'id', t.m->>'role', t.m, octet_length(t.m::text)
     FROM jsonb_array_elements(${batch}::jsonb) WITH ORDINALITY AS t(m, n)
     ${when === undefined ? sql`` : sql`WHERE ${when}`}
     ORDER BY t.n
     ON CONFLICT (chat_id, id) DO NOTHING`
+
+/**
+ * What the chat's stored transcript holds, as one row (`n` messages, `bytes` of their JSON): what
+ * its limit (`CHAT_TRANSCRIPT_MAX_MESSAGES`, `…_BYTES`) is checked against. A message stored
+ * before sizes were kept is measured here.
+ */
+export const transcriptSize = (sql: Sql, chatId: string) =>
+  sql`SELECT count(*)::int8 AS n, coalesce(sum(coalesce(bytes, octet_length(message::text))), 0)::int8 AS bytes
+    FROM chat_messages WHERE chat_id = ${chatId}`
 
 /** Bounds of one INSERT statement of messages. */
 export const APPEND_BATCH = { messages: 100, bytes: 256 * 1024 }

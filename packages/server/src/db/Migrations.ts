@@ -22,6 +22,7 @@ import usageUsers from "./migrations/0013_usage_users.ts"
 import agentMcpHeaders from "./migrations/0014_agent_mcp_headers.ts"
 import approvalDecisions from "./migrations/0015_approval_decisions.ts"
 import subagentKinds from "./migrations/0016_subagent_kinds.ts"
+import messageBytes from "./migrations/0017_message_bytes.ts"
 
 export const migrations = {
   "0001_chats": chats,
@@ -39,7 +40,8 @@ export const migrations = {
   "0013_usage_users": usageUsers,
   "0014_agent_mcp_headers": agentMcpHeaders,
   "0015_approval_decisions": approvalDecisions,
-  "0016_subagent_kinds": subagentKinds
+  "0016_subagent_kinds": subagentKinds,
+  "0017_message_bytes": messageBytes
 }
 
 export const migrationCount = Object.keys(migrations).length

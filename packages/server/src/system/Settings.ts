@@ -17,7 +17,7 @@ import { Cause, ConfigProvider, Effect, Exit } from "effect"
 import { AdminTokenSetting } from "../admin/AdminAuth.ts"
 import { DefaultAgentSetting } from "../agents/AgentSettings.ts"
 import { McpTimeoutMsSetting, McpToolsTtlMsSetting } from "../mcp/McpSettings.ts"
-import { MaxMessagesSetting, TurnMarkerGraceMsSetting } from "../chat/ChatSettings.ts"
+import { MaxMessagesSetting, TranscriptMaxBytesSetting, TranscriptMaxMessagesSetting, TurnMarkerGraceMsSetting } from "../chat/ChatSettings.ts"
 import * as Provider from "../chat/ProviderSettings.ts"
 import * as Database from "../db/DatabaseSettings.ts"
 import { TaskLeaseSecondsSetting } from "../hosts/HostsHttp.ts"
@@ -50,6 +50,8 @@ export const SETTINGS: ReadonlyArray<SettingRule> = [
   Auth.AuthIssuerSetting,
   Auth.AuthAudienceSetting,
   MaxMessagesSetting,
+  TranscriptMaxMessagesSetting,
+  TranscriptMaxBytesSetting,
   ChatRpmSetting,
   MaxConcurrentTurnsSetting,
   MaxConcurrentDecisionsSetting,

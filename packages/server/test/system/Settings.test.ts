@@ -74,6 +74,8 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ PORT: "" }, "PORT", `""`],
   [{ HOST: "" }, "HOST", `""`],
   [{ CHAT_MAX_MESSAGES: "0" }, "CHAT_MAX_MESSAGES", `"0"`],
+  [{ CHAT_TRANSCRIPT_MAX_MESSAGES: "0" }, "CHAT_TRANSCRIPT_MAX_MESSAGES", `"0"`],
+  [{ CHAT_TRANSCRIPT_MAX_BYTES: "8MiB" }, "CHAT_TRANSCRIPT_MAX_BYTES", `"8MiB"`],
   [{ CHAT_RPM: "0" }, "CHAT_RPM", `"0"`],
   [{ CHAT_RPM: "ten" }, "CHAT_RPM", `"ten"`],
   [{ CORS_ORIGINS: "app.example" }, "CORS_ORIGINS", `"app.example"`],

@@ -30,6 +30,8 @@ export const endLive = (live: LiveTurn, exit: Exit.Exit<TurnOutcome | ChatRespon
     // Another agent's chat: nothing ran yet, and the caller runs the turn again as that agent's, on
     // this same stream (`ChatTurns`); whoever holds the stream closes it at the end (`TurnStreams`).
     if ("_tag" in outcome && outcome._tag === "OtherAgent") return
+    // A full chat: nothing ran, and the caller refuses the turn (409) before its stream starts.
+    if ("_tag" in outcome && outcome._tag === "Full") return
     // A turn that did not run (a deferred or skipped wake) has no stream of its own.
     if ("_tag" in outcome && outcome._tag !== "Answered" && outcome._tag !== "ChatGone") return close(live)
     return publish(live, {

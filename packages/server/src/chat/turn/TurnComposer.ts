@@ -126,7 +126,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
       const turn = Effect.acquireUseRelease(
         accept(input, turnId).pipe(Effect.tap((accepted) =>
           Effect.sync(() => {
-            if (live !== undefined && accepted !== undefined && !("otherAgent" in accepted)) live.turnId = turnId
+            if (live !== undefined && accepted !== undefined && "decision" in accepted) live.turnId = turnId
           })
         )),
         (accepted): Effect.Effect<TurnOutcome, TurnInFlight | ChatNotFound | ProviderError> => {
@@ -134,6 +134,7 @@ export class TurnComposer extends Context.Service<TurnComposer, {
             return Effect.fail(new TurnInFlight({ error: `A turn for chat "${chatIdOf(chatId)}" is already in flight`, chatId: chatIdOf(chatId) }))
           }
           if ("otherAgent" in accepted) return Effect.succeed({ _tag: "OtherAgent", agent: accepted.otherAgent })
+          if ("full" in accepted) return Effect.succeed({ _tag: "Full", ...accepted.full })
           switch (accepted.decision) {
             case "defer":
               return Effect.succeed({ _tag: "Deferred" })

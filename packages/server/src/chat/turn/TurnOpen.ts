@@ -26,6 +26,7 @@ export const makeAccept = (repo: ChatRepo["Service"], markerTtl: Duration.Durati
       const opened = yield* repo.openTurn(chatId, turnId, markerTtl, { _tag: "Agent", messages: input.messages, agent: input.agent.name })
       if (opened._tag === "Held") return undefined
       if (opened._tag === "OtherAgent") return { otherAgent: opened.agent }
+      if (opened._tag === "Full") return { full: { messages: opened.messages, bytes: opened.bytes } }
       const stored = opened.transcript
       return {
         decision: "proceed" as TurnGuard,

@@ -9,7 +9,19 @@ import { Duration, Effect, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 import { retryDeadlock } from "../../db/RetryDeadlock.ts"
 import type { ChatKey } from "../../users/ChatKey.ts"
-import { appendTo, findTranscript, inBatches, insertMessages, liveChat, takeMarker, touchChat } from "../TranscriptSql.ts"
+import { appendTo, findTranscript, inBatches, insertMessages, liveChat, takeMarker, touchChat, transcriptSize } from "../TranscriptSql.ts"
+
+/**
+ * How much a chat's stored transcript may hold before it takes no more client turns
+ * (`CHAT_TRANSCRIPT_MAX_MESSAGES`, `CHAT_TRANSCRIPT_MAX_BYTES`). Checked against what is stored
+ * when a client's turn opens: the turn it lets in (its messages, its answer) may take the chat past
+ * it, by at most one turn; the server's own turns (a job's wake, an approval's continuation) finish
+ * work already accepted and are not refused.
+ */
+export interface TranscriptLimit {
+  readonly messages: number
+  readonly bytes: number
+}
 
 /** What a client turn's opening statement found (`openTurn`, `Agent`). */
 export type OpenedTurn =
@@ -18,6 +30,8 @@ export type OpenedTurn =
   | { readonly _tag: "Held" }
   /** The chat is another agent's (`agent`): nothing taken, nothing stored. */
   | { readonly _tag: "OtherAgent"; readonly agent: string }
+  /** The chat's transcript is at its limit (`TranscriptLimit`; what it holds): nothing taken, nothing stored. */
+  | { readonly _tag: "Full"; readonly messages: number; readonly bytes: number }
 
 /**
  * How a turn opens, and what it finds: the four ways the chat's marker is taken.
@@ -40,7 +54,8 @@ export type OpenedTurn =
  * - `Agent`: `Reading` for a turn of `agent` (a client's turn): a new chat is created as that
  *   agent's, and an existing one is opened only if it is that agent's — else nothing is taken or
  *   stored and the chat's agent is answered (`OtherAgent`), in the same one statement, so a turn
- *   that assumed the right agent (almost all) costs nothing more.
+ *   that assumed the right agent (almost all) costs nothing more. A chat whose transcript is at its
+ *   limit ({@link TranscriptLimit}) is not opened either: `Full`, with what it holds.
  * - `Unchanged`: the marker for a turn whose caller read the transcript just before (a wake):
  *   `messages` are appended only if the chat still has exactly `known` messages (messages are
  *   never removed, so the count says whether anything was stored since) and no marker row existed
@@ -73,7 +88,7 @@ export interface TurnOpenings {
   openTurn<M extends OpenMode>(chatId: ChatKey, turnId: string, ttl: Duration.Input, mode: M): Effect.Effect<Opened[M["_tag"]]>
 }
 
-export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
+export const makeTurnOpenings = (sql: SqlClient.SqlClient, limit: TranscriptLimit): TurnOpenings => {
   const findMessages = findTranscript(sql)
   const appendBatch = (chatId: ChatKey, batch: string, generation: string | undefined) => appendTo(sql, chatId, batch, generation)
   const decodeTranscript = Schema.decodeUnknownEffect(Schema.Array(ChatMessage))
@@ -96,7 +111,13 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
       : sql`INSERT INTO chats (id, agent) VALUES (${chatId}, ${agent}) ON CONFLICT (id) DO NOTHING RETURNING generation`
     const agentHolds = agent === undefined
       ? sql`EXISTS (SELECT 1 FROM chats WHERE id = ${chatId})`
-      : sql`(EXISTS (SELECT 1 FROM chat) OR EXISTS (SELECT 1 FROM chats WHERE id = ${chatId} AND agent = ${agent}))`
+      : sql`(EXISTS (SELECT 1 FROM chat) OR EXISTS (SELECT 1 FROM chats WHERE id = ${chatId} AND agent = ${agent}))
+        AND NOT (SELECT capped FROM stored)`
+    // A client's turn only on a chat below its limit (a chat this statement creates holds nothing).
+    const stored = agent === undefined
+      ? sql`SELECT 0::int8 AS n, 0::int8 AS bytes, false AS capped`
+      : sql`SELECT s.n, s.bytes, NOT EXISTS (SELECT 1 FROM chat) AND (s.n >= ${limit.messages} OR s.bytes >= ${limit.bytes}) AS capped
+        FROM (${transcriptSize(sql, chatId)}) AS s`
     // The statement's snapshot predates its own inserts, so the rows read are the transcript
     // before this turn; one row with a null message stands for "nothing stored yet" (and, when
     // the marker was not taken, is the only row: it says whose chat it is). The generation is the
@@ -109,8 +130,12 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
       taken: boolean
       agent: string | null
       generation: string | null
+      capped: boolean
+      stored_n: number | string
+      stored_bytes: number | string
     }>`
       WITH chat AS (${created}),
+      stored AS (${stored}),
       seen AS (SELECT EXISTS (SELECT 1 FROM chat_turns WHERE chat_id = ${chatId}) AS held),
       marker AS (
         ${takeMarker(sql, chatId, turnId, ttlMs, agentHolds)}
@@ -121,7 +146,8 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
       touched AS (${touchChat(sql, chatId, sql`EXISTS (SELECT 1 FROM marker)`)})
       SELECT m.message, (SELECT held FROM seen) AS held, EXISTS (SELECT 1 FROM marker) AS taken,
         (SELECT agent FROM chats WHERE id = ${chatId}) AS agent,
-        coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation
+        coalesce((SELECT generation FROM chat), (SELECT generation FROM chats WHERE id = ${chatId}))::text AS generation,
+        (SELECT capped FROM stored) AS capped, (SELECT n FROM stored) AS stored_n, (SELECT bytes FROM stored) AS stored_bytes
       FROM (SELECT 1) AS one LEFT JOIN chat_messages m ON EXISTS (SELECT 1 FROM marker) AND NOT EXISTS (SELECT 1 FROM chat)
         AND m.chat_id = ${chatId}
       ORDER BY m.seq`)
@@ -129,6 +155,7 @@ export const makeTurnOpenings = (sql: SqlClient.SqlClient): TurnOpenings => {
     if (!head.taken) {
       if (agent === undefined) return head.generation === null ? { _tag: "Gone" } as const : { _tag: "Held" } as const
       if (head.agent !== null && head.agent !== agent) return { _tag: "OtherAgent", agent: head.agent } as const
+      if (head.capped) return { _tag: "Full", messages: Number(head.stored_n), bytes: Number(head.stored_bytes) } as const
       return head.generation === null ? undefined : { _tag: "Held" } as const
     }
     // Neither: another statement created the chat after this one's snapshot (both new, at once).

@@ -96,6 +96,8 @@ export type TurnOutcome =
   | { readonly _tag: "Skipped" }
   /** A client turn found its chat another agent's (`agent`): nothing was taken or stored. */
   | { readonly _tag: "OtherAgent"; readonly agent: string }
+  /** A client turn found its chat's transcript at its limit (what it holds): nothing was taken or stored. */
+  | { readonly _tag: "Full"; readonly messages: number; readonly bytes: number }
 
 /** The messages of `incoming` whose ids `stored` does not have, each id once: what an append stores. */
 export const unstored = (stored: ReadonlyArray<ChatMessage>, incoming: ReadonlyArray<ChatMessage>): Array<ChatMessage> => {
