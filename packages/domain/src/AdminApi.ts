@@ -169,7 +169,9 @@ export class AdminApi extends HttpApiGroup.make("admin")
       error: [...anyRouteErrors, InvalidRequest, DatabaseUnavailable]
     }).annotateMerge(doc(
       "A task's persisted planner decisions",
-      "In order of attempt and step index; `attempt` narrows to one attempt. Screenshots are never stored."
+      "In order of attempt and step index; `attempt` narrows to one attempt. Screenshots are never stored. A page " +
+        "holds at most `limit` decisions (default and most 1000) and ends before its prompts and arguments pass " +
+        "16 MiB (one decision at least); `nextAfter`, when more follow, is the next page's `after`."
     )),
     HttpApiEndpoint.get("listChats", "/admin/chats", {
       query: { user: UserId, ...ChatListQuery },

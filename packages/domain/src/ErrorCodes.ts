@@ -31,6 +31,7 @@ export const statusOfCode = {
   lease_lost: 409,
   task_cancelled: 409,
   task_terminal: 409,
+  step_limit: 409,
   host_revoked: 409,
   profile_name_taken: 409,
   agent_mismatch: 409,

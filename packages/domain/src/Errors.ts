@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { ProviderFailureReason, statusOfCode } from "./ErrorCodes.ts"
-import { CredentialUnavailable, Forbidden, HostNotFound, HostRevoked, InvalidToolCall, LeaseLost, MultipleToolCalls, NoActiveProfile, NoToolCall, PlannerProviderError, ProfileNameTaken, ProfileNotFound, ProviderTimeout, TaskCancelled, TaskNotFound, TaskTerminal } from "./PlannerErrors.ts"
+import { CredentialUnavailable, Forbidden, HostNotFound, HostRevoked, InvalidToolCall, LeaseLost, MultipleToolCalls, NoActiveProfile, NoToolCall, PlannerProviderError, ProfileNameTaken, ProfileNotFound, ProviderTimeout, StepLimit, TaskCancelled, TaskNotFound, TaskTerminal } from "./PlannerErrors.ts"
 
 // One face for the domain's errors: the codes and the planner's errors live in their own modules.
 export * from "./ErrorCodes.ts"
@@ -393,6 +393,7 @@ export const declaredErrors = [
   AgentNotFound,
   AgentMismatch,
   ChatFull,
+  StepLimit,
   AgentExists,
   AgentBuiltIn,
   BudgetExceeded,

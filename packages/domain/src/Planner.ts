@@ -233,9 +233,21 @@ export const RotationReport = Schema.Struct({
 })
 export type RotationReport = typeof RotationReport.Type
 
+/** Where a page of decisions ends: `<attempt>:<stepIndex>` of its last decision (`nextAfter`). */
+export const DecisionCursor = Schema.String.check(Schema.isPattern(/^\d{1,9}:\d{1,9}$/, {
+  description: "`<attempt>:<stepIndex>`: a page's `nextAfter`"
+}))
+
+/** The most decisions a page holds; a page also ends before its prompts and arguments pass 16 MiB. */
+export const DECISIONS_PAGE_MAX = 1000
+
 export const DecisionsQuery = {
   taskId: TaskId,
-  attempt: Schema.optionalKey(Attempt)
+  attempt: Schema.optionalKey(Attempt),
+  /** At most this many decisions (default and most 1,000). */
+  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: DECISIONS_PAGE_MAX }))),
+  /** The decisions after this one (a page's `nextAfter`). */
+  after: Schema.optionalKey(DecisionCursor)
 }
 
 export const DecisionRecord = Schema.Struct({
@@ -250,7 +262,11 @@ export const DecisionRecord = Schema.Struct({
 })
 export type DecisionRecord = typeof DecisionRecord.Type
 
-export const DecisionList = Schema.Struct({ decisions: Schema.Array(DecisionRecord) })
+export const DecisionList = Schema.Struct({
+  decisions: Schema.Array(DecisionRecord),
+  /** More decisions follow: pass as `after` for the next page. Absent on the last page. */
+  nextAfter: Schema.optionalKey(DecisionCursor)
+})
 export type DecisionList = typeof DecisionList.Type
 
 export const PruneReport = Schema.Struct({

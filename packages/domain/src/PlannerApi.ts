@@ -22,6 +22,7 @@ import {
   ProviderTimeout,
   Overloaded,
   RateLimited,
+  StepLimit,
   TaskNotFound
 } from "./Errors.ts"
 import { HostAuth } from "./HostsApi.ts"
@@ -39,6 +40,7 @@ export class PlannerApi extends HttpApiGroup.make("planner")
         TaskNotFound,
         LeaseLost,
         TaskCancelled,
+        StepLimit,
         RateLimited,
         Overloaded,
         PlannerProviderError,

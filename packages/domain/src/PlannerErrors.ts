@@ -81,6 +81,21 @@ export class TaskCancelled extends Schema.Error<TaskCancelled>("TaskCancelled")(
   }
 }
 
+/** The attempt took `PLANNER_MAX_STEPS` decisions: no more for it (the host reports the task failed). */
+export class StepLimit extends Schema.Error<StepLimit>("StepLimit")({
+  error: Schema.String,
+  code: Schema.tag("step_limit"),
+  taskId: Schema.String,
+  limit: Schema.Int
+}, {
+  httpApiStatus: statusOfCode.step_limit,
+  description: "The attempt has taken `PLANNER_MAX_STEPS` decisions (`limit`): no more are made for it; report the task's result"
+}) {
+  get _tag() {
+    return "StepLimit" as const
+  }
+}
+
 /** A cancel of a task that has already ended (succeeded, failed or cancelled). */
 export class TaskTerminal extends Schema.Error<TaskTerminal>("TaskTerminal")({
   error: Schema.String,

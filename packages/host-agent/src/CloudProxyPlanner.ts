@@ -8,7 +8,7 @@
  * Retryable: no answer at all (network) and the cloud's 5xx (`provider_error`,
  * `no_tool_call`, `multiple_tool_calls`, `invalid_tool_call`,
  * `provider_timeout`, `no_active_profile`, `credential_unavailable`). Not
- * retryable: a refused request (400, 401, 403, 404, 409 `lease_lost`), and a
+ * retryable: a refused request (400, 401, 403, 404, 409 `lease_lost` or `step_limit`), and a
  * host out of its budget of tokens (429 `budget_exceeded`): the task is
  * reported failed with that reason, as docs/usage.md says. A host over
  * `PLANNER_HOST_RPM` (429 `rate_limited`), and a replica at its limit of

@@ -123,7 +123,8 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
           json: { error: "Too many planner decisions in flight on this replica", code: "overloaded", retryAfter: 3 },
           headers: { "retry-after": "3" }
         },
-        { status: 503, json: { error: "Too many planner decisions in flight on this replica", code: "overloaded" }, headers: { "retry-after": "5" } }
+        { status: 503, json: { error: "Too many planner decisions in flight on this replica", code: "overloaded" }, headers: { "retry-after": "5" } },
+        { status: 409, json: { error: "Task task_1: this attempt has taken 500 decisions", code: "step_limit", taskId: "task_1", limit: 500 } }
       ]
       const { client, server } = yield* api(() => replies.shift()!)
       const planner = CloudProxyPlanner.layerNoDeps("host_a").pipe(Layer.provide(client))
@@ -150,6 +151,10 @@ describe("cloud-proxy planner and control plane (typed client, host token)", () 
       assert.strictEqual(busy.message, "Switchboard is busy (too many turns at once); retry in 3 s")
       const busyHeader = yield* Effect.flip(decide)
       assert.deepStrictEqual([busyHeader.code, busyHeader.retryable, busyHeader.retryAfterMs], ["overloaded", true, 5000])
+      // Past PLANNER_MAX_STEPS: no retry (the attempt takes no more decisions), the task fails saying so.
+      const spent = yield* Effect.flip(decide)
+      assert.deepStrictEqual([spent.code, spent.status, spent.retryable], ["step_limit", 409, false])
+      assert.include(spent.message, "500 decisions")
     }))
 
   it.effect("an unreachable server is a retryable failure", () =>

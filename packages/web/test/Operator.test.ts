@@ -41,13 +41,13 @@ const host = (hostId: string, token: string) => {
   return {
     heartbeat: () => post(`/internal/hosts/${hostId}/heartbeat`),
     claim: () => post(`/internal/hosts/${hostId}/claim`) as Promise<{ task: { taskId: string; attempt: number; goal: string } }>,
-    decide: (taskId: string, attempt: number, step: number) =>
+    decide: (taskId: string, attempt: number, step: number, padding = "") =>
       post("/internal/planner/decision", {
         hostId,
         taskId,
         attempt,
         systemPrompt: "You operate a build box. Call exactly one tool.",
-        userPrompt: `Goal: ${GOAL}\nSteps taken so far: ${step}`,
+        userPrompt: `Goal: ${GOAL}\nSteps taken so far: ${step}${padding}`,
         tools: [{
           name: "click",
           description: "Click a control",
@@ -344,5 +344,34 @@ describe("the operator's console", () => {
     } finally {
       await dark.context().close()
     }
+  }, 120_000)
+
+  // Last: its decisions would count in the usage tests above.
+  it("a task whose decision log runs past a page shows the first page and names the command for the rest", async () => {
+    const asAdmin = async (path: string, body: unknown) => {
+      const response = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
+      assert.strictEqual(response.status, 201, await response.clone().text())
+      return await response.json()
+    }
+    const { hostId, token } = await asAdmin("/admin/hosts", { name: "long-log-box" }) as { hostId: string; token: string }
+    const { taskId } = await asAdmin("/admin/tasks", { goal: "read a long log", hostId }) as { taskId: string }
+    const agent = host(hostId, token)
+    const { task } = await agent.claim()
+    // Five decisions of ~4 MiB prompts: a page ends before 16 MiB, after the third or the fourth.
+    for (const step of [0, 1, 2, 3, 4]) await agent.decide(taskId, task.attempt, step, "\n" + ".".repeat(4 * 1024 * 1024 - 200))
+    await page.goto(`${server.url}/operator/tasks/${encodeURIComponent(taskId)}`)
+    const note = page.getByText(/The first \d+ decisions are shown; the rest:/)
+    await note.waitFor()
+    const shown = await page.getByRole("listitem", { name: /^Step \d+: click$/ }).count()
+    assert.isBelow(shown, 5)
+    assert.include(await note.textContent(), `The first ${shown} decisions`)
+    assert.include(await note.textContent(), `switchboard admin decisions ${taskId}`)
+    await page.getByText(`More than ${shown} decisions so far.`, { exact: false }).waitFor()
+    await fitsAPhone(page)
+    await screenshot(page, "operator-task-long-log")
   }, 120_000)
 })

@@ -24,7 +24,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { FakeOpenAi } from "@switchboard/providers/testing"
 import type { RecordedRequest } from "@switchboard/providers/testing"
-import { ADMIN_TOKEN, baseUrl, client, CREDENTIAL_KEY, layerPlannerServer, logLines, plannerEnv, postJsonAt } from "@switchboard/server/testing"
+import { ADMIN_TOKEN, baseUrl, client, CREDENTIAL_KEY, decisionBody, layerPlannerServer, logLines, plannerEnv, postJsonAt } from "@switchboard/server/testing"
 import { tempDir } from "@switchboard/client/testing"
 import { runCli, spawnCli } from "../support/RunCli.ts"
 
@@ -185,6 +185,28 @@ describe("switchboard host run against the server", () => {
           assert.notInclude(run.stdout + run.stderr, secret)
           assert.isFalse(logLines.some((line) => line.includes(secret)), "a secret in a server log line")
         }
+      }), spawnTimeout)
+
+    it.effect("admin decisions follows every page of a long decision log (a page ends before 16 MiB of prompts)", () =>
+      Effect.gen(function*() {
+        const server = yield* baseUrl
+        const fake = yield* FakeOpenAi.scoped()
+        const cloud = client(server)
+        const { host, task } = yield* cloud.readyHost(fake.url, { host: "paged-host" })
+        // Five decisions of 4 MiB prompts: two pages (three, then two).
+        for (const n of [0, 1, 2, 3, 4]) {
+          fake.enqueue(FakeOpenAi.reply.toolCalls([{ name: "click", arguments: JSON.stringify({ x: n, y: n }) }]))
+          const decided = yield* cloud.decision(host.token, decisionBody(host, task, { userPrompt: `${n}`.repeat(4 * 1024 * 1024) }))
+          assert.strictEqual(decided.status, 200, decided.text)
+        }
+        const firstPage = yield* cloud.admin.get(`/admin/planner-decisions?taskId=${task.taskId}`)
+        assert.isString(firstPage.json.nextAfter, "more than one page")
+        const lines = ok(yield* admin(server, ["decisions", task.taskId]), "decisions").stdout.trim().split("\n")
+        assert.deepStrictEqual(lines.map((line) => /step (\d+)/.exec(line)?.[1]), ["0", "1", "2", "3", "4"])
+        const logged = JSON.parse(ok(yield* admin(server, ["decisions", task.taskId, "--json"]), "decisions --json").stdout) as {
+          decisions: Array<{ stepIndex: number }>
+        }
+        assert.deepStrictEqual(logged.decisions.map((d) => d.stepIndex), [0, 1, 2, 3, 4])
       }), spawnTimeout)
 
     it.effect("direct: the host calls its own provider; the cloud's decision log stays empty", () =>

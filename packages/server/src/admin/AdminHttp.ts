@@ -4,7 +4,7 @@
  * carry the key's fingerprint only, and a host token exists only in the
  * answers of `createHost` and `rotateHostToken`.
  */
-import { Api, ChatNotFound, DEFAULT_USER, HostRevoked } from "@switchboard/domain"
+import { Api, ChatNotFound, DECISIONS_PAGE_MAX, DEFAULT_USER, HostRevoked } from "@switchboard/domain"
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AgentsRepo } from "../agents/AgentsRepo.ts"
@@ -111,7 +111,7 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
         return { ...report, mcpHeaders }
       }),
     listDecisions: ({ query }) =>
-      Effect.map(decisions.list(query.taskId, query.attempt), (list) => ({ decisions: list })),
+      decisions.list(query.taskId, query.attempt, { limit: query.limit ?? DECISIONS_PAGE_MAX, after: query.after }),
     pruneDecisions: () =>
       Effect.map(Effect.all([retention.prune, retention.pruneUsage]), ([deleted, usageRows]) => ({ deleted, usageRows })),
     usage: ({ query }) => usage.report(query),

@@ -28,6 +28,18 @@ import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { traced } from "@switchboard/domain"
 
+/** Where a page of a task's decisions starts (after `after`, `<attempt>:<stepIndex>`) and how many it holds at most. */
+export interface DecisionPage {
+  readonly limit: number
+  readonly after?: string | undefined
+}
+
+/**
+ * The most bytes of prompts and arguments one page of decisions holds: each decision may hold up to
+ * 12 MiB (two prompts and its arguments, `maxStoredValueBytes` each), a task hundreds of them.
+ */
+export const PAGE_BYTES = 16 * 1024 * 1024
+
 /** Any constant shared by every replica: the key of the sweep's advisory lock. */
 export const PRUNE_LOCK = 5_202_512
 
@@ -53,10 +65,20 @@ interface Row {
 }
 
 export class DecisionsRepo extends Context.Service<DecisionsRepo, {
-  /** The step index given to the decision; `undefined` when the attempt no longer holds a live lease. */
-  record(decision: NewDecision): Effect.Effect<number | undefined>
-  /** In order of attempt, then step. */
-  list(taskId: string, attempt: number | undefined): Effect.Effect<ReadonlyArray<DecisionRecord>>
+  /**
+   * The step index given to the decision; `undefined` when the attempt no longer holds a live lease,
+   * or has taken `maxSteps` decisions already (concurrent steps of one attempt: the caller tells which).
+   */
+  record(decision: NewDecision, maxSteps: number): Effect.Effect<number | undefined>
+  /**
+   * A page, in order of attempt, then step: at most `page.limit` decisions after `page.after`, ending
+   * before the page's prompts and arguments pass {@link PAGE_BYTES} (one decision at least); `nextAfter`
+   * when more follow.
+   */
+  list(taskId: string, attempt: number | undefined, page: DecisionPage): Effect.Effect<{
+    readonly decisions: ReadonlyArray<DecisionRecord>
+    readonly nextAfter?: string
+  }>
   /**
    * Deletes at most `limit` decisions of tasks terminal for longer than `retentionMs`; answers how many
    * (none while another replica's batch holds the sweep).
@@ -66,12 +88,12 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
   static readonly layer = Layer.effect(DecisionsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return DecisionsRepo.of({
-      record: Effect.fnUntraced(function*(d) {
+      record: Effect.fnUntraced(function*(d, maxSteps) {
         const rows = yield* sql<{ step_index: number }>`
           WITH step AS (
             UPDATE tasks SET next_step_index = next_step_index + 1
             WHERE id = ${d.taskId} AND host_id = ${d.hostId} AND attempt = ${d.attempt}
-              AND status = 'running' AND lease_expires_at > now()
+              AND status = 'running' AND lease_expires_at > now() AND next_step_index < ${maxSteps}
             RETURNING id, attempt, next_step_index - 1 AS step_index
           )
           INSERT INTO planner_decisions (task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments)
@@ -81,13 +103,29 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
         return rows[0]?.step_index
       }, Effect.orDie, traced("DecisionsRepo.record")),
 
-      list: Effect.fnUntraced(function*(taskId, attempt) {
-        const rows = yield* sql<Row>`
-          SELECT task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at
-          FROM planner_decisions
-          WHERE task_id = ${taskId} AND (${attempt ?? null}::int IS NULL OR attempt = ${attempt ?? null})
+      list: Effect.fnUntraced(function*(taskId, attempt, page) {
+        const [afterAttempt, afterStep] = page.after === undefined ? [0, -1] : page.after.split(":").map(Number)
+        // One more than the page is read, to know whether more follow; the running size (`upto`) ends
+        // the page before its bytes pass PAGE_BYTES, the first decision kept whatever its size.
+        const rows = yield* sql<Row & { readonly upto: number | string; readonly own: number | string; readonly fetched: number | string }>`
+          SELECT * FROM (
+            SELECT d.*, sum(d.own) OVER (ORDER BY d.attempt, d.step_index) AS upto, count(*) OVER () AS fetched
+            FROM (
+              SELECT task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at,
+                octet_length(system_prompt) + octet_length(user_prompt) + octet_length(arguments::text) AS own
+              FROM planner_decisions
+              WHERE task_id = ${taskId} AND (${attempt ?? null}::int IS NULL OR attempt = ${attempt ?? null})
+                AND (attempt, step_index) > (${afterAttempt!}, ${afterStep!})
+              ORDER BY attempt, step_index
+              LIMIT ${page.limit + 1}
+            ) AS d
+          ) AS w
+          WHERE w.upto <= ${PAGE_BYTES} OR w.upto = w.own
           ORDER BY attempt, step_index`
-        return rows.map((row): DecisionRecord => ({
+        const kept = rows.slice(0, page.limit)
+        const last = kept.at(-1)
+        const more = rows.length > 0 && Number(rows[0]!.fetched) > kept.length
+        const decisions = kept.map((row): DecisionRecord => ({
           taskId: row.task_id,
           attempt: row.attempt,
           stepIndex: row.step_index,
@@ -97,6 +135,7 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
           arguments: row.arguments,
           createdAt: iso(row.created_at)
         }))
+        return more && last !== undefined ? { decisions, nextAfter: `${last.attempt}:${last.step_index}` } : { decisions }
       }, Effect.orDie, traced("DecisionsRepo.list")),
 
       pruneBatch: Effect.fnUntraced(function*(retentionMs, limit) {

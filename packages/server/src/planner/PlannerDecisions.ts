@@ -6,7 +6,8 @@
  *    naming it): a row the database driver could not read back would make the
  *    task's decision log unreadable for good;
  * 1. the host's attempt must hold a live lease on the task (403/404/409
- *    otherwise; 409 `task_cancelled` once the operator cancelled it) —
+ *    otherwise; 409 `task_cancelled` once the operator cancelled it), and
+ *    have taken fewer than `PLANNER_MAX_STEPS` decisions (409 `step_limit`) —
  *    decided before any provider is touched;
  * 2. the active provider profile, read afresh (503 `no_active_profile`), the
  *    host's budget of tokens (429 `budget_exceeded`: `usage/HostBudgets.ts`),
@@ -35,7 +36,9 @@ import type {
   TaskCancelled,
   TaskNotFound
 } from "@switchboard/domain"
-import { LeaseLost, maxStoredValueBytes, NoActiveProfile, PayloadTooLarge } from "@switchboard/domain"
+import { LeaseLost, maxStoredValueBytes, NoActiveProfile, PayloadTooLarge, StepLimit } from "@switchboard/domain"
+import { POSITIVE } from "../process/Accepts.ts"
+import { wholeNumberSetting } from "../process/Setting.ts"
 import { Context, Effect, Layer } from "effect"
 import { storedBytes } from "../db/StoredSize.ts"
 import { TasksRepo } from "../hosts/TasksRepo.ts"
@@ -61,6 +64,14 @@ export type DecisionError =
   | InvalidToolCall
   | PayloadTooLarge
   | BudgetExceeded
+  | StepLimit
+
+/**
+ * `PLANNER_MAX_STEPS`: the most decisions one attempt of a task takes (default 500). The host agent
+ * stops at its own `--max-steps` (default 30) long before; this is the server's bound on a task's
+ * decision log, whatever a host does.
+ */
+export const MaxStepsSetting = wholeNumberSetting("PLANNER_MAX_STEPS", POSITIVE, { min: 1 }, 500)
 
 /** What the host sees of a provider failure: the kind, never the provider's own text (it may quote the request). */
 const toWireError = (error: ProviderError, timeoutMs: number): PlannerProviderError | ProviderTimeout => {
@@ -108,6 +119,13 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
     const pools = yield* ProviderPools
     const budgets = yield* HostBudgets
     const ledger = yield* UsageLedger
+    const maxSteps = yield* MaxStepsSetting.config
+    const stepLimit = (taskId: string) =>
+      new StepLimit({
+        error: `Task ${taskId}: this attempt has taken ${maxSteps} decisions, the most one attempt takes (PLANNER_MAX_STEPS); report its result`,
+        taskId,
+        limit: maxSteps
+      })
 
     return PlannerDecisions.of({
       decide: Effect.fnUntraced(function*(request) {
@@ -116,8 +134,9 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
         if (oversized !== undefined) return yield* oversized
         // The lease check, the active profile and the host's own budget in one statement; the
         // reason a lease is not held (403/404/409) is looked up only when it is not.
-        const { hostDailyTokens, leaseHeld, profile } = yield* profiles.activeForLease(taskId, hostId, attempt)
+        const { hostDailyTokens, leaseHeld, profile, steps } = yield* profiles.activeForLease(taskId, hostId, attempt)
         if (!leaseHeld) yield* tasks.checkLease(taskId, hostId, attempt)
+        if (steps >= maxSteps) return yield* stepLimit(taskId)
 
         if (profile === undefined) {
           return yield* new NoActiveProfile({
@@ -162,10 +181,12 @@ export class PlannerDecisions extends Context.Service<PlannerDecisions, {
           userPrompt: request.userPrompt,
           toolName: resolved.toolName,
           arguments: resolved.arguments
-        })
-        // The lease was lost during the provider call: say why, record nothing.
+        }, maxSteps)
+        // The lease was lost during the provider call (say why), or the attempt's other steps, decided
+        // meanwhile, took the last ones: record nothing.
         if (stepIndex === undefined) {
           yield* tasks.checkLease(taskId, hostId, attempt)
+          if ((yield* profiles.activeForLease(taskId, hostId, attempt)).steps >= maxSteps) return yield* stepLimit(taskId)
           return yield* new LeaseLost({ error: `Lease lost on task ${taskId} during the provider call`, taskId })
         }
         return { toolName: resolved.toolName, arguments: resolved.arguments, stepIndex }

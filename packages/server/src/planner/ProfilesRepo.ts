@@ -96,6 +96,8 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
     readonly profile: ProfileRecord | undefined
     /** The host's own budget of planner tokens (docs/usage.md); null when it has none. */
     readonly hostDailyTokens: number | null
+    /** The decisions the attempt took so far (its next step index); 0 when the lease is not held. */
+    readonly steps: number
   }>
   activate(profileId: string): Effect.Effect<ProfileView, ProfileNotFound>
   /** Every profile with its sealed key (for the rotation). */
@@ -138,21 +140,21 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
       ),
 
       activeForLease: Effect.fnUntraced(function*(taskId, hostId, attempt) {
-        const rows = yield* sql<Partial<SealedRow> & { readonly lease_held: boolean; readonly host_daily_tokens: number | null }>`
-          SELECT lease.held AS lease_held, p.id, p.name, p.provider, p.model, p.timeout_ms, p.base_url,
+        const rows = yield* sql<Partial<SealedRow> & { readonly lease_held: boolean; readonly host_daily_tokens: number | null; readonly steps: number | null }>`
+          SELECT lease.held AS lease_held, lease.steps, p.id, p.name, p.provider, p.model, p.timeout_ms, p.base_url,
             p.credential_key_id, p.api_key_ciphertext, p.api_key_nonce, p.api_key_tag,
             (SELECT daily_tokens::float8 FROM hosts WHERE id = ${hostId}) AS host_daily_tokens
-          FROM (SELECT EXISTS (
-            SELECT 1 FROM tasks
+          FROM (SELECT count(*) > 0 AS held, max(next_step_index) AS steps FROM tasks
             WHERE id = ${taskId} AND host_id = ${hostId} AND attempt = ${attempt}
               AND status = 'running' AND lease_expires_at > now()
-          ) AS held) AS lease
+          ) AS lease
           LEFT JOIN provider_profiles p ON p.active`
         const row = rows[0]
         return {
           leaseHeld: row?.lease_held === true,
           profile: row?.id === undefined || row.id === null ? undefined : toRecord(row as SealedRow),
-          hostDailyTokens: row?.host_daily_tokens === null || row?.host_daily_tokens === undefined ? null : Number(row.host_daily_tokens)
+          hostDailyTokens: row?.host_daily_tokens === null || row?.host_daily_tokens === undefined ? null : Number(row.host_daily_tokens),
+          steps: Number(row?.steps ?? 0)
         }
       }, Effect.orDie, traced("ProfilesRepo.activeForLease")),
 

@@ -31,6 +31,7 @@ import { MaxConcurrentDecisionsSetting, MaxConcurrentTurnsSetting } from "../lim
 import { ChatRpmSetting, PlannerHostRpmSetting } from "../limits/RateLimits.ts"
 import { CredentialKeyPreviousSetting, CredentialKeySetting } from "../secrets/CredentialKeys.ts"
 import * as Retention from "../planner/DecisionRetention.ts"
+import { MaxStepsSetting } from "../planner/PlannerDecisions.ts"
 import { hasConfig } from "../process/Setting.ts"
 import type { Env, SettingRule } from "../process/SettingRule.ts"
 import { isUnset, refusalLine, ruleRefusal } from "../process/SettingRule.ts"
@@ -114,6 +115,7 @@ export const SETTINGS: ReadonlyArray<SettingRule> = [
   Retention.PruneBatchSizeSetting,
   Retention.PruneBatchMillisSetting,
   PlannerHostRpmSetting,
+  MaxStepsSetting,
   TaskLeaseSecondsSetting
 ]
 

@@ -76,6 +76,7 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ CHAT_MAX_MESSAGES: "0" }, "CHAT_MAX_MESSAGES", `"0"`],
   [{ CHAT_TRANSCRIPT_MAX_MESSAGES: "0" }, "CHAT_TRANSCRIPT_MAX_MESSAGES", `"0"`],
   [{ CHAT_TRANSCRIPT_MAX_BYTES: "8MiB" }, "CHAT_TRANSCRIPT_MAX_BYTES", `"8MiB"`],
+  [{ PLANNER_MAX_STEPS: "0" }, "PLANNER_MAX_STEPS", `"0"`],
   [{ CHAT_RPM: "0" }, "CHAT_RPM", `"0"`],
   [{ CHAT_RPM: "ten" }, "CHAT_RPM", `"ten"`],
   [{ CORS_ORIGINS: "app.example" }, "CORS_ORIGINS", `"app.example"`],

@@ -72,6 +72,8 @@ export default function TaskPage({ params }: PageProps) {
   const [cancelling, setCancelling] = useState(false)
   const task = result.value?.[0]
   const decisions = result.value?.[1].decisions ?? []
+  // The first page only (1,000 decisions, or 16 MiB of prompts): a longer log is the CLI's to page through.
+  const more = result.value?.[1].nextAfter !== undefined
   // Poll while it may still change; a failed refresh keeps trying (the server may be restarting).
   const shouldPoll = task === undefined ? result.failure === undefined : !isTerminal(task.status)
   if (shouldPoll !== polling) setPolling(shouldPoll)
@@ -104,7 +106,7 @@ export default function TaskPage({ params }: PageProps) {
             {isTerminal(task.status)
               ? `The task ended (${task.status}).`
               : `Following the task: refreshed every ${TASK_POLL_MS / 1000} s while it is ${task.status}. ` +
-                `${decisions.length} decision${decisions.length === 1 ? "" : "s"} so far.`}
+                (more ? `More than ${decisions.length} decisions so far.` : `${decisions.length} decision${decisions.length === 1 ? "" : "s"} so far.`)}
           </p>
           {isTerminal(task.status) ? null : (
             <p>
@@ -128,6 +130,14 @@ export default function TaskPage({ params }: PageProps) {
                 decisions={decisions.filter((d) => d.attempt === attempt)}
               />
             ))}
+            {more
+              ? (
+                <p className="status">
+                  The first {decisions.length} decisions are shown; the rest:{" "}
+                  <code>switchboard admin decisions {task.taskId}</code>
+                </p>
+              )
+              : null}
           </section>
         </>
       )}
