@@ -147,7 +147,7 @@ export const layer = Layer.effect(ChatApprovals, Effect.gen(function*() {
         } else {
           // Moved to `running` first: a replica that dies from here on never runs it again.
           if (!(yield* repo.start(chatId, asked.approvalId, owner))) continue
-          const executed = yield* tools.execute({ chatId, context: undefined, agent }, [asked.call])
+          const executed = yield* tools.execute({ chatId, context: undefined, agent, conversation }, [asked.call])
           answer = answerOf(asked.approvalId, asked.call, decision, executed.results[0] ?? {}, now)
         }
         answers.push(answer)

@@ -90,6 +90,8 @@ export interface ToolTurn {
   readonly chatId: ChatKey
   readonly context: JsonObject | undefined
   readonly agent: AgentDefinition
+  /** The conversation before the round's answer: the stored transcript, then what the turn added. */
+  readonly conversation: ReadonlyArray<ChatMessage>
 }
 
 export interface ServerToolsShape {

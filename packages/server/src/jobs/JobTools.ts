@@ -12,7 +12,7 @@
  * its input parameters, and the job carries the definition as it is then.
  */
 import type { ChatMessage, JsonObject, SubagentDefinition, ToolCall } from "@switchboard/domain"
-import { isBuiltInKind, isKindName, jobAcknowledgement, subagentToolOf, toParametersSchema } from "@switchboard/domain"
+import { isBuiltInKind, isKindName, jobAcknowledgement, steerMessageId, subagentResultOf, subagentToolOf, toParametersSchema } from "@switchboard/domain"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { pathOf, validatorFor } from "../agents/AgentCheck.ts"
 import { SubagentKindsRepo } from "./kinds/SubagentKindsRepo.ts"
@@ -20,6 +20,7 @@ import { randomUUID } from "node:crypto"
 import { nothingOffered, ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
 import { isRegisteredKind, kindOf, registeredKinds } from "./JobKinds.ts"
+import { JobMaxActivePerChatSetting } from "./JobsConfig.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { NewJob } from "./JobsRepo.ts"
 import { JobsRepo, wakesDueColumn } from "./JobsRepo.ts"
@@ -54,6 +55,28 @@ const inputProblem = (definition: SubagentDefinition, args: unknown): string | u
   return `${at}${first?.message ?? "does not match the parameters"}${extra}`
 }
 
+/**
+ * The chat's sub-agents at work, as its conversation shows them: dispatched (an acknowledgement) and
+ * their result not yet delivered (no steer). Read from the turn's conversation, not asked of the
+ * database: only a turn makes jobs or delivers a steer, and a chat's turns (wakes included) hold
+ * its marker one at a time, so the transcript the turn read is the whole story. (A client cannot
+ * forge a steer: `ChatTurns` refuses a result the server did not store.)
+ */
+const atWork = (conversation: ReadonlyArray<ChatMessage>): number => {
+  const steered = new Set<string>()
+  for (const message of conversation) if (subagentResultOf(message) !== undefined) steered.add(message.id)
+  let n = 0
+  for (const message of conversation) {
+    const result = message.role === "tool" ? message.toolResult?.result : undefined
+    if (isAcknowledgement(result) && !steered.has(steerMessageId(result.jobId))) n++
+  }
+  return n
+}
+
+const isAcknowledgement = (value: unknown): value is { readonly status: "dispatched"; readonly jobId: string } =>
+  typeof value === "object" && value !== null && "status" in value && value.status === "dispatched" &&
+  "jobId" in value && typeof value.jobId === "string"
+
 /** The job tools on the jobs' repository and this process's signals (and the defined kinds, when there is their repository). */
 export const make = Effect.gen(function*() {
   const repo = yield* JobsRepo
@@ -65,11 +88,14 @@ export const make = Effect.gen(function*() {
     return kinds === undefined || wanted.length === 0 ? Effect.succeed([]) : kinds.get(wanted)
   }
 
+  const maxActive = yield* JobMaxActivePerChatSetting.config
+
   const execute: ServerToolsShape["execute"] = Effect.fnUntraced(function*(turn, calls) {
     const now = yield* Clock.currentTimeMillis
     const created: Array<NewJob> = []
     const results: Array<ChatMessage> = []
     const defined = new Map((yield* definedOf(calls.map((call) => call.name))).map((d) => [d.kind, d]))
+    let room = maxActive - atWork(turn.conversation)
     for (const call of calls) {
       const kind = call.name
       const definition = defined.get(kind)
@@ -108,6 +134,13 @@ export const make = Effect.gen(function*() {
         context: turn.context,
         ...(definition === undefined ? {} : { definition })
       }
+      if (room <= 0) {
+        const error = `${kind} was not dispatched: this chat has ${maxActive} sub-agents at work, the most it may have ` +
+          "(JOB_MAX_ACTIVE_PER_CHAT); dispatch it again once their results have come in"
+        results.push({ id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now })
+        continue
+      }
+      room--
       const ack = jobAcknowledgement(job)
       created.push(job)
       results.push({ id, role: "tool", content: ack.message, toolResult: { toolCallId: call.id, name: kind, result: ack }, timestamp: now })

@@ -10,6 +10,7 @@
  * |                   |          | stopped with SIGTERM gives its jobs back at once)                  |
  * | `JOB_SWEEP_MS`    | 1000     | the stale-job sweep (expired leases, deferred wakes): the backstop |
  * |                   |          | of the notifications, which are what makes completions fast        |
+ * | `JOB_MAX_ACTIVE_PER_CHAT` | 16 | sub-agents one chat has at work at once (read by the job tools)  |
  * | `APPROVAL_TIMEOUT`| 24 hours | how long a parked job waits for the user's decision before its     |
  * |                   |          | call is denied (docs/subagents.md)                                 |
  *
@@ -53,6 +54,12 @@ export const JobConcurrencySetting = wholeNumberSetting("JOB_CONCURRENCY", POSIT
 export const JobTimeoutMsSetting = wholeNumberSetting("JOB_TIMEOUT_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.timeoutMs)
 export const JobLeaseMsSetting = wholeNumberSetting("JOB_LEASE_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.leaseMs)
 export const JobSweepMsSetting = wholeNumberSetting("JOB_SWEEP_MS", MILLISECONDS, { min: 1 }, defaultJobsSettings.sweepMs)
+/**
+ * `JOB_MAX_ACTIVE_PER_CHAT`: the most sub-agents one chat has at work (dispatched, their results not
+ * yet delivered); a call past it is answered with an error the model reads, and no job is made. A
+ * model that calls a job tool a thousand times in one answer starts sixteen, not a thousand.
+ */
+export const JobMaxActivePerChatSetting = wholeNumberSetting("JOB_MAX_ACTIVE_PER_CHAT", POSITIVE, { min: 1 }, 16)
 
 /** `24 hours`, `30 minutes`, `90 seconds`, `500 millis` (Effect's duration words), or a whole number of milliseconds. */
 export const durationMs = (raw: string): number | undefined => {

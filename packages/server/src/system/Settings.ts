@@ -95,6 +95,7 @@ export const SETTINGS: ReadonlyArray<SettingRule> = [
   Jobs.JobTimeoutMsSetting,
   Jobs.JobLeaseMsSetting,
   Jobs.JobSweepMsSetting,
+  Jobs.JobMaxActivePerChatSetting,
   Jobs.ApprovalTimeoutSetting,
   ...Object.values(Subagents.ModelSettings),
   Subagents.SearchUrlSetting,

@@ -66,13 +66,13 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
         assert.notInclude((yield* tools.offeredTo(researcher)).instructions, "demo")
         assert.deepStrictEqual(yield* tools.offeredTo({ ...researcher, jobKinds: [] }), { schemas: [], instructions: undefined })
 
-        const executed = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined, agent: mediaEditorDefinition }, kindNames.map(callOf))
+        const executed = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined, agent: mediaEditorDefinition, conversation: [] }, kindNames.map(callOf))
         assert.deepStrictEqual(executed.dispatched.map((j) => j.kind), [...kindNames])
         assert.deepStrictEqual(executed.results.map((m) => m.toolResult?.name), [...kindNames])
         for (const result of executed.results) assert.include(result.toolResult?.result as object, { status: "dispatched" })
 
         // Each kind's own input schema decides: a call without its required arguments is a tool error.
-        const bad = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined, agent: mediaEditorDefinition }, [{ id: "call_x", name: "demo", args: { title: "t" } }])
+        const bad = yield* tools.execute({ chatId: storedChatKey("kinds-1"), context: undefined, agent: mediaEditorDefinition, conversation: [] }, [{ id: "call_x", name: "demo", args: { title: "t" } }])
         assert.deepStrictEqual(bad.dispatched, [])
         assert.match(String(bad.results[0]?.toolResult?.error), /^invalid arguments for demo: /)
       }))

@@ -44,7 +44,10 @@ const wakeAttempts = (jobId: string) =>
 const steersIn = (messages: ReadonlyArray<ChatMessage>) => messages.filter((m) => subagentResultOf(m) !== undefined)
 
 describe("the wake pipeline", () => {
-  layer(layerTestServer(fake.layer, {}, { subagents: subagents.layer }), { excludeTestServices: true })("one server", (it) => {
+  // A chat's limit raised above the driver's 16 MiB row, for the test of a transcript larger than that.
+  layer(layerTestServer(fake.layer, { CHAT_TRANSCRIPT_MAX_BYTES: String(64 * 1024 * 1024) }, { subagents: subagents.layer }), {
+    excludeTestServices: true
+  })("one server", (it) => {
     it.effect("activity updates: the sub-agent's activity line is live in GET /api/jobs", () =>
       Effect.gen(function*() {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
@@ -114,7 +117,7 @@ describe("the wake pipeline", () => {
         assert.match(steer.content, /^Research failed: the result was too large to store/)
       }))
 
-    it.effect("a chat whose transcript outgrows what one row may hold still gets its steers", () =>
+    it.effect("a chat whose transcript outgrows what one row may hold (its limit raised) still gets its steers", () =>
       Effect.gen(function*() {
         fake.answerWith((params) => Effect.succeed(teacher(params)))
         // Five messages of 3.5 MiB: each fits a row of its own, together they are over the driver's 16 MiB.

@@ -77,6 +77,7 @@ const INVALID: ReadonlyArray<readonly [Record<string, string>, string, string | 
   [{ CHAT_TRANSCRIPT_MAX_MESSAGES: "0" }, "CHAT_TRANSCRIPT_MAX_MESSAGES", `"0"`],
   [{ CHAT_TRANSCRIPT_MAX_BYTES: "8MiB" }, "CHAT_TRANSCRIPT_MAX_BYTES", `"8MiB"`],
   [{ PLANNER_MAX_STEPS: "0" }, "PLANNER_MAX_STEPS", `"0"`],
+  [{ JOB_MAX_ACTIVE_PER_CHAT: "-1" }, "JOB_MAX_ACTIVE_PER_CHAT", `"-1"`],
   [{ CHAT_RPM: "0" }, "CHAT_RPM", `"0"`],
   [{ CHAT_RPM: "ten" }, "CHAT_RPM", `"ten"`],
   [{ CORS_ORIGINS: "app.example" }, "CORS_ORIGINS", `"app.example"`],

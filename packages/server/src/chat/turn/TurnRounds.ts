@@ -136,7 +136,7 @@ export const makeRounds = ({ adapter, markerTtl, repo, sql, tools }: RoundsDeps)
       if (remote.length > 0) yield* repo.renewTurn(chatId, turnId, markerTtl)
       // A call that waits on another service is shown running while it does.
       if (live !== undefined) publishRunning(live, remote)
-      const executed = yield* tools.execute({ chatId, context, agent: input.agent }, owned)
+      const executed = yield* tools.execute({ chatId, context, agent: input.agent, conversation }, owned)
       const results = executed.results
       if (live !== undefined) publishExecuted(live, owned, results, new Set(remote.map((call) => call.id)))
       const last = others.length > 0

@@ -86,7 +86,7 @@ export const runDefined = (
     const offered = definition.mcpServers === undefined ? undefined : yield* deps.mcp.offeredTo(owner)
     const approval = new Set(offered?.approval ?? [])
     const runMcp = (name: string, args: JsonObject, callId: string) =>
-      deps.mcp.execute({ chatId: job.chatId, context: undefined, agent: owner }, [{ id: callId, name, args }]).pipe(
+      deps.mcp.execute({ chatId: job.chatId, context: undefined, agent: owner, conversation: [] }, [{ id: callId, name, args }]).pipe(
         Effect.flatMap(({ results }) => {
           const answer = results[0]?.toolResult
           return answer === undefined || answer.error !== undefined
