@@ -20,6 +20,8 @@ import { randomUUID } from "node:crypto"
 import { nothingOffered, ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
 import { isRegisteredKind, kindOf, registeredKinds } from "./JobKinds.ts"
+import { TranscriptMaxBytesSetting, TranscriptMaxMessagesSetting } from "../chat/ChatSettings.ts"
+import { storedBytes } from "../db/StoredSize.ts"
 import { JobMaxActivePerChatSetting } from "./JobsConfig.ts"
 import { JobSignals } from "./JobSignals.ts"
 import type { NewJob } from "./JobsRepo.ts"
@@ -89,13 +91,34 @@ export const make = Effect.gen(function*() {
   }
 
   const maxActive = yield* JobMaxActivePerChatSetting.config
+  const chatLimit = { messages: yield* TranscriptMaxMessagesSetting.config, bytes: yield* TranscriptMaxBytesSetting.config }
+  /**
+   * How many more jobs the turn's chat may make, and what a call past them is answered. A chat at its
+   * limit takes no client turn, but its wake turns still run (they deliver results): a wake that
+   * dispatched again would keep a full chat growing, each result waking a turn that dispatches the next.
+   */
+  const roomIn = (conversation: ReadonlyArray<ChatMessage>): { left: number; readonly refusal: (kind: string) => string } =>
+    conversation.length >= chatLimit.messages || storedBytes(conversation) >= chatLimit.bytes
+      ? {
+        left: 0,
+        refusal: (kind) =>
+          `${kind} was not dispatched: this chat is at its limit (CHAT_TRANSCRIPT_MAX_MESSAGES, CHAT_TRANSCRIPT_MAX_BYTES) ` +
+          "and takes no more sub-agents"
+      }
+      : {
+        left: maxActive - atWork(conversation),
+        refusal: (kind) =>
+          `${kind} was not dispatched: this chat has ${maxActive} sub-agents at work, the most it may have ` +
+          "(JOB_MAX_ACTIVE_PER_CHAT); dispatch it again once their results have come in"
+      }
 
   const execute: ServerToolsShape["execute"] = Effect.fnUntraced(function*(turn, calls) {
     const now = yield* Clock.currentTimeMillis
     const created: Array<NewJob> = []
     const results: Array<ChatMessage> = []
     const defined = new Map((yield* definedOf(calls.map((call) => call.name))).map((d) => [d.kind, d]))
-    let room = maxActive - atWork(turn.conversation)
+    // Measured once a call would make a job (most rounds make none); the round's own jobs count too.
+    let room: ReturnType<typeof roomIn> | undefined
     for (const call of calls) {
       const kind = call.name
       const definition = defined.get(kind)
@@ -134,13 +157,13 @@ export const make = Effect.gen(function*() {
         context: turn.context,
         ...(definition === undefined ? {} : { definition })
       }
-      if (room <= 0) {
-        const error = `${kind} was not dispatched: this chat has ${maxActive} sub-agents at work, the most it may have ` +
-          "(JOB_MAX_ACTIVE_PER_CHAT); dispatch it again once their results have come in"
+      room ??= roomIn(turn.conversation)
+      if (room.left <= 0) {
+        const error = room.refusal(kind)
         results.push({ id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now })
         continue
       }
-      room--
+      room.left--
       const ack = jobAcknowledgement(job)
       created.push(job)
       results.push({ id, role: "tool", content: ack.message, toolResult: { toolCallId: call.id, name: kind, result: ack }, timestamp: now })

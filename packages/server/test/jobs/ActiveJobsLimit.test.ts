@@ -6,15 +6,23 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { ChatMessage, ProviderChatParams, ProviderChatResponse } from "@switchboard/domain"
+import { subagentResultOf } from "@switchboard/domain"
 import { Effect } from "effect"
 import { makeFakeProvider } from "@switchboard/providers/testing"
 import { makeFakeSubagents, researchResult } from "../support/FakeSubagents.ts"
 import { chat, jobsOf, settled, teacher, transcriptOf, user } from "../support/JobsHelpers.ts"
 import { layerTestServer } from "../support/TestServer.ts"
 
-/** "fan out N" dispatches N research jobs in one answer; everything else as the teacher. */
+/**
+ * "fan out N" dispatches N research jobs in one answer, and so does a steer whose brief says
+ * "fan out N" (a wake turn that dispatches again); everything else as the teacher.
+ */
 const model = (params: ProviderChatParams): Effect.Effect<ProviderChatResponse> => {
   const last = params.messages.at(-1)
+  const again = last !== undefined && subagentResultOf(last) !== undefined ? /fan out (\d+)/.exec(last.content) : null
+  if (again !== null) {
+    return Effect.succeed({ content: "", toolCalls: [{ id: `call_again_${params.messages.length}`, name: "research", args: { question: "more" } }] })
+  }
   const fan = last?.role === "user" ? /^fan out (\d+)$/.exec(last.content) : null
   if (fan === null) return Effect.succeed(teacher(params))
   const n = params.messages.length
@@ -73,4 +81,28 @@ describe("JOB_MAX_ACTIVE_PER_CHAT", () => {
         assert.strictEqual(other.json.jobs.length, 2)
       }))
   })
+
+  layer(layerTestServer(fake.layer, { CHAT_TRANSCRIPT_MAX_MESSAGES: "4" }, { subagents: subagents.layer }), { excludeTestServices: true })(
+    "a chat at its limit",
+    (it) => {
+      it.effect("a wake turn in a full chat that dispatches again makes no job: the chain ends", () =>
+        Effect.gen(function*() {
+          subagents.gated()
+          const chatId = "full-chain"
+          // user, the call, its acknowledgement, the answer: 4 messages, the chat's limit.
+          const first = yield* chat(chatId, [user("u1", "fan out 1")])
+          assert.strictEqual(first.json.jobs.length, 1)
+          assert.strictEqual((yield* transcriptOf(chatId)).length, 4)
+          assert.strictEqual((yield* chat(chatId, [user("u2", "hello?")])).status, 409, "the chat takes no client turn")
+
+          // The result comes in and its wake turn runs; the model dispatches again: refused, no job.
+          yield* subagents.finish(first.json.jobs[0].id, researchResult("fan out 1"))
+          yield* settled(chatId, 1)
+          const refusals = toolErrors(yield* transcriptOf(chatId))
+          assert.strictEqual(refusals.length, 1)
+          assert.include(refusals[0], "this chat is at its limit")
+          assert.strictEqual((yield* jobsOf(chatId)).length, 1)
+        }))
+    }
+  )
 })
