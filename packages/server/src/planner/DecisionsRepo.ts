@@ -105,23 +105,26 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
 
       list: Effect.fnUntraced(function*(taskId, attempt, page) {
         const [afterAttempt, afterStep] = page.after === undefined ? [0, -1] : page.after.split(":").map(Number)
-        // One more than the page is read, to know whether more follow; the running size (`upto`) ends
-        // the page before its bytes pass PAGE_BYTES, the first decision kept whatever its size.
-        const rows = yield* sql<Row & { readonly upto: number | string; readonly own: number | string; readonly fetched: number | string }>`
-          SELECT * FROM (
-            SELECT d.*, sum(d.own) OVER (ORDER BY d.attempt, d.step_index) AS upto, count(*) OVER () AS fetched
-            FROM (
-              SELECT task_id, attempt, step_index, system_prompt, user_prompt, tool_name, arguments, created_at,
-                octet_length(system_prompt) + octet_length(user_prompt) + octet_length(arguments::text) AS own
-              FROM planner_decisions
-              WHERE task_id = ${taskId} AND (${attempt ?? null}::int IS NULL OR attempt = ${attempt ?? null})
-                AND (attempt, step_index) > (${afterAttempt!}, ${afterStep!})
-              ORDER BY attempt, step_index
-              LIMIT ${page.limit + 1}
-            ) AS d
-          ) AS w
-          WHERE w.upto <= ${PAGE_BYTES} OR w.upto = w.own
-          ORDER BY attempt, step_index`
+        // The page's keys and sizes first, one more than the page to know whether more follow; the
+        // running size (`upto`) ends it before its bytes pass PAGE_BYTES, the first decision kept
+        // whatever its size. Only the decisions kept are then read whole.
+        const rows = yield* sql<Row & { readonly fetched: number | string }>`
+          WITH sized AS (
+            SELECT attempt, step_index, octet_length(system_prompt) + octet_length(user_prompt) + octet_length(arguments::text) AS own
+            FROM planner_decisions
+            WHERE task_id = ${taskId} AND (${attempt ?? null}::int IS NULL OR attempt = ${attempt ?? null})
+              AND (attempt, step_index) > (${afterAttempt!}, ${afterStep!})
+            ORDER BY attempt, step_index
+            LIMIT ${page.limit + 1}
+          ),
+          page AS (
+            SELECT attempt, step_index, own, sum(own) OVER (ORDER BY attempt, step_index) AS upto, count(*) OVER () AS fetched
+            FROM sized
+          )
+          SELECT d.task_id, d.attempt, d.step_index, d.system_prompt, d.user_prompt, d.tool_name, d.arguments, d.created_at, p.fetched
+          FROM page p JOIN planner_decisions d ON d.task_id = ${taskId} AND d.attempt = p.attempt AND d.step_index = p.step_index
+          WHERE p.upto <= ${PAGE_BYTES} OR p.upto = p.own
+          ORDER BY d.attempt, d.step_index`
         const kept = rows.slice(0, page.limit)
         const last = kept.at(-1)
         const more = rows.length > 0 && Number(rows[0]!.fetched) > kept.length
