@@ -56,6 +56,8 @@ export const describeChatError = (error: ChatError): string => {
       return `no agent named ${error.agent}`
     case "agent_mismatch":
       return `the chat is ${error.agent}'s: name that agent or none`
+    case "chat_full":
+      return `chat ${error.chatId} is full (${error.messages} messages): start another chat`
     case "rate_limited":
       return `too many turns: retry in ${error.retryAfter} s`
     case "overloaded":

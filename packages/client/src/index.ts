@@ -12,6 +12,7 @@
 export * from "./api/ApiClient.ts"
 export * from "./api/ApiFailure.ts"
 export * from "./api/MediaTranscriber.ts"
+export * from "./api/Pages.ts"
 export * from "./api/SseReader.ts"
 export * from "./chat/AgentToolsMissing.ts"
 export * from "./chat/ChatTransport.ts"

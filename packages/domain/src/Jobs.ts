@@ -256,7 +256,17 @@ export const JobRecord = Schema.Struct({
 })
 export type JobRecord = typeof JobRecord.Type
 
-export const JobList = Schema.Struct({ jobs: Schema.Array(JobRecord) })
+/** Where a page of jobs ends (`nextAfter`), to ask for the next with `after`: opaque to a client. */
+export const JobCursor = Schema.String.check(Schema.isPattern(/^\d{1,19}$/, { description: "a page's `nextAfter`" }))
+
+/** The most jobs a page holds; a page also ends before its results pass 16 MiB. */
+export const JOBS_PAGE_MAX = 1000
+
+export const JobList = Schema.Struct({
+  jobs: Schema.Array(JobRecord),
+  /** More jobs follow: pass as `after` for the next page. Absent on the last page. */
+  nextAfter: Schema.optionalKey(JobCursor)
+})
 export type JobList = typeof JobList.Type
 
 /** The job tool's result, forever: what the model reads as the call's outcome. */

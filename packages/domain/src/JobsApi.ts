@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ChatId } from "./Chat.ts"
 import { ChatAuth, chatAuthRule, RequestErrors } from "./ChatApi.ts"
 import { anyRouteErrors, DatabaseUnavailable, InvalidRequest } from "./Errors.ts"
-import { JobList } from "./Jobs.ts"
+import { JobCursor, JobList, JOBS_PAGE_MAX } from "./Jobs.ts"
 
 /**
  * `GET /api/jobs`'s query. `results=omit` leaves every record's `result` out (a demo's page is up
@@ -16,7 +16,11 @@ import { JobList } from "./Jobs.ts"
  */
 export const JobListQuery = {
   chatId: ChatId,
-  results: Schema.optionalKey(Schema.Literals(["include", "omit"]))
+  results: Schema.optionalKey(Schema.Literals(["include", "omit"])),
+  /** At most this many jobs (default and most 1,000). */
+  limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: JOBS_PAGE_MAX }))),
+  /** The jobs after this page (its `nextAfter`). */
+  after: Schema.optionalKey(JobCursor)
 }
 
 export class JobsApi extends HttpApiGroup.make("jobs")
@@ -31,7 +35,9 @@ export class JobsApi extends HttpApiGroup.make("jobs")
         "`status` turns `done` or `error` (and its `result` appears) only after its steer was delivered and the " +
         "wake turn answered it: a client that sees the flip re-syncs the transcript once. A chat without jobs " +
         "(or unknown) has an empty list. 400 without a valid `chatId`. With `results=omit`, no record carries its " +
-        "`result` (the rest is the same): a poll that already holds the results of the jobs it saw settle asks so."
+        "`result` (the rest is the same): a poll that already holds the results of the jobs it saw settle asks so. " +
+        "A page holds at most `limit` jobs (default and most 1000) and ends before its results pass 16 MiB (one job " +
+        "at least); `nextAfter`, when more follow, is the next page's `after`."
     }))
   )
   .middleware(ChatAuth)

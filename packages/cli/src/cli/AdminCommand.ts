@@ -19,8 +19,9 @@
  *
  * What every subcommand shares is in `AdminClient.ts`; `chats`, `usage`, `agents` and `subagents` have modules of their own.
  */
+import { allPages } from "@switchboard/client"
 import { ProviderKind, TaskStatus } from "@switchboard/domain"
-import type { DecisionRecord, HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
+import type { HostBudget, HostView, ProfileView, TaskView } from "@switchboard/domain"
 import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { agentsGroup } from "./AdminAgents.ts"
@@ -306,15 +307,10 @@ const decisions = Command.make("decisions", {
   withAdmin((client) =>
     Effect.gen(function*() {
       // Every page, one after the other (a page ends at 1,000 decisions or 16 MiB of prompts).
-      const all: Array<DecisionRecord> = []
-      let after: string | undefined
-      do {
-        const page = yield* client.admin.listDecisions({
+      const all = yield* allPages((after) =>
+        client.admin.listDecisions({
           query: { taskId, ...(Option.isSome(attempt) ? { attempt: attempt.value } : {}), ...(after === undefined ? {} : { after }) }
-        })
-        all.push(...page.decisions)
-        after = page.nextAfter
-      } while (after !== undefined)
+        }), (page) => page.decisions)
       if (json) return yield* printJson({ decisions: all })
       if (all.length === 0) return yield* Console.log("no decisions")
       for (const d of all) {

@@ -6,7 +6,7 @@
 import type { ChatId } from "@switchboard/domain"
 import { Console, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { ApiClient, describeApiFailure, makeChatStore } from "@switchboard/client"
+import { allPages, ApiClient, describeApiFailure, makeChatStore } from "@switchboard/client"
 import { fileStorage, stateDirectory } from "../stores/FileStorage.ts"
 import { apiOptions, failureLine, tokenFlag, userFlag } from "./CredentialFlags.ts"
 import { serverFlag } from "./ServerFlag.ts"
@@ -25,7 +25,7 @@ export const jobsCommand = Command.make("jobs", {
   Effect.gen(function*() {
     const chatId: ChatId = Option.getOrElse(chat, () => makeChatStore(fileStorage(stateDirectory())).getState().chatId)
     const client = yield* ApiClient
-    const { jobs } = yield* client.jobs.list({ query: { chatId } }).pipe(
+    const jobs = yield* allPages((after) => client.jobs.list({ query: { chatId, ...(after === undefined ? {} : { after }) } }), (page) => page.jobs).pipe(
       Effect.catch((error) =>
         describeApiFailure(error).pipe(
           Effect.flatMap((failure) => failWith(failureLine(failure, token)))

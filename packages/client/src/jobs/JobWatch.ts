@@ -24,6 +24,7 @@ import { Effect } from "effect"
 import type { Semaphore } from "effect"
 import type { ApiClient } from "../api/ApiClient.ts"
 import { describeApiFailure } from "../api/ApiFailure.ts"
+import { allPages } from "../api/Pages.ts"
 import type { ChatTransport } from "../chat/ChatTransport.ts"
 import type { Orchestrator, RunResult } from "../chat/Orchestrator.ts"
 import type { ChatStore } from "../stores/ChatStore.ts"
@@ -140,8 +141,10 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
 
   const watching = () => resyncDue || expected.size > 0 || [...seen.values()].some((j) => j.status === "running")
 
+  // Every page (a chat's jobs come a thousand, or 16 MiB of results, at a time).
   const listJobs = (chatId: string, results: "include" | "omit") =>
-    client.jobs.list({ query: { chatId, results } }).pipe(
+    allPages((after) => client.jobs.list({ query: { chatId, results, ...(after === undefined ? {} : { after }) } }), (page) => page.jobs).pipe(
+      Effect.map((jobs) => ({ jobs })),
       Effect.tap(({ jobs }) =>
         Effect.sync(() => {
           if (results === "include") for (const job of jobs) if (job.status !== "running") resultsHeld.add(job.id)

@@ -10,7 +10,8 @@ export const JobsHttp = HttpApiBuilder.group(Api, "jobs", Effect.fn(function*(ha
   // The caller's chat only: another user's chat of that id has no jobs here.
   return handlers.handle("list", ({ query }) =>
     CurrentUser.pipe(
-      Effect.flatMap(({ userId }) => repo.list(chatKey(userId, query.chatId), { results: query.results !== "omit" })),
-      Effect.map((jobs) => ({ jobs }))
+      Effect.flatMap(({ userId }) =>
+        repo.list(chatKey(userId, query.chatId), { results: query.results !== "omit", limit: query.limit, after: query.after })
+      )
     ))
 }))

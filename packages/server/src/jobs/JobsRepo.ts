@@ -21,11 +21,12 @@
  * is never claimed nor listed by it.
  */
 import type { JobRecord, JobStatus, SubagentResult } from "@switchboard/domain"
-import { BUILT_IN_AGENT, ChatMessage, traced } from "@switchboard/domain"
+import { BUILT_IN_AGENT, ChatMessage, JOBS_PAGE_MAX, traced } from "@switchboard/domain"
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
+import { PAGE_BYTES } from "../db/StoredSize.ts"
 import type { ToolWrites } from "../chat/ServerTools.ts"
 import { chatAgent, chatGeneration, transcriptRows, turnInFlight } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
@@ -45,6 +46,13 @@ export type JobsFragments = Pick<ToolWrites, "ctes" | "columns">
 /** The column of `turnEnd`'s fragments: whether the turn's end made some of the chat's wakes due. */
 export const wakesDueColumn = "jobs_wakes_due"
 
+/** Which page of a chat's jobs (`JobsRepo.list`). */
+export interface JobsPage {
+  readonly results?: boolean
+  readonly limit?: number | undefined
+  readonly after?: string | undefined
+}
+
 export class JobsRepo extends Context.Service<JobsRepo, {
   /**
    * Records new jobs (phase `run`), in the chat statement that stores the calls' acks: each
@@ -59,8 +67,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
    * (see `settle`).
    */
   turnEnd(chatId: ChatKey, settle: Settle | undefined): JobsFragments
-  /** A chat's jobs, oldest first; `results: false` reads none of their results. */
-  list(chatId: ChatKey, options?: { readonly results: boolean }): Effect.Effect<ReadonlyArray<JobRecord>>
+  /**
+   * A page of a chat's jobs, oldest first: at most `limit` (default {@link JOBS_PAGE_MAX}) after
+   * `after` (a page's `nextAfter`), ending before its results pass {@link PAGE_BYTES} (one job at
+   * least); `nextAfter` when more follow. `results: false` reads none of their results.
+   */
+  list(chatId: ChatKey, options?: JobsPage): Effect.Effect<{ readonly jobs: ReadonlyArray<JobRecord>; readonly nextAfter?: string }>
   /** Claims up to `limit` jobs to run: unleased, or leased by a holder whose lease expired. */
   claimRun(owner: string, limit: number, leaseMs: number): Effect.Effect<ReadonlyArray<ClaimedJob>>
   /** Extends a lease; false when it is no longer `owner`'s (expired and taken over). */
@@ -197,14 +209,28 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       }),
 
       list: Effect.fnUntraced(function*(chatId, options) {
+        const results = options?.results !== false
+        const limit = options?.limit ?? JOBS_PAGE_MAX
         // Without results, their column is not read at all (a demo's page is up to a MiB, stored out of line); a defined
-        // kind's definition only for a settled job's, whose result it orders.
-        const result = options?.results === false ? sql`NULL::jsonb AS result` : sql`result`
-        const rows = yield* sql<RecordRow>`
-          SELECT id, kind, chat_id, tool_call_id, status, activity, created_at, updated_at, finished_at, error, waiting_for,
-            ${options?.results === false ? sql`NULL::text AS definition` : sql`CASE WHEN status <> 'running' THEN definition END AS definition`}, ${result}
-          FROM jobs WHERE chat_id = ${chatId} AND ${known("jobs")} ORDER BY seq`
-        return rows.map(toRecord)
+        // kind's definition only for a settled job's, whose result it orders. The page's keys and sizes first (one
+        // more than the page, to know whether more follow), then only the jobs kept read whole.
+        const rows = yield* sql<RecordRow & { readonly seq: string; readonly fetched: number | string }>`
+          WITH sized AS (
+            SELECT seq, ${results ? sql`coalesce(octet_length(result::text), 0)` : sql`0`} + coalesce(octet_length(waiting_for::text), 0) + 1 AS own
+            FROM jobs WHERE chat_id = ${chatId} AND ${known("jobs")} AND seq > ${options?.after ?? "0"}::int8
+            ORDER BY seq LIMIT ${limit + 1}
+          ),
+          page AS (SELECT seq, own, sum(own) OVER (ORDER BY seq) AS upto, count(*) OVER () AS fetched FROM sized)
+          SELECT j.id, j.kind, j.chat_id, j.tool_call_id, j.status, j.activity, j.created_at, j.updated_at, j.finished_at, j.error,
+            j.waiting_for, ${results ? sql`CASE WHEN j.status <> 'running' THEN j.definition END` : sql`NULL::text`} AS definition,
+            ${results ? sql`j.result` : sql`NULL::jsonb`} AS result, j.seq::text AS seq, p.fetched
+          FROM page p JOIN jobs j ON j.seq = p.seq
+          WHERE p.upto <= ${PAGE_BYTES} OR p.upto = p.own
+          ORDER BY j.seq`
+        const kept = rows.slice(0, limit)
+        const last = kept.at(-1)
+        const jobs = kept.map(toRecord)
+        return last !== undefined && Number(rows[0]!.fetched) > kept.length ? { jobs, nextAfter: last.seq } : { jobs }
       }, Effect.orDie, traced("JobsRepo.list")),
 
       claimRun: Effect.fnUntraced(function*(owner, limit, leaseMs) {

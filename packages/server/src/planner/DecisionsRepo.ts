@@ -26,6 +26,7 @@ import type { DecisionRecord, JsonObject } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
+import { PAGE_BYTES } from "../db/StoredSize.ts"
 import { traced } from "@switchboard/domain"
 
 /** Where a page of a task's decisions starts (after `after`, `<attempt>:<stepIndex>`) and how many it holds at most. */
@@ -33,12 +34,6 @@ export interface DecisionPage {
   readonly limit: number
   readonly after?: string | undefined
 }
-
-/**
- * The most bytes of prompts and arguments one page of decisions holds: each decision may hold up to
- * 12 MiB (two prompts and its arguments, `maxStoredValueBytes` each), a task hundreds of them.
- */
-export const PAGE_BYTES = 16 * 1024 * 1024
 
 /** Any constant shared by every replica: the key of the sweep's advisory lock. */
 export const PRUNE_LOCK = 5_202_512

@@ -95,7 +95,7 @@ describe("OpenAPI document", () => {
           "401": ["unauthenticated"],
           "404": ["agent_not_found"],
           "405": ["method_not_allowed"],
-          "409": ["turn_in_flight", "agent_mismatch"],
+          "409": ["turn_in_flight", "agent_mismatch", "chat_full"],
           "413": ["payload_too_large"],
           "415": ["unsupported_media_type"],
           // budget_exceeded: the user's USER_DAILY_TOKENS used up.

@@ -57,7 +57,7 @@ describe(`a dispatching turn's statements on ${backend} PostgreSQL`, () => {
         assert.strictEqual(seen.length, 3, seen.join("\n"))
         // The dispatching round: the marker renewed, the acks appended and the job recorded together.
         assert.match(seen[1]!, /^WITH marker AS \( UPDATE chat_turns/)
-        const jobs = yield* (yield* JobsRepo).list(storedChatKey("statements-1"))
+        const { jobs } = yield* (yield* JobsRepo).list(storedChatKey("statements-1"))
         assert.deepStrictEqual(jobs.map((j) => j.kind), ["research"])
       }))
   })

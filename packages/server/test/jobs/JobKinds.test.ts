@@ -94,7 +94,7 @@ describe(`the job tools and the stored kinds on ${backend} PostgreSQL`, () => {
             ('job_r1', 'kinds-2', 'research', 'c2', '{"question":"q"}'::jsonb, 'researching: "q"')`
         const claimed = yield* repo.claimRun("runner-test", 10, 60_000)
         assert.deepStrictEqual(claimed.map((j) => j.id), ["job_r1"])
-        assert.deepStrictEqual((yield* repo.list(storedChatKey("kinds-2"))).map((j) => j.id), ["job_r1"])
+        assert.deepStrictEqual((yield* repo.list(storedChatKey("kinds-2"))).jobs.map((j) => j.id), ["job_r1"])
 
         yield* sql`UPDATE jobs SET phase = 'wake', finished_at = now(), wake_after = now() WHERE id = 'job_b1'`
         assert.deepStrictEqual(yield* repo.claimWake("wake-test", 10, 60_000), [])

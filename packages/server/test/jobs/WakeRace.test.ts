@@ -110,7 +110,7 @@ describe("the wake pipeline under a race", () => {
 
       yield* Deferred.succeed(releaseClient, undefined)
       yield* Fiber.join(clientTurn!)
-      const [job] = yield* eventually(jobs.list(storedChatKey("race")), (list) => list[0]?.status === "done", "the job settled")
+      const [job] = (yield* eventually(jobs.list(storedChatKey("race")), (list) => list.jobs[0]?.status === "done", "the job settled")).jobs
       assert.strictEqual(job!.status, "done")
       // The job settles inside the wake turn's last transaction, just before the turn returns.
       yield* eventually(Effect.sync(() => wakeAttempts.filter(Exit.isSuccess).length), (n) => n >= 1, "the wake turn's return")
@@ -173,7 +173,7 @@ describe("the wake pipeline under a race", () => {
       } else {
         assert.isTrue(Option.isNone(transcript), "the deleted chat was not brought back")
       }
-      assert.deepStrictEqual(yield* jobs.list(storedChatKey(chatId)), [])
+      assert.deepStrictEqual((yield* jobs.list(storedChatKey(chatId))).jobs, [])
       assert.strictEqual(wakeAttempts.length, 1, "the wake ended there: not retried")
     }).pipe(Effect.scoped)
 
