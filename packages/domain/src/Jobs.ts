@@ -256,8 +256,11 @@ export const JobRecord = Schema.Struct({
 })
 export type JobRecord = typeof JobRecord.Type
 
-/** Where a page of jobs ends (`nextAfter`), to ask for the next with `after`: opaque to a client. */
-export const JobCursor = Schema.String.check(Schema.isPattern(/^\d{1,19}$/, { description: "a page's `nextAfter`" }))
+/**
+ * Where a page of jobs ends (`nextAfter`), to ask for the next with `after`: opaque to a client. At
+ * most 18 digits: every such number is a PostgreSQL bigint (a 19-digit one may not be: a 400, not a 500).
+ */
+export const JobCursor = Schema.String.check(Schema.isPattern(/^\d{1,18}$/, { description: "a page's `nextAfter`" }))
 
 /** The most jobs a page holds; a page also ends before its results pass 16 MiB. */
 export const JOBS_PAGE_MAX = 1000

@@ -64,7 +64,9 @@ describe("GET /api/jobs, a page at a time", () => {
         assert.strictEqual(omitted.length, JOBS, "without results, one page holds them all")
         assert.isTrue(omitted.every((j) => j.result === undefined))
 
-        for (const bad of ["after=x1", "after=-1", "limit=0", "limit=1001"]) {
+        const beyond = yield* request(`/api/jobs?chatId=${chatId}&after=${"9".repeat(18)}`)
+        assert.deepStrictEqual([beyond.status, beyond.json], [200, { jobs: [] }])
+        for (const bad of ["after=x1", "after=-1", `after=${"9".repeat(19)}`, "limit=0", "limit=1001"]) {
           const res = yield* request(`/api/jobs?chatId=${chatId}&${bad}`)
           assert.strictEqual(res.status, 400, `${bad}: ${res.text}`)
           assert.strictEqual(res.json.code, "invalid_request")
