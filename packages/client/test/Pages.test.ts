@@ -11,7 +11,7 @@ describe("allPages", () => {
         "4": { rows: [5] }
       }
       const asked: Array<string | undefined> = []
-      const all = yield* allPages((after) => Effect.sync(() => (asked.push(after), pages[after ?? "first"]!)), (page) => page.rows)
+      const all = yield* allPages(({ after }) => Effect.sync(() => (asked.push(after), pages[after ?? "first"]!)), (page) => page.rows)
       assert.deepStrictEqual(all, [1, 2, 3, 4, 5])
       assert.deepStrictEqual(asked, [undefined, "2", "4"])
     }))
@@ -19,7 +19,7 @@ describe("allPages", () => {
   it.effect("a failed page fails the whole", () =>
     Effect.gen(function*() {
       const failed = yield* Effect.flip(allPages(
-        (after) => after === undefined ? Effect.succeed({ rows: [1], nextAfter: "1" }) : Effect.fail("gone"),
+        ({ after }) => after === undefined ? Effect.succeed({ rows: [1], nextAfter: "1" }) : Effect.fail("gone"),
         (page: { rows: Array<number>; nextAfter?: string }) => page.rows
       ))
       assert.strictEqual(failed, "gone")

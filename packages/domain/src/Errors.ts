@@ -6,10 +6,13 @@
  * client matches the typed client's failures by tag (`Effect.catchTag`).
  */
 import { Schema } from "effect"
+import { AgentBuiltIn, AgentExists, SubagentBuiltIn, SubagentInUse, SubagentNotFound } from "./AgentAdminErrors.ts"
 import { ProviderFailureReason, statusOfCode } from "./ErrorCodes.ts"
 import { CredentialUnavailable, Forbidden, HostNotFound, HostRevoked, InvalidToolCall, LeaseLost, MultipleToolCalls, NoActiveProfile, NoToolCall, PlannerProviderError, ProfileNameTaken, ProfileNotFound, ProviderTimeout, StepLimit, TaskCancelled, TaskNotFound, TaskTerminal } from "./PlannerErrors.ts"
 
-// One face for the domain's errors: the codes and the planner's errors live in their own modules.
+// One face for the domain's errors: the codes, the planner's errors and the admin routes' errors about
+// agents and sub-agent kinds live in their own modules.
+export * from "./AgentAdminErrors.ts"
 export * from "./ErrorCodes.ts"
 export * from "./PlannerErrors.ts"
 
@@ -280,59 +283,6 @@ export class ChatFull extends Schema.Error<ChatFull>("ChatFull")({
 }) {
   get _tag() {
     return "ChatFull" as const
-  }
-}
-
-export class AgentExists extends Schema.Error<AgentExists>("AgentExists")({
-  error: Schema.String,
-  code: Schema.tag("agent_exists"),
-  agent: Schema.String
-}, { httpApiStatus: statusOfCode.agent_exists, description: "An agent of that name exists (`PUT /admin/agents/{name}` replaces it)" }) {
-  get _tag() {
-    return "AgentExists" as const
-  }
-}
-
-export class AgentBuiltIn extends Schema.Error<AgentBuiltIn>("AgentBuiltIn")({
-  error: Schema.String,
-  code: Schema.tag("agent_builtin"),
-  agent: Schema.String
-}, { httpApiStatus: statusOfCode.agent_builtin, description: "The built-in agent cannot be replaced or deleted" }) {
-  get _tag() {
-    return "AgentBuiltIn" as const
-  }
-}
-
-export class SubagentNotFound extends Schema.Error<SubagentNotFound>("SubagentNotFound")({
-  error: Schema.String,
-  code: Schema.tag("subagent_not_found"),
-  kind: Schema.String
-}, { httpApiStatus: statusOfCode.subagent_not_found, description: "No sub-agent kind of that name (built in or defined)" }) {
-  get _tag() {
-    return "SubagentNotFound" as const
-  }
-}
-
-export class SubagentBuiltIn extends Schema.Error<SubagentBuiltIn>("SubagentBuiltIn")({
-  error: Schema.String,
-  code: Schema.tag("subagent_builtin"),
-  kind: Schema.String
-}, { httpApiStatus: statusOfCode.subagent_builtin, description: "A built-in sub-agent kind cannot be replaced or deleted" }) {
-  get _tag() {
-    return "SubagentBuiltIn" as const
-  }
-}
-
-/** A kind an agent still names cannot be deleted: the agent's next turn would offer a tool nothing runs. */
-export class SubagentInUse extends Schema.Error<SubagentInUse>("SubagentInUse")({
-  error: Schema.String,
-  code: Schema.tag("subagent_in_use"),
-  kind: Schema.String,
-  /** The agents that name it. */
-  agents: Schema.Array(Schema.String)
-}, { httpApiStatus: statusOfCode.subagent_in_use, description: "An agent still names the kind in its jobKinds" }) {
-  get _tag() {
-    return "SubagentInUse" as const
   }
 }
 

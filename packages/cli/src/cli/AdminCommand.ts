@@ -307,10 +307,8 @@ const decisions = Command.make("decisions", {
   withAdmin((client) =>
     Effect.gen(function*() {
       // Every page, one after the other (a page ends at 1,000 decisions or 16 MiB of prompts).
-      const all = yield* allPages((after) =>
-        client.admin.listDecisions({
-          query: { taskId, ...(Option.isSome(attempt) ? { attempt: attempt.value } : {}), ...(after === undefined ? {} : { after }) }
-        }), (page) => page.decisions)
+      const all = yield* allPages((cursor) =>
+        client.admin.listDecisions({ query: { taskId, ...(Option.isSome(attempt) ? { attempt: attempt.value } : {}), ...cursor } }), (page) => page.decisions)
       if (json) return yield* printJson({ decisions: all })
       if (all.length === 0) return yield* Console.log("no decisions")
       for (const d of all) {

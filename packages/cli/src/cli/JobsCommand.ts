@@ -25,7 +25,7 @@ export const jobsCommand = Command.make("jobs", {
   Effect.gen(function*() {
     const chatId: ChatId = Option.getOrElse(chat, () => makeChatStore(fileStorage(stateDirectory())).getState().chatId)
     const client = yield* ApiClient
-    const jobs = yield* allPages((after) => client.jobs.list({ query: { chatId, ...(after === undefined ? {} : { after }) } }), (page) => page.jobs).pipe(
+    const jobs = yield* allPages((cursor) => client.jobs.list({ query: { chatId, ...cursor } }), (page) => page.jobs).pipe(
       Effect.catch((error) =>
         describeApiFailure(error).pipe(
           Effect.flatMap((failure) => failWith(failureLine(failure, token)))

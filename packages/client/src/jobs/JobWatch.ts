@@ -143,7 +143,7 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
 
   // Every page (a chat's jobs come a thousand, or 16 MiB of results, at a time).
   const listJobs = (chatId: string, results: "include" | "omit") =>
-    allPages((after) => client.jobs.list({ query: { chatId, results, ...(after === undefined ? {} : { after }) } }), (page) => page.jobs).pipe(
+    allPages((cursor) => client.jobs.list({ query: { chatId, results, ...cursor } }), (page) => page.jobs).pipe(
       Effect.map((jobs) => ({ jobs })),
       Effect.tap(({ jobs }) =>
         Effect.sync(() => {

@@ -10,13 +10,6 @@
 import type { ChatMessage } from "@switchboard/domain"
 import { maxStoredValueBytes } from "@switchboard/domain"
 
-/**
- * The most bytes of stored values (results, prompts, arguments) one page of a listing holds: a
- * page ends before it would pass them, one row at least (a row holds a few values of
- * `maxStoredValueBytes` at most).
- */
-export const PAGE_BYTES = 16 * 1024 * 1024
-
 export const storedBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8")
 
 export const fitsStorage = (message: ChatMessage): boolean => storedBytes(message) <= maxStoredValueBytes

@@ -40,11 +40,18 @@ export const jobsInstructions = (names: ReadonlyArray<string>) =>
     "result (not written by the user): use it when it comes."
   ].join(" ")
 
+/** A call answered with a tool error the model reads (no job made). */
+const toolError = (call: ToolCall, kind: string, error: string, id: string, now: number): ChatMessage => ({
+  id,
+  role: "tool",
+  content: error,
+  toolResult: { toolCallId: call.id, name: kind, error },
+  timestamp: now
+})
+
 /** An invalid call's answer: a tool error the model can correct. */
-const invalidCall = (call: ToolCall, kind: string, reason: string, id: string, now: number): ChatMessage => {
-  const error = `invalid arguments for ${kind}: ${reason}`
-  return { id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now }
-}
+const invalidCall = (call: ToolCall, kind: string, reason: string, id: string, now: number): ChatMessage =>
+  toolError(call, kind, `invalid arguments for ${kind}: ${reason}`, id, now)
 
 /** Why `args` do not fit the kind's input parameters (JSON Schema validation), or undefined when they do. */
 const inputProblem = (definition: SubagentDefinition, args: unknown): string | undefined => {
@@ -159,8 +166,7 @@ export const make = Effect.gen(function*() {
       }
       room ??= roomIn(turn.conversation)
       if (room.left <= 0) {
-        const error = room.refusal(kind)
-        results.push({ id, role: "tool", content: error, toolResult: { toolCallId: call.id, name: kind, error }, timestamp: now })
+        results.push(toolError(call, kind, room.refusal(kind), id, now))
         continue
       }
       room.left--

@@ -26,7 +26,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Statement } from "effect/sql"
 import { EmbeddedDatabase } from "../db/EmbeddedDatabase.ts"
-import { PAGE_BYTES } from "../db/StoredSize.ts"
+import { inPage, pageOf, pageSums } from "../db/SizedPages.ts"
 import type { ToolWrites } from "../chat/ServerTools.ts"
 import { chatAgent, chatGeneration, transcriptRows, turnInFlight } from "../chat/TranscriptSql.ts"
 import { startActivity } from "./JobActivity.ts"
@@ -69,7 +69,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   turnEnd(chatId: ChatKey, settle: Settle | undefined): JobsFragments
   /**
    * A page of a chat's jobs, oldest first: at most `limit` (default {@link JOBS_PAGE_MAX}) after
-   * `after` (a page's `nextAfter`), ending before its results pass {@link PAGE_BYTES} (one job at
+   * `after` (a page's `nextAfter`), ending before its results pass `PAGE_BYTES` (db/SizedPages.ts) (one job at
    * least); `nextAfter` when more follow. `results: false` reads none of their results.
    */
   list(chatId: ChatKey, options?: JobsPage): Effect.Effect<{ readonly jobs: ReadonlyArray<JobRecord>; readonly nextAfter?: string }>
@@ -212,25 +212,24 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         const results = options?.results !== false
         const limit = options?.limit ?? JOBS_PAGE_MAX
         // Without results, their column is not read at all (a demo's page is up to a MiB, stored out of line); a defined
-        // kind's definition only for a settled job's, whose result it orders. The page's keys and sizes first (one
-        // more than the page, to know whether more follow), then only the jobs kept read whole.
+        // kind's definition only for a settled job's, whose result it orders. The page's keys and sizes first,
+        // then only the jobs kept read whole (db/SizedPages.ts).
         const rows = yield* sql<RecordRow & { readonly seq: string; readonly fetched: number | string }>`
           WITH sized AS (
             SELECT seq, ${results ? sql`coalesce(octet_length(result::text), 0)` : sql`0`} + coalesce(octet_length(waiting_for::text), 0) + 1 AS own
             FROM jobs WHERE chat_id = ${chatId} AND ${known("jobs")} AND seq > ${options?.after ?? "0"}::int8
             ORDER BY seq LIMIT ${limit + 1}
           ),
-          page AS (SELECT seq, own, sum(own) OVER (ORDER BY seq) AS upto, count(*) OVER () AS fetched FROM sized)
+          page AS (SELECT seq, own, ${pageSums(sql, sql`seq`)} FROM sized)
           SELECT j.id, j.kind, j.chat_id, j.tool_call_id, j.status, j.activity, j.created_at, j.updated_at, j.finished_at, j.error,
             j.waiting_for, ${results ? sql`CASE WHEN j.status <> 'running' THEN j.definition END` : sql`NULL::text`} AS definition,
             ${results ? sql`j.result` : sql`NULL::jsonb`} AS result, j.seq::text AS seq, p.fetched
           FROM page p JOIN jobs j ON j.seq = p.seq
-          WHERE p.upto <= ${PAGE_BYTES} OR p.upto = p.own
+          WHERE ${inPage(sql, "p")}
           ORDER BY j.seq`
-        const kept = rows.slice(0, limit)
-        const last = kept.at(-1)
+        const { kept, nextAfter } = pageOf(rows, limit, (row) => row.seq)
         const jobs = kept.map(toRecord)
-        return last !== undefined && Number(rows[0]!.fetched) > kept.length ? { jobs, nextAfter: last.seq } : { jobs }
+        return nextAfter === undefined ? { jobs } : { jobs, nextAfter }
       }, Effect.orDie, traced("JobsRepo.list")),
 
       claimRun: Effect.fnUntraced(function*(owner, limit, leaseMs) {

@@ -26,7 +26,7 @@ import type { DecisionRecord, JsonObject } from "@switchboard/domain"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
-import { PAGE_BYTES } from "../db/StoredSize.ts"
+import { inPage, pageOf, pageSums } from "../db/SizedPages.ts"
 import { traced } from "@switchboard/domain"
 
 /** Where a page of a task's decisions starts (after `after`, `<attempt>:<stepIndex>`) and how many it holds at most. */
@@ -67,7 +67,7 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
   record(decision: NewDecision, maxSteps: number): Effect.Effect<number | undefined>
   /**
    * A page, in order of attempt, then step: at most `page.limit` decisions after `page.after`, ending
-   * before the page's prompts and arguments pass {@link PAGE_BYTES} (one decision at least); `nextAfter`
+   * before the page's prompts and arguments pass `PAGE_BYTES` (db/SizedPages.ts) (one decision at least); `nextAfter`
    * when more follow.
    */
   list(taskId: string, attempt: number | undefined, page: DecisionPage): Effect.Effect<{
@@ -100,9 +100,7 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
 
       list: Effect.fnUntraced(function*(taskId, attempt, page) {
         const [afterAttempt, afterStep] = page.after === undefined ? [0, -1] : page.after.split(":").map(Number)
-        // The page's keys and sizes first, one more than the page to know whether more follow; the
-        // running size (`upto`) ends it before its bytes pass PAGE_BYTES, the first decision kept
-        // whatever its size. Only the decisions kept are then read whole.
+        // The page's keys and sizes first, then only the decisions kept read whole (db/SizedPages.ts).
         const rows = yield* sql<Row & { readonly fetched: number | string }>`
           WITH sized AS (
             SELECT attempt, step_index, octet_length(system_prompt) + octet_length(user_prompt) + octet_length(arguments::text) AS own
@@ -113,16 +111,13 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
             LIMIT ${page.limit + 1}
           ),
           page AS (
-            SELECT attempt, step_index, own, sum(own) OVER (ORDER BY attempt, step_index) AS upto, count(*) OVER () AS fetched
-            FROM sized
+            SELECT attempt, step_index, own, ${pageSums(sql, sql`attempt, step_index`)} FROM sized
           )
           SELECT d.task_id, d.attempt, d.step_index, d.system_prompt, d.user_prompt, d.tool_name, d.arguments, d.created_at, p.fetched
           FROM page p JOIN planner_decisions d ON d.task_id = ${taskId} AND d.attempt = p.attempt AND d.step_index = p.step_index
-          WHERE p.upto <= ${PAGE_BYTES} OR p.upto = p.own
+          WHERE ${inPage(sql, "p")}
           ORDER BY d.attempt, d.step_index`
-        const kept = rows.slice(0, page.limit)
-        const last = kept.at(-1)
-        const more = rows.length > 0 && Number(rows[0]!.fetched) > kept.length
+        const { kept, nextAfter } = pageOf(rows, page.limit, (row) => `${row.attempt}:${row.step_index}`)
         const decisions = kept.map((row): DecisionRecord => ({
           taskId: row.task_id,
           attempt: row.attempt,
@@ -133,7 +128,7 @@ export class DecisionsRepo extends Context.Service<DecisionsRepo, {
           arguments: row.arguments,
           createdAt: iso(row.created_at)
         }))
-        return more && last !== undefined ? { decisions, nextAfter: `${last.attempt}:${last.step_index}` } : { decisions }
+        return nextAfter === undefined ? { decisions } : { decisions, nextAfter }
       }, Effect.orDie, traced("DecisionsRepo.list")),
 
       pruneBatch: Effect.fnUntraced(function*(retentionMs, limit) {
