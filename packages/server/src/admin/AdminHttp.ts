@@ -47,10 +47,12 @@ export const AdminHttp = HttpApiBuilder.group(Api, "admin", Effect.fn(function*(
     revokeHost: Effect.fn(function*({ params }) {
       const revocation = yield* hosts.revoke(params.hostId)
       if (revocation === undefined) return yield* hostNotFound(params.hostId)
-      const { host, requeued } = revocation
+      const { failed, host, requeued } = revocation
+      const tasks = (ids: ReadonlyArray<string>, what: string) =>
+        ids.length === 0 ? "" : `; its running task${ids.length === 1 ? "" : "s"} ${what}: ${ids.join(", ")}`
       yield* Effect.logInfo(
-        `host ${host.hostId} (${host.name}) revoked` +
-          (requeued.length === 0 ? "" : `; its running task${requeued.length === 1 ? "" : "s"} re-queued: ${requeued.join(", ")}`)
+        `host ${host.hostId} (${host.name}) revoked` + tasks(requeued, "re-queued") +
+          tasks(failed, "failed (their last attempt, TASK_MAX_ATTEMPTS)")
       )
       return host
     }),

@@ -13,6 +13,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { iso, isoOrNull } from "../db/SqlTime.ts"
+import { gaveUp, TaskMaxAttemptsSetting } from "./TaskAttempts.ts"
 
 /** The 404 of a host id that names no host (every admin route about a host answers it the same). */
 export const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
@@ -45,6 +46,8 @@ export interface Revocation {
   readonly host: HostView
   /** The running tasks sent back to the queue by this revocation (none when it was revoked already). */
   readonly requeued: ReadonlyArray<string>
+  /** Its running tasks that were on their last attempt (`TASK_MAX_ATTEMPTS`): failed, not re-queued. */
+  readonly failed: ReadonlyArray<string>
 }
 
 export class HostsRepo extends Context.Service<HostsRepo, {
@@ -56,7 +59,7 @@ export class HostsRepo extends Context.Service<HostsRepo, {
   authenticate(token: string): Effect.Effect<{ readonly hostId: string; readonly name: string } | undefined>
   /**
    * Revokes the host (its token refused from now on) and, in the same transaction, sends its
-   * running tasks back to the queue as `attempt + 1` and frees the tasks reserved for it (any host
+   * running tasks back to the queue as `attempt + 1` (failed, when that was their last attempt) and frees the tasks reserved for it (any host
    * may claim them). Revoking a revoked host changes nothing.
    */
   revoke(hostId: string): Effect.Effect<Revocation | undefined>
@@ -67,6 +70,8 @@ export class HostsRepo extends Context.Service<HostsRepo, {
 }>()("switchboard/server/hosts/HostsRepo") {
   static readonly layer = Layer.effect(HostsRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const maxAttempts = yield* TaskMaxAttemptsSetting.config
+    const revokedOutput = JSON.stringify(gaveUp(maxAttempts, "revoked"))
     return HostsRepo.of({
       create: Effect.fnUntraced(function*(name) {
         const hostId = newId("host")
@@ -104,17 +109,30 @@ export class HostsRepo extends Context.Service<HostsRepo, {
             RETURNING h.id, h.name, h.created_at, h.last_heartbeat_at, h.revoked_at, old.was_active`
           const row = revoked[0]
           if (row === undefined) return undefined
-          if (!row.was_active) return { host: toView(row), requeued: [] }
+          if (!row.was_active) return { host: toView(row), requeued: [], failed: [] }
           // As a claim would take it after its lease: attempt + 1, so the host's next call for the
           // old attempt is refused; the reservation dropped, or no host could ever claim it; no holder
           // (the claim sets it), or the task view would name the revoked host as the task's host.
-          const requeued = yield* sql<{ id: string }>`
-            UPDATE tasks SET status = 'queued', attempt = attempt + 1, lease_expires_at = NULL, host_id = NULL,
+          // A task on its last attempt ends instead, as its lease running out would have ended it.
+          const ended = yield* sql<{ id: string; status: string }>`
+            UPDATE tasks SET
+              status = CASE WHEN attempt >= ${maxAttempts} THEN 'failed' ELSE 'queued' END,
+              attempt = CASE WHEN attempt >= ${maxAttempts} THEN attempt ELSE attempt + 1 END,
+              terminal_at = CASE WHEN attempt >= ${maxAttempts} THEN now() END,
+              output = CASE WHEN attempt >= ${maxAttempts} THEN ${revokedOutput}::jsonb ELSE output END,
+              host_id = CASE WHEN attempt >= ${maxAttempts} THEN host_id END,
+              lease_expires_at = NULL,
               reserved_host_id = CASE WHEN reserved_host_id = ${hostId} THEN NULL ELSE reserved_host_id END
             WHERE host_id = ${hostId} AND status = 'running'
-            RETURNING id`
+            RETURNING id, status`
+          const failed = ended.filter((r) => r.status === "failed").map((r) => r.id)
+          if (failed.length > 0) {
+            yield* sql`
+              UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
+              FROM tasks t WHERE t.id = d.task_id AND d.task_id IN ${sql.in(failed)}`
+          }
           yield* sql`UPDATE tasks SET reserved_host_id = NULL WHERE reserved_host_id = ${hostId} AND status = 'queued'`
-          return { host: toView(row), requeued: requeued.map((r) => r.id) }
+          return { host: toView(row), requeued: ended.filter((r) => r.status === "queued").map((r) => r.id), failed }
         }))
       }, Effect.orDie, traced("HostsRepo.revoke")),
       rotateToken: Effect.fnUntraced(function*(hostId) {

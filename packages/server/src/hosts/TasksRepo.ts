@@ -13,7 +13,8 @@
  *   caller learns whether the task is unknown (404), not that host's (403) or
  *   no longer its attempt (409 `lease_lost`).
  * - Reads show the queue as a claim would see it: a running task whose lease
- *   passed is `queued`, with the attempt it will be claimed as.
+ *   passed is `queued`, with the attempt it will be claimed as — or `failed`
+ *   when that was its last attempt (`TaskAttempts.ts`).
  * - The operator may cancel a queued or running task: it becomes terminal
  *   (`cancelled`) in one statement, and its host's next write for it is
  *   refused with 409 `task_cancelled`.
@@ -24,6 +25,10 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { newId } from "./HostsRepo.ts"
+import { gaveUp, TaskMaxAttemptsSetting } from "./TaskAttempts.ts"
+
+/** Exhausted tasks one statement of `settleExhausted` writes down at most. */
+const SETTLE_BATCH = 1000
 
 export type TaskRefusal = TaskNotFound | Forbidden | LeaseLost | TaskCancelled
 
@@ -74,6 +79,11 @@ export class TasksRepo extends Context.Service<TasksRepo, {
   complete(taskId: string, hostId: string, attempt: number, status: ResultStatus, output: unknown): Effect.Effect<TaskView, TaskRefusal>
   /** A queued or running task becomes terminal, `cancelled`; its decisions start their retention window. */
   cancel(taskId: string): Effect.Effect<TaskView, TaskNotFound | TaskTerminal>
+  /**
+   * Writes down the tasks whose last attempt's lease ran out (reads show them `failed` already) and
+   * stamps their decisions for the retention sweep, a batch at a time; answers how many.
+   */
+  readonly settleExhausted: Effect.Effect<number>
 }>()("switchboard/server/hosts/TasksRepo") {
   static readonly layer = Layer.effect(TasksRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -86,11 +96,19 @@ export class TasksRepo extends Context.Service<TasksRepo, {
       UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
       FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
 
+    const maxAttempts = yield* TaskMaxAttemptsSetting.config
+    const lapsed = sql`(status = 'running' AND lease_expires_at <= now())`
+    /** A lapsed task that had its last attempt: failed, never claimed again. */
+    const exhausted = sql`(${lapsed} AND attempt >= ${maxAttempts})`
+    const lapsedOutput = JSON.stringify(gaveUp(maxAttempts, "lease"))
+
     // The task as a claim would see it (see the module comment).
     const view = sql`
-      SELECT id, goal, created_at, terminal_at, output, seq,
-        CASE WHEN status = 'running' AND lease_expires_at <= now() THEN 'queued' ELSE status END AS status,
-        CASE WHEN status = 'running' AND lease_expires_at <= now() THEN attempt + 1 ELSE attempt END AS attempt,
+      SELECT id, goal, created_at, seq,
+        CASE WHEN ${exhausted} THEN lease_expires_at ELSE terminal_at END AS terminal_at,
+        CASE WHEN ${exhausted} THEN ${lapsedOutput}::jsonb ELSE output END AS output,
+        CASE WHEN ${exhausted} THEN 'failed' WHEN ${lapsed} THEN 'queued' ELSE status END AS status,
+        CASE WHEN ${lapsed} AND attempt < ${maxAttempts} THEN attempt + 1 ELSE attempt END AS attempt,
         coalesce(host_id, reserved_host_id) AS host_id,
         CASE WHEN status = 'running' AND lease_expires_at > now() THEN lease_expires_at END AS lease_expires_at
       FROM tasks`
@@ -165,7 +183,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
             SELECT id FROM tasks
             WHERE EXISTS (SELECT 1 FROM host)
               AND status IN ('queued', 'running')
-              AND (status = 'queued' OR lease_expires_at <= now())
+              AND (status = 'queued' OR (lease_expires_at <= now() AND attempt < ${maxAttempts}))
               AND (reserved_host_id IS NULL OR reserved_host_id = ${hostId})
             ORDER BY seq
             LIMIT 1
@@ -226,7 +244,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
         const cancelled = yield* sql.withTransaction(Effect.gen(function*() {
           const rows = yield* sql`
             UPDATE tasks SET status = 'cancelled', terminal_at = now(), lease_expires_at = NULL
-            WHERE id = ${taskId} AND status IN ('queued', 'running')
+            WHERE id = ${taskId} AND status IN ('queued', 'running') AND NOT ${exhausted}
             RETURNING id`
           if (rows.length === 0) return false
           yield* stampDecisions(taskId)
@@ -243,7 +261,33 @@ export class TasksRepo extends Context.Service<TasksRepo, {
           })
         }
         return toView(row)
-      }, traced("TasksRepo.cancel"))
+      }, traced("TasksRepo.cancel")),
+
+      settleExhausted: Effect.gen(function*() {
+        let total = 0
+        while (true) {
+          // Two statements in one short transaction, as a cancel's: the decisions stamped are read
+          // after the tasks' update, so none committed meanwhile is missed.
+          const settled = yield* sql.withTransaction(Effect.gen(function*() {
+            const rows = yield* sql<{ id: string }>`
+              UPDATE tasks SET status = 'failed', terminal_at = lease_expires_at, output = ${lapsedOutput}::jsonb,
+                lease_expires_at = NULL
+              WHERE id IN (
+                SELECT id FROM tasks WHERE ${exhausted} ORDER BY seq LIMIT ${SETTLE_BATCH} FOR UPDATE SKIP LOCKED
+              )
+              RETURNING id`
+            const ids = rows.map((r) => r.id)
+            if (ids.length > 0) {
+              yield* sql`
+                UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
+                FROM tasks t WHERE t.id = d.task_id AND d.task_id IN ${sql.in(ids)}`
+            }
+            return ids.length
+          }))
+          total += settled
+          if (settled < SETTLE_BATCH) return total
+        }
+      }).pipe(Effect.orDie, Effect.withSpan("TasksRepo.settleExhausted"))
     })
   }))
 }

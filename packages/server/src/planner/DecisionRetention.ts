@@ -27,6 +27,7 @@ import { Clock, Config, Context, Duration, Effect, Layer, Random } from "effect"
 import { POSITIVE } from "../process/Accepts.ts"
 import { setting, wholeNumberSetting } from "../process/Setting.ts"
 import { DecisionsRepo } from "./DecisionsRepo.ts"
+import { TasksRepo } from "../hosts/TasksRepo.ts"
 import { windowStart } from "../usage/BudgetWindow.ts"
 import { UsageRepo } from "../usage/UsageRepo.ts"
 
@@ -109,9 +110,13 @@ export class DecisionRetention extends Context.Service<DecisionRetention, {
 /** The periodic sweep of this replica, for the server's lifetime. */
 export const layerSweep = Layer.effectDiscard(Effect.gen(function*() {
   const retention = yield* DecisionRetention
+  const tasks = yield* TasksRepo
   const seconds = yield* PruneIntervalSecondsSetting.config
   const intervalMs = Math.max(1, seconds) * 1000
-  const sweepOnce = retention.prune.pipe(
+  // Tasks given up on first, so that their decisions' window starts at this sweep, not the next.
+  const sweepOnce = tasks.settleExhausted.pipe(
+    Effect.tap((settled) => settled > 0 ? Effect.logInfo(`tasks failed after their last attempt (TASK_MAX_ATTEMPTS): ${settled}`) : Effect.void),
+    Effect.andThen(retention.prune),
     Effect.tap((deleted) => deleted > 0 ? Effect.logInfo(`planner decisions pruned: ${deleted}`) : Effect.void),
     Effect.andThen(retention.pruneUsage),
     Effect.tap((deleted) => deleted > 0 ? Effect.logInfo(`hourly usage rows pruned: ${deleted}`) : Effect.void),

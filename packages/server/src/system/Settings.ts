@@ -32,6 +32,7 @@ import { ChatRpmSetting, PlannerHostRpmSetting } from "../limits/RateLimits.ts"
 import { CredentialKeyPreviousSetting, CredentialKeySetting } from "../secrets/CredentialKeys.ts"
 import * as Retention from "../planner/DecisionRetention.ts"
 import { MaxStepsSetting } from "../planner/PlannerDecisions.ts"
+import { TaskMaxAttemptsSetting } from "../hosts/TaskAttempts.ts"
 import { hasConfig } from "../process/Setting.ts"
 import type { Env, SettingRule } from "../process/SettingRule.ts"
 import { isUnset, refusalLine, ruleRefusal } from "../process/SettingRule.ts"
@@ -117,7 +118,8 @@ export const SETTINGS: ReadonlyArray<SettingRule> = [
   Retention.PruneBatchMillisSetting,
   PlannerHostRpmSetting,
   MaxStepsSetting,
-  TaskLeaseSecondsSetting
+  TaskLeaseSecondsSetting,
+  TaskMaxAttemptsSetting
 ]
 
 export const settingNamed = (name: string): SettingRule | undefined => SETTINGS.find((s) => s.name === name)
