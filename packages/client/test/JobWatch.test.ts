@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ChatMessage, JobRecord } from "@switchboard/domain"
-import { buildSubagentSteer } from "@switchboard/domain"
+import { buildSubagentSteer, JOBS_IDS_MAX } from "@switchboard/domain"
 import { Effect, Semaphore } from "effect"
 import { ApiClient } from "../src/api/ApiClient.ts"
 import { ChatTransport } from "../src/chat/ChatTransport.ts"
@@ -43,11 +43,12 @@ const steerOf = (jobId: string, brief: string, timestamp: number) => buildSubage
 /**
  * The fake server's `/api/jobs?chatId=`: each poll (a listing with `results=omit`) answers the next
  * of `polls` (then the last), its results left out as the server leaves them; a listing with
- * results answers what the last poll did, whole. `polls()` counts the polls so far.
+ * results answers what the last poll did, whole, or only the jobs its `ids` name. `polls()` counts
+ * the polls so far; `listings` names each listing: `omit`, `include`, or `include:<ids>`.
  */
 const fakeJobs = (chatId: string, polls: ReadonlyArray<ReadonlyArray<JobRecord>>) => {
   let made = 0
-  const listings: Array<"omit" | "include"> = []
+  const listings: Array<string> = []
   return {
     polls: () => made,
     listings,
@@ -55,8 +56,10 @@ const fakeJobs = (chatId: string, polls: ReadonlyArray<ReadonlyArray<JobRecord>>
       const query = new URLSearchParams(path.split("?")[1] ?? "")
       if (!path.startsWith("/api/jobs?") || query.get("chatId") !== chatId) return undefined
       const omit = query.get("results") === "omit"
-      listings.push(omit ? "omit" : "include")
+      const ids = query.get("ids")?.split(",")
+      listings.push(omit ? "omit" : ids === undefined ? "include" : `include:${ids.join(",")}`)
       const jobs = polls[Math.max(0, Math.min(omit ? made++ : made - 1, polls.length - 1))]!
+        .filter((job) => ids === undefined || ids.includes(job.id))
       return { json: { jobs: omit ? jobs.map(({ result: _, ...rest }) => rest) : jobs } }
     }
   }
@@ -259,13 +262,26 @@ describe("JobWatch", () => {
 
       const poll = (times: number) => Effect.repeat(watch.poll, { times: times - 1 }).pipe(Effect.provide(transport))
       yield* poll(3)
-      assert.deepStrictEqual(listings, ["omit", "omit", "include", "omit"])
+      assert.deepStrictEqual(listings, ["omit", "omit", "include:A", "omit"])
       assert.deepStrictEqual(resultOf("A"), resultA, "kept through the poll that did not list it")
       yield* poll(1)
-      assert.deepStrictEqual(listings, ["omit", "omit", "include", "omit", "omit", "include"])
+      assert.deepStrictEqual(listings, ["omit", "omit", "include:A", "omit", "omit", "include:B"], "A's result is not asked for again")
       assert.deepStrictEqual([resultOf("A"), resultOf("B")], [resultA, resultB])
       assert.deepStrictEqual(shownWithout, [], "a settled job is never in the store without its result")
       assert.isFalse(watch.watching())
+    }))
+
+  it.live("a first poll that finds more settled jobs than one listing names by id lists them all with their results, once", () =>
+    Effect.gen(function*() {
+      const settled = Array.from({ length: JOBS_IDS_MAX + 1 }, (_, i): JobRecord => ({
+        ...jobOf(`S${i}`, "done"),
+        result: { brief: `brief ${i}`, sources: [] }
+      }))
+      const jobsStore = makeJobsStore()
+      const { listings, transport, watch } = yield* watchOn(asked, [settled], () => ({ json: { messages: [asked] } }), jobsStore)
+      yield* Effect.repeat(watch.poll, { times: 1 }).pipe(Effect.provide(transport))
+      assert.deepStrictEqual(listings, ["omit", "include", "omit"])
+      assert.strictEqual(jobsStore.getState().jobs.filter((job) => job.result !== undefined).length, JOBS_IDS_MAX + 1)
     }))
 
   it.live("a parked job's approval is reported once, a new approval of the same call again, and the end of its wait", () =>

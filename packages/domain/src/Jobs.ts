@@ -262,6 +262,19 @@ export type JobRecord = typeof JobRecord.Type
  */
 export const JobCursor = Schema.String.check(Schema.isPattern(/^\d{1,18}$/, { description: "a page's `nextAfter`" }))
 
+/** The most job ids one listing names (`ids`). */
+export const JOBS_IDS_MAX = 100
+
+/**
+ * Some of a chat's jobs by id (`GET /api/jobs?ids=`): comma-separated, at most {@link JOBS_IDS_MAX}. What
+ * a client asks when it wants the results of the jobs that just settled, not of every job again.
+ */
+export const JobIdList = Schema.String.check(
+  Schema.isPattern(new RegExp(`^[A-Za-z0-9_-]{1,64}(,[A-Za-z0-9_-]{1,64}){0,${JOBS_IDS_MAX - 1}}$`), {
+    description: `job ids, comma-separated, at most ${JOBS_IDS_MAX}`
+  })
+)
+
 /** The most jobs a page holds; a page also ends before its results pass 16 MiB. */
 export const JOBS_PAGE_MAX = 1000
 

@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ChatId } from "./Chat.ts"
 import { ChatAuth, chatAuthRule, RequestErrors } from "./ChatApi.ts"
 import { anyRouteErrors, DatabaseUnavailable, InvalidRequest } from "./Errors.ts"
-import { JobCursor, JobList, JOBS_PAGE_MAX } from "./Jobs.ts"
+import { JobCursor, JobIdList, JobList, JOBS_IDS_MAX, JOBS_PAGE_MAX } from "./Jobs.ts"
 
 /**
  * `GET /api/jobs`'s query. `results=omit` leaves every record's `result` out (a demo's page is up
@@ -20,7 +20,9 @@ export const JobListQuery = {
   /** At most this many jobs (default and most 1,000). */
   limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: JOBS_PAGE_MAX }))),
   /** The jobs after this page (its `nextAfter`). */
-  after: Schema.optionalKey(JobCursor)
+  after: Schema.optionalKey(JobCursor),
+  /** Only these of the chat's jobs (comma-separated, at most 100); ids the chat has not are left out. */
+  ids: Schema.optionalKey(JobIdList)
 }
 
 export class JobsApi extends HttpApiGroup.make("jobs")
@@ -37,7 +39,8 @@ export class JobsApi extends HttpApiGroup.make("jobs")
         "(or unknown) has an empty list. 400 without a valid `chatId`. With `results=omit`, no record carries its " +
         "`result` (the rest is the same): a poll that already holds the results of the jobs it saw settle asks so. " +
         "A page holds at most `limit` jobs (default and most 1000) and ends before its results pass 16 MiB (one job " +
-        "at least); `nextAfter`, when more follow, is the next page's `after`."
+        "at least); `nextAfter`, when more follow, is the next page's `after`. With `ids` (comma-separated, at most " +
+        `${JOBS_IDS_MAX}), only those of the chat's jobs: a poll that saw jobs settle asks for their results alone.`
     }))
   )
   .middleware(ChatAuth)

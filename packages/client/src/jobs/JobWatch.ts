@@ -18,7 +18,7 @@
  * after the user's turn, never in the middle of it.
  */
 import type { ChatMessage, JobRecord } from "@switchboard/domain"
-import { subagentResultOf } from "@switchboard/domain"
+import { JOBS_IDS_MAX, subagentResultOf } from "@switchboard/domain"
 import { clientCallsWaiting } from "../chat/ApprovalDecisions.ts"
 import { Effect } from "effect"
 import type { Semaphore } from "effect"
@@ -97,9 +97,10 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
   const expected = new Set<string>()
   /**
    * Settled jobs whose result a listing brought (the store keeps it): the polls ask for no results
-   * (`results=omit`: a demo's page is up to a MiB, every 300 ms while another job runs), and one
-   * listing with them follows when a settled job is not in here. A watch without a store (the CLI's)
-   * never asks for results: it shows them from the transcript's steers.
+   * (`results=omit`: a demo's page is up to a MiB, every 300 ms while another job runs), and the
+   * jobs that settled since are listed again by id, with their results (`ids=`), not every settled
+   * job's again. A watch without a store (the CLI's) never asks for results: it shows them from the
+   * transcript's steers.
    */
   const resultsHeld = new Set<string>()
   const wantsResults = deps.jobsStore !== undefined
@@ -142,10 +143,12 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
   const watching = () => resyncDue || expected.size > 0 || [...seen.values()].some((j) => j.status === "running")
 
   // Every page (a chat's jobs come a thousand, or 16 MiB of results, at a time).
-  const listJobs = (chatId: string, results: "include" | "omit") =>
-    allPages((cursor) => client.jobs.list({ query: { chatId, results, ...cursor } }), (page) => page.jobs).pipe(
-      Effect.map((jobs) => ({ jobs })),
-      Effect.tap(({ jobs }) =>
+  const listJobs = (chatId: string, results: "include" | "omit", ids?: ReadonlyArray<string>) =>
+    allPages(
+      (cursor) => client.jobs.list({ query: { chatId, results, ...(ids === undefined ? {} : { ids: ids.join(",") }), ...cursor } }),
+      (page) => page.jobs
+    ).pipe(
+      Effect.tap((jobs) =>
         Effect.sync(() => {
           if (results === "include") for (const job of jobs) if (job.status !== "running") resultsHeld.add(job.id)
         })
@@ -154,15 +157,20 @@ export const makeJobWatch = (deps: JobWatchDeps): JobWatch => {
 
   /**
    * The chat's jobs, with the results of those settled since the last listing that brought them,
-   * into the store once: a job that just settled is never shown there without its result.
+   * into the store once: a job that just settled is never shown there without its result. A few
+   * settled jobs (one poll's) are listed by id; many (a chat's first poll) in one listing of all.
    */
   const listLatest = (chatId: string) =>
-    listJobs(chatId, "omit").pipe(
-      Effect.flatMap((list) =>
-        wantsResults && list.jobs.some((job) => job.status !== "running" && !resultsHeld.has(job.id))
-          ? listJobs(chatId, "include")
-          : Effect.succeed(list)
-      ),
+    Effect.gen(function*() {
+      const jobs = yield* listJobs(chatId, "omit")
+      const missing = wantsResults ? jobs.filter((job) => job.status !== "running" && !resultsHeld.has(job.id)).map((job) => job.id) : []
+      if (missing.length === 0) return jobs
+      if (missing.length > JOBS_IDS_MAX) return yield* listJobs(chatId, "include")
+      const settled = new Map((yield* listJobs(chatId, "include", missing)).map((job) => [job.id, job]))
+      // A job listed by id has moved on no further than the listing of all (it had settled there).
+      return jobs.map((job) => settled.get(job.id) ?? job)
+    }).pipe(
+      Effect.map((jobs) => ({ jobs })),
       Effect.tap(({ jobs }) => Effect.sync(() => deps.jobsStore?.getState().setJobs(jobs)))
     )
 

@@ -11,7 +11,12 @@ export const JobsHttp = HttpApiBuilder.group(Api, "jobs", Effect.fn(function*(ha
   return handlers.handle("list", ({ query }) =>
     CurrentUser.pipe(
       Effect.flatMap(({ userId }) =>
-        repo.list(chatKey(userId, query.chatId), { results: query.results !== "omit", limit: query.limit, after: query.after })
+        repo.list(chatKey(userId, query.chatId), {
+          results: query.results !== "omit",
+          limit: query.limit,
+          after: query.after,
+          ids: query.ids === undefined ? undefined : [...new Set(query.ids.split(","))]
+        })
       )
     ))
 }))

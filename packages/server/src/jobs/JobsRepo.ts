@@ -51,6 +51,8 @@ export interface JobsPage {
   readonly results?: boolean
   readonly limit?: number | undefined
   readonly after?: string | undefined
+  /** Only these jobs (those the chat has). */
+  readonly ids?: ReadonlyArray<string> | undefined
 }
 
 export class JobsRepo extends Context.Service<JobsRepo, {
@@ -218,6 +220,7 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           WITH sized AS (
             SELECT seq, ${results ? sql`coalesce(octet_length(result::text), 0)` : sql`0`} + coalesce(octet_length(waiting_for::text), 0) + 1 AS own
             FROM jobs WHERE chat_id = ${chatId} AND ${known("jobs")} AND seq > ${options?.after ?? "0"}::int8
+              ${options?.ids === undefined ? sql`` : sql`AND id IN ${sql.in(options.ids)}`}
             ORDER BY seq LIMIT ${limit + 1}
           ),
           page AS (SELECT seq, own, ${pageSums(sql, sql`seq`)} FROM sized)

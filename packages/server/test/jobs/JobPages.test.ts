@@ -1,7 +1,8 @@
 /**
  * `GET /api/jobs` answers a page at a time: at most `limit` jobs (default and most 1,000), ending
  * before 16 MiB of results, with `nextAfter` (the next page's `after`) when more follow — so a
- * chat with many jobs, or large results, is never one unbounded answer.
+ * chat with many jobs, or large results, is never one unbounded answer. `ids` lists only those of
+ * the chat's jobs (what a poll asks for the results of the jobs that just settled).
  */
 import { assert, describe, layer } from "@effect/vitest"
 import type { JobRecord } from "@switchboard/domain"
@@ -36,7 +37,7 @@ describe("GET /api/jobs, a page at a time", () => {
   fake.answerWith((params) => Effect.succeed(teacher(params)))
 
   layer(layerTestServer(fake.layer), { excludeTestServices: true })("one server", (it) => {
-    it.effect("limit pages through in order; a page ends before 16 MiB of results; results=omit reads none; a bad cursor is a 400", () =>
+    it.effect("limit pages through in order; a page ends before 16 MiB of results; results=omit reads none; ids names some; a bad cursor is a 400", () =>
       Effect.gen(function*() {
         const chatId = "many-jobs"
         const opened = yield* chat(chatId, [user("u1", "hello")])
@@ -64,9 +65,23 @@ describe("GET /api/jobs, a page at a time", () => {
         assert.strictEqual(omitted.length, JOBS, "without results, one page holds them all")
         assert.isTrue(omitted.every((j) => j.result === undefined))
 
+        // By id: only those the chat has, in order, with their results; another chat's job is not this chat's.
+        assert.strictEqual((yield* chat("another-chat", [user("u2", "hello")])).status, 200)
+        yield* sql`INSERT INTO jobs (id, chat_id, kind, tool_call_id, input, phase, status, activity)
+          VALUES ('job_elsewhere', 'another-chat', 'research', 'call_x', '{}'::jsonb, 'settled', 'done', 'done: no sources')`
+        const some = yield* request(`/api/jobs?chatId=${chatId}&ids=${dispatched[4]},job_elsewhere,${dispatched[1]},job_nope,${dispatched[1]}`)
+        assert.strictEqual(some.status, 200, some.text.slice(0, 300))
+        assert.deepStrictEqual((some.json.jobs as Array<JobRecord>).map((j) => j.id), [dispatched[1], dispatched[4]])
+        assert.isTrue((some.json.jobs as Array<JobRecord>).every((j) => j.result !== undefined))
+        const hundred = Array.from({ length: 100 }, (_, i) => `job_${i}`).join(",")
+        assert.strictEqual((yield* request(`/api/jobs?chatId=${chatId}&ids=${hundred}`)).status, 200)
+
         const beyond = yield* request(`/api/jobs?chatId=${chatId}&after=${"9".repeat(18)}`)
         assert.deepStrictEqual([beyond.status, beyond.json], [200, { jobs: [] }])
-        for (const bad of ["after=x1", "after=-1", `after=${"9".repeat(19)}`, "limit=0", "limit=1001"]) {
+        for (const bad of [
+          "after=x1", "after=-1", `after=${"9".repeat(19)}`, "limit=0", "limit=1001",
+          "ids=", "ids=a,,b", "ids=a%20b", `ids=${hundred},job_100`, `ids=${"j".repeat(65)}`
+        ]) {
           const res = yield* request(`/api/jobs?chatId=${chatId}&${bad}`)
           assert.strictEqual(res.status, 400, `${bad}: ${res.text}`)
           assert.strictEqual(res.json.code, "invalid_request")
