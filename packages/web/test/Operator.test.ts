@@ -347,7 +347,7 @@ describe("the operator's console", () => {
   }, 120_000)
 
   // Last: its decisions would count in the usage tests above.
-  it("a task whose decision log runs past a page shows the first page and names the command for the rest", async () => {
+  it("a task whose decision log runs past a page shows the first page, the next when asked, then follows only the new decisions", async () => {
     const asAdmin = async (path: string, body: unknown) => {
       const response = await fetch(`${server.url}${path}`, {
         method: "POST",
@@ -364,14 +364,27 @@ describe("the operator's console", () => {
     // Five decisions of ~4 MiB prompts: a page ends before 16 MiB, after the third or the fourth.
     for (const step of [0, 1, 2, 3, 4]) await agent.decide(taskId, task.attempt, step, "\n" + ".".repeat(4 * 1024 * 1024 - 200))
     await page.goto(`${server.url}/operator/tasks/${encodeURIComponent(taskId)}`)
-    const note = page.getByText(/The first \d+ decisions are shown; the rest:/)
+    const note = page.getByText(/The first \d+ decisions are shown\./)
     await note.waitFor()
-    const shown = await page.getByRole("listitem", { name: /^Step \d+: click$/ }).count()
+    const steps = page.getByRole("listitem", { name: /^Step \d+: click$/ })
+    const shown = await steps.count()
     assert.isBelow(shown, 5)
     assert.include(await note.textContent(), `The first ${shown} decisions`)
     assert.include(await note.textContent(), `switchboard admin decisions ${taskId}`)
     await page.getByText(`More than ${shown} decisions so far.`, { exact: false }).waitFor()
     await fitsAPhone(page)
     await screenshot(page, "operator-task-long-log")
+
+    // The rest when asked; then, while the task runs, each new decision alone as the host takes it.
+    await page.getByRole("button", { name: "Show more decisions" }).click()
+    await page.getByText("5 decisions so far.", { exact: false }).waitFor()
+    assert.strictEqual(await note.count(), 0, "nothing more to show")
+    await agent.decide(taskId, task.attempt, 5, "a short prompt")
+    await page.getByText("6 decisions so far.", { exact: false }).waitFor()
+    assert.deepStrictEqual(
+      await steps.evaluateAll((items) => items.map((item) => item.getAttribute("aria-label"))),
+      [0, 1, 2, 3, 4, 5].map((n) => `Step ${n}: click`)
+    )
+    await screenshot(page, "operator-task-long-log-all")
   }, 120_000)
 })

@@ -2,19 +2,21 @@
  * One task (`/operator/tasks/:taskId`): its status, host, goal and output,
  * its attempts, and the planner decisions of each, step by step — the tool
  * and its arguments, the prompts folded (`<details>`). While the task is
- * queued or running the page asks again every 2 s (task and decisions), so a
- * host agent's decisions appear as it takes them; it stops once the task
- * ended, and when the page closes. A queued or running task can be
- * cancelled, after a confirmation.
+ * queued or running the page asks again every 2 s (the task, and the
+ * decisions after the last one shown: `DecisionLog.ts`), so a host agent's
+ * decisions appear as it takes them; it stops once the task ended, and when
+ * the page closes. A log longer than a page comes a page at a time, when the
+ * operator asks. A queued or running task can be cancelled, after a
+ * confirmation.
  */
 import type { DecisionRecord, TaskView } from "@switchboard/domain"
 import { isTerminal } from "@switchboard/domain"
-import { Effect } from "effect"
 import { useState } from "react"
 import { useAdminApi } from "../api/ConsoleApi.ts"
 import { Link } from "../app/Router.tsx"
 import type { PageProps } from "../app/Router.tsx"
 import { ConfirmDialog, FailureText, OperatorPage, Pending, pretty, Time, useLiveResult } from "./Common.tsx"
+import { useDecisionLog } from "./DecisionLog.ts"
 import { StatusBadge } from "./TasksPage.tsx"
 
 /** How often a running task's page asks again. */
@@ -59,24 +61,17 @@ export default function TaskPage({ params }: PageProps) {
   const api = useAdminApi()
   const taskId = params.taskId ?? ""
   const [polling, setPolling] = useState(true)
-  const result = useLiveResult(
-    api,
-    (client) =>
-      Effect.all([
-        client.admin.getTask({ params: { taskId } }),
-        client.admin.listDecisions({ query: { taskId } })
-      ], { concurrency: 2 }),
-    [taskId],
-    polling ? TASK_POLL_MS : undefined
-  )
+  const result = useLiveResult(api, (client) => client.admin.getTask({ params: { taskId } }), [taskId], polling ? TASK_POLL_MS : undefined)
   const [cancelling, setCancelling] = useState(false)
-  const task = result.value?.[0]
-  const decisions = result.value?.[1].decisions ?? []
-  // The first page only (1,000 decisions, or 16 MiB of prompts): a longer log is the CLI's to page through.
-  const more = result.value?.[1].nextAfter !== undefined
+  const task = result.value
   // Poll while it may still change; a failed refresh keeps trying (the server may be restarting).
   const shouldPoll = task === undefined ? result.failure === undefined : !isTerminal(task.status)
   if (shouldPoll !== polling) setPolling(shouldPoll)
+  const log = useDecisionLog(api, taskId, polling, TASK_POLL_MS)
+  const decisions = log.decisions ?? []
+  const counted = log.more
+    ? `More than ${decisions.length} decisions so far.`
+    : `${decisions.length} decision${decisions.length === 1 ? "" : "s"} so far.`
 
   const attempts = task === undefined ? [] : Array.from({ length: task.attempt }, (_, i) => task.attempt - i)
 
@@ -105,8 +100,7 @@ export default function TaskPage({ params }: PageProps) {
           <p className="status" role="status">
             {isTerminal(task.status)
               ? `The task ended (${task.status}).`
-              : `Following the task: refreshed every ${TASK_POLL_MS / 1000} s while it is ${task.status}. ` +
-                (more ? `More than ${decisions.length} decisions so far.` : `${decisions.length} decision${decisions.length === 1 ? "" : "s"} so far.`)}
+              : `Following the task: refreshed every ${TASK_POLL_MS / 1000} s while it is ${task.status}. ${counted}`}
           </p>
           {isTerminal(task.status) ? null : (
             <p>
@@ -130,14 +124,23 @@ export default function TaskPage({ params }: PageProps) {
                 decisions={decisions.filter((d) => d.attempt === attempt)}
               />
             ))}
-            {more
+            {log.decisions === undefined && log.failure === undefined ? <p className="status" role="status">Loading the decisions…</p> : null}
+            {log.more
               ? (
-                <p className="status">
-                  The first {decisions.length} decisions are shown; the rest:{" "}
-                  <code>switchboard admin decisions {task.taskId}</code>
-                </p>
+                <>
+                  <p className="status">
+                    The first {decisions.length} decisions are shown. All of them in a terminal:{" "}
+                    <code>switchboard admin decisions {task.taskId}</code>
+                  </p>
+                  <p>
+                    <button type="button" onClick={log.showMore} disabled={log.loading}>
+                      {log.loading ? "Loading…" : "Show more decisions"}
+                    </button>
+                  </p>
+                </>
               )
               : null}
+            <FailureText failure={log.failure} prefix="Could not load the decisions" />
           </section>
         </>
       )}
