@@ -19,7 +19,7 @@ import type { ChatKey } from "../users/ChatKey.ts"
 import { chatIdOf, chatKey } from "../users/ChatKey.ts"
 import { appendTo, findTranscript, inBatches, insertMessages, liveChat } from "./TranscriptSql.ts"
 import type { TurnOpenings } from "./turn/TurnOpenings.ts"
-import { TranscriptMaxBytesSetting, TranscriptMaxMessagesSetting } from "./ChatSettings.ts"
+import { transcriptLimit } from "./ChatSettings.ts"
 import { makeTurnOpenings } from "./turn/TurnOpenings.ts"
 
 export { APPEND_BATCH, inBatches } from "./TranscriptSql.ts"
@@ -117,10 +117,7 @@ export class ChatRepo extends Context.Service<ChatRepo, TurnOpenings & {
       )
 
     const appendBatch = (chatId: ChatKey, batch: string, generation: string | undefined) => appendTo(sql, chatId, batch, generation)
-    const openings = makeTurnOpenings(sql, {
-      messages: yield* TranscriptMaxMessagesSetting.config,
-      bytes: yield* TranscriptMaxBytesSetting.config
-    })
+    const openings = makeTurnOpenings(sql, yield* transcriptLimit)
 
     /** The tools' fragments after chat's own in a list (`WITH` entries, returned columns). */
     const andAlso = (fragments: ReadonlyArray<Statement.Fragment>) =>

@@ -40,3 +40,6 @@ export const TranscriptMaxBytesSetting = setting(
   { name: "CHAT_TRANSCRIPT_MAX_BYTES", expected: POSITIVE, accepts: wholeNumber(1) },
   (name) => positiveInt(name).pipe(Config.withDefault(8 * 1024 * 1024))
 )
+
+/** Both, as the turn's opening statement and the job tools check them. */
+export const transcriptLimit = Config.all({ messages: TranscriptMaxMessagesSetting.config, bytes: TranscriptMaxBytesSetting.config })

@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { nothingOffered, ServerTools } from "../chat/ServerTools.ts"
 import type { ServerToolsShape } from "../chat/ServerTools.ts"
 import { isRegisteredKind, kindOf, registeredKinds } from "./JobKinds.ts"
-import { TranscriptMaxBytesSetting, TranscriptMaxMessagesSetting } from "../chat/ChatSettings.ts"
+import { transcriptLimit } from "../chat/ChatSettings.ts"
 import { storedBytes } from "../db/StoredSize.ts"
 import { JobMaxActivePerChatSetting } from "./JobsConfig.ts"
 import { JobSignals } from "./JobSignals.ts"
@@ -98,7 +98,7 @@ export const make = Effect.gen(function*() {
   }
 
   const maxActive = yield* JobMaxActivePerChatSetting.config
-  const chatLimit = { messages: yield* TranscriptMaxMessagesSetting.config, bytes: yield* TranscriptMaxBytesSetting.config }
+  const chatLimit = yield* transcriptLimit
   /**
    * How many more jobs the turn's chat may make, and what a call past them is answered. A chat at its
    * limit takes no client turn, but its wake turns still run (they deliver results): a wake that
