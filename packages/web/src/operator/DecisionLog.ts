@@ -27,18 +27,25 @@ const keyOf = (d: DecisionRecord) => `${d.attempt}:${d.stepIndex}`
 
 export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boolean, everyMs: number): DecisionLog => {
   const [state, setState] = useState<Omit<DecisionLog, "showMore">>({ decisions: undefined, more: false, loading: true, failure: undefined })
-  // What the fetches read without waiting for a render: the log so far, and whether one is on its way.
-  const shown = useRef<{ decisions: ReadonlyArray<DecisionRecord> | undefined; more: boolean; busy: boolean }>({
+  // What the fetches read without waiting for a render: the log so far, whether a fetch is on its way,
+  // and whether another was asked for meanwhile (the task's end, while a refresh was out: its last
+  // decisions may have come after that refresh was answered).
+  const shown = useRef<{ decisions: ReadonlyArray<DecisionRecord> | undefined; more: boolean; busy: boolean; again: boolean }>({
     decisions: undefined,
     more: false,
-    busy: false
+    busy: false,
+    again: false
   })
   const controller = useRef<AbortController | undefined>(undefined)
 
   /** The page after the last decision shown (the first page when none is), added to the log. */
   const fetchNext = useCallback(() => {
     const now = shown.current
-    if (now.busy || controller.current === undefined) return
+    if (controller.current === undefined) return
+    if (now.busy) {
+      now.again = true
+      return
+    }
     const signal = controller.current.signal
     const last = now.decisions?.at(-1)
     now.busy = true
@@ -49,12 +56,15 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
         const before = shown.current.decisions ?? []
         const known = new Set(before.map(keyOf))
         const decisions = [...before, ...page.decisions.filter((d) => !known.has(keyOf(d)))]
-        shown.current = { decisions, more: page.nextAfter !== undefined, busy: false }
+        const again = shown.current.again
+        shown.current = { decisions, more: page.nextAfter !== undefined, busy: false, again: false }
         setState({ decisions, more: page.nextAfter !== undefined, loading: false, failure: undefined })
+        if (again) fetchNext()
       },
       (error: unknown) => {
         if (signal.aborted) return
         shown.current.busy = false
+        shown.current.again = false
         setState((s) => ({ ...s, loading: false, failure: failureOf(error) }))
       }
     )
@@ -63,7 +73,7 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
   // A task (or a token) of its own: its log from the start.
   useEffect(() => {
     controller.current = new AbortController()
-    shown.current = { decisions: undefined, more: false, busy: false }
+    shown.current = { decisions: undefined, more: false, busy: false, again: false }
     setState({ decisions: undefined, more: false, loading: true, failure: undefined })
     fetchNext()
     return () => {
