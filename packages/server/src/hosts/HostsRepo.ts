@@ -59,8 +59,8 @@ export class HostsRepo extends Context.Service<HostsRepo, {
   authenticate(token: string): Effect.Effect<{ readonly hostId: string; readonly name: string } | undefined>
   /**
    * Revokes the host (its token refused from now on) and, in the same transaction, sends its
-   * running tasks back to the queue as `attempt + 1` (failed, when that was their last attempt) and frees the tasks reserved for it (any host
-   * may claim them). Revoking a revoked host changes nothing.
+   * running tasks back to the queue as `attempt + 1` (failed, when that was their last attempt) and
+   * frees the tasks reserved for it (any host may claim them). Revoking a revoked host changes nothing.
    */
   revoke(hostId: string): Effect.Effect<Revocation | undefined>
   /** A new token for the host, the old one refused from now on; "revoked" for a revoked host. */

@@ -40,10 +40,12 @@ const Step = ({ decision }: { readonly decision: DecisionRecord }) => (
   </li>
 )
 
-const Attempt = ({ attempt, decisions, current, task }: {
+const Attempt = ({ attempt, decisions, current, task, unread }: {
   readonly attempt: number
   readonly decisions: ReadonlyArray<DecisionRecord>
   readonly current: boolean
+  /** Decisions after those shown are stored (the log is shown a page at a time, in attempt order). */
+  readonly unread: boolean
   readonly task: TaskView
 }) => (
   <section className="attempt" aria-labelledby={`attempt-${attempt}`}>
@@ -52,7 +54,7 @@ const Attempt = ({ attempt, decisions, current, task }: {
       {current ? <span className="muted"> (current{task.status === "running" ? ", running" : ""})</span> : null}
     </h3>
     {decisions.length === 0
-      ? <p className="status">No decision{current && !isTerminal(task.status) ? " yet" : ""}.</p>
+      ? <p className="status">{unread ? "Its decisions come with the next pages." : `No decision${current && !isTerminal(task.status) ? " yet" : ""}.`}</p>
       : <ol className="steps">{decisions.map((d) => <Step key={`${d.attempt}-${d.stepIndex}`} decision={d} />)}</ol>}
   </section>
 )
@@ -115,11 +117,12 @@ export default function TaskPage({ params }: PageProps) {
           )}
           <section aria-labelledby="task-decisions">
             <h2 id="task-decisions">Planner decisions</h2>
-            {attempts.map((attempt) => (
+            {log.decisions === undefined ? null : attempts.map((attempt) => (
               <Attempt
                 key={attempt}
                 attempt={attempt}
                 current={attempt === task.attempt}
+                unread={log.more && (decisions.at(-1)?.attempt ?? 0) < attempt}
                 task={task}
                 decisions={decisions.filter((d) => d.attempt === attempt)}
               />
