@@ -17,6 +17,8 @@
  *   are dispatch cards, one result is the generic card — the readable tree of what the sub-agent
  *   submitted — and the other's `{ error }` its failure card.
  *
+ * The watch asks nothing while the tab is hidden and no job runs, and at once when it is shown again.
+ *
  * axe-core on each state, screenshots at 375 and 1440 px in light and dark.
  */
 import { newChatId, newMessageId } from "@switchboard/client"
@@ -149,6 +151,26 @@ describe("the chat's sub-agents", () => {
     await page.emulateMedia({ colorScheme: "dark" })
     await expectNoSeriousAxeViolations(page)
     await screenshot(page, "jobs-research-done-dark")
+
+    // Nothing runs now: in a hidden tab the page asks nothing (every 2 s otherwise); shown again, at once.
+    const listings: Array<string> = []
+    page.on("request", (request) => {
+      if (request.url().includes(`/api/jobs?chatId=${chatId}`)) listings.push(request.url())
+    })
+    const show = (state: "hidden" | "visible") =>
+      page.evaluate((visibility) => {
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => visibility })
+        document.dispatchEvent(new Event("visibilitychange"))
+      }, state)
+    await page.waitForRequest((request) => request.url().includes(`/api/jobs?chatId=${chatId}`))
+    await show("hidden")
+    await page.waitForTimeout(500) // a poll already on its way when the tab was hidden
+    const before = listings.length
+    await page.waitForTimeout(5_000) // two and a half idle periods
+    assert.strictEqual(listings.length, before, "a hidden idle tab polls nothing")
+    const shown = page.waitForRequest((request) => request.url().includes(`/api/jobs?chatId=${chatId}`))
+    await show("visible")
+    await shown
     await page.context().close()
   }, 90_000)
 

@@ -15,7 +15,10 @@ import type { ReactNode } from "react"
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react"
 import type { ConsoleApi } from "../api/ConsoleApi.ts"
 
-/** How often the jobs are polled while none is running or awaited: new jobs show within this. */
+/**
+ * How often the jobs are polled while none is running or awaited: new jobs show within this. Not at
+ * all while the tab is hidden (and none runs): at once when it is shown again.
+ */
 export const idlePollMs = 2_000
 
 /**
@@ -138,22 +141,36 @@ export function JobsProvider({ api, chatId, children }: JobsProviderProps) {
       setPollError(undefined)
     })
 
+    /** A wake since the last poll (a card's kick, a decision, the tab shown again): poll whatever else holds. */
+    let asked = false
     const pause = (ms: number) =>
       Effect.raceFirst(
         Effect.sleep(ms),
         Effect.callback<void>((resume) => {
-          wake.current = () => resume(Effect.void)
+          wake.current = () => {
+            asked = true
+            resume(Effect.void)
+          }
         })
       )
     const loop = Effect.gen(function*() {
       for (;;) {
+        // A tab in the background with nothing running or awaited asks nothing: a thousand idle
+        // tabs would otherwise list their jobs every 2 s. Shown again, it polls at once.
+        const idleInBackground = document.visibilityState === "hidden" && !watch.watching() && !asked
+        asked = false
         // The chat page may still be switching its store to this chat: poll only the chat in view.
-        if (target.chatStore.getState().chatId === chatId) yield* watch.poll
+        if (target.chatStore.getState().chatId === chatId && !idleInBackground) yield* watch.poll
         yield* pause(watch.watching() ? jobPollMs : idlePollMs)
       }
     })
     const fiber = Effect.runFork(loop.pipe(Effect.provide(transport)))
+    const onVisibility = () => {
+      if (document.visibilityState === "visible") wake.current()
+    }
+    document.addEventListener("visibilitychange", onVisibility)
     return () => {
+      document.removeEventListener("visibilitychange", onVisibility)
       unsubscribe()
       wake.current = () => {}
       Effect.runFork(Fiber.interrupt(fiber))
