@@ -13,7 +13,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { iso, isoOrNull } from "../db/SqlTime.ts"
-import { gaveUp, TaskMaxAttemptsSetting } from "./TaskAttempts.ts"
+import { gaveUp, stampDecisions, TaskMaxAttemptsSetting } from "./TaskAttempts.ts"
 
 /** The 404 of a host id that names no host (every admin route about a host answers it the same). */
 export const hostNotFound = (hostId: string) => new HostNotFound({ error: `No host with id "${hostId}"`, hostId })
@@ -115,22 +115,19 @@ export class HostsRepo extends Context.Service<HostsRepo, {
           // (the claim sets it), or the task view would name the revoked host as the task's host.
           // A task on its last attempt ends instead, as its lease running out would have ended it.
           const ended = yield* sql<{ id: string; status: string }>`
-            UPDATE tasks SET
-              status = CASE WHEN attempt >= ${maxAttempts} THEN 'failed' ELSE 'queued' END,
-              attempt = CASE WHEN attempt >= ${maxAttempts} THEN attempt ELSE attempt + 1 END,
-              terminal_at = CASE WHEN attempt >= ${maxAttempts} THEN now() END,
-              output = CASE WHEN attempt >= ${maxAttempts} THEN ${revokedOutput}::jsonb ELSE output END,
-              host_id = CASE WHEN attempt >= ${maxAttempts} THEN host_id END,
+            UPDATE tasks t SET
+              status = CASE WHEN o.last THEN 'failed' ELSE 'queued' END,
+              attempt = CASE WHEN o.last THEN t.attempt ELSE t.attempt + 1 END,
+              terminal_at = CASE WHEN o.last THEN now() END,
+              output = CASE WHEN o.last THEN ${revokedOutput}::jsonb ELSE t.output END,
+              host_id = CASE WHEN o.last THEN t.host_id END,
               lease_expires_at = NULL,
-              reserved_host_id = CASE WHEN reserved_host_id = ${hostId} THEN NULL ELSE reserved_host_id END
-            WHERE host_id = ${hostId} AND status = 'running'
-            RETURNING id, status`
+              reserved_host_id = CASE WHEN t.reserved_host_id = ${hostId} THEN NULL ELSE t.reserved_host_id END
+            FROM (SELECT id, attempt >= ${maxAttempts} AS last FROM tasks WHERE host_id = ${hostId} AND status = 'running') o
+            WHERE t.id = o.id
+            RETURNING t.id, t.status`
           const failed = ended.filter((r) => r.status === "failed").map((r) => r.id)
-          if (failed.length > 0) {
-            yield* sql`
-              UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
-              FROM tasks t WHERE t.id = d.task_id AND d.task_id IN ${sql.in(failed)}`
-          }
+          if (failed.length > 0) yield* stampDecisions(sql, failed)
           yield* sql`UPDATE tasks SET reserved_host_id = NULL WHERE reserved_host_id = ${hostId} AND status = 'queued'`
           return { host: toView(row), requeued: ended.filter((r) => r.status === "queued").map((r) => r.id), failed }
         }))

@@ -25,7 +25,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { iso, wholeMillis } from "../db/SqlTime.ts"
 import { newId } from "./HostsRepo.ts"
-import { gaveUp, TaskMaxAttemptsSetting } from "./TaskAttempts.ts"
+import { gaveUp, stampDecisions, TaskMaxAttemptsSetting } from "./TaskAttempts.ts"
 
 /** Exhausted tasks one statement of `settleExhausted` writes down at most. */
 const SETTLE_BATCH = 1000
@@ -87,14 +87,6 @@ export class TasksRepo extends Context.Service<TasksRepo, {
 }>()("switchboard/server/hosts/TasksRepo") {
   static readonly layer = Layer.effect(TasksRepo, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-
-    /**
-     * Stamps a task's decisions with its terminal time, for the retention sweep. Its own statement
-     * after the task's update, so it sees every decision committed while that waited for the row lock.
-     */
-    const stampDecisions = (taskId: string) => sql`
-      UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
-      FROM tasks t WHERE t.id = d.task_id AND d.task_id = ${taskId}`
 
     const maxAttempts = yield* TaskMaxAttemptsSetting.config
     const lapsed = sql`(status = 'running' AND lease_expires_at <= now())`
@@ -232,7 +224,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
               AND status = 'running' AND lease_expires_at > now()
             RETURNING id`
           if (rows.length === 0) return false
-          yield* stampDecisions(taskId)
+          yield* stampDecisions(sql, [taskId])
           return true
         })).pipe(Effect.orDie)
         if (!ended) return yield* Effect.flip(refusal(taskId, hostId, attempt))
@@ -247,7 +239,7 @@ export class TasksRepo extends Context.Service<TasksRepo, {
             WHERE id = ${taskId} AND status IN ('queued', 'running') AND NOT ${exhausted}
             RETURNING id`
           if (rows.length === 0) return false
-          yield* stampDecisions(taskId)
+          yield* stampDecisions(sql, [taskId])
           return true
         })).pipe(Effect.orDie)
         const rows = yield* sql<ViewRow>`SELECT * FROM (${view}) t WHERE id = ${taskId}`.pipe(Effect.orDie)
@@ -276,13 +268,8 @@ export class TasksRepo extends Context.Service<TasksRepo, {
                 SELECT id FROM tasks WHERE ${exhausted} ORDER BY seq LIMIT ${SETTLE_BATCH} FOR UPDATE SKIP LOCKED
               )
               RETURNING id`
-            const ids = rows.map((r) => r.id)
-            if (ids.length > 0) {
-              yield* sql`
-                UPDATE planner_decisions d SET task_terminal_at = t.terminal_at
-                FROM tasks t WHERE t.id = d.task_id AND d.task_id IN ${sql.in(ids)}`
-            }
-            return ids.length
+            if (rows.length > 0) yield* stampDecisions(sql, rows.map((r) => r.id))
+            return rows.length
           }))
           total += settled
           if (settled < SETTLE_BATCH) return total

@@ -9,14 +9,10 @@ import { Cause, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { HttpServerResponse } from "effect/http"
 import * as AdminAuthLayer from "../../src/admin/AdminAuth.ts"
 import { SqlClient } from "effect/sql"
-import { ADMIN_TOKEN, client, decisionBody, layerPlannerServer } from "../support/ControlPlane.ts"
+import { ADMIN_TOKEN, client, decisionBody, expireLease, layerPlannerServer } from "../support/ControlPlane.ts"
 import { baseUrl, postJson, request } from "../support/TestServer.ts"
 
 const api = Effect.map(baseUrl, (base) => client(base))
-
-/** Puts a task's lease in the past, as if its host had gone silent for longer than the lease. */
-const expireLease = (taskId: string) =>
-  SqlClient.SqlClient.use((sql) => sql`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = ${taskId}`)
 
 describe("host control plane", () => {
   layer(layerPlannerServer(), { excludeTestServices: true })("over HTTP", (it) => {

@@ -8,12 +8,8 @@ import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { FakeOpenAi } from "@switchboard/providers/testing"
-import { client, decisionBody, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
+import { client, decisionBody, expireLease, layerPlannerServer, plannerEnv } from "../support/ControlPlane.ts"
 import { baseUrl } from "../support/TestServer.ts"
-
-/** Puts a task's lease in the past, as if its host had gone silent for longer than the lease. */
-const expireLease = (taskId: string) =>
-  SqlClient.SqlClient.use((sql) => sql`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = ${taskId}`)
 
 /** What the database holds of a task and its decisions (not the view's computed status). */
 const stored = (taskId: string) =>

@@ -175,6 +175,10 @@ export const decisionBody = (
   ...extra
 })
 
+/** Puts a task's lease in the past, as if its host had gone silent for longer than the lease. */
+export const expireLease = (taskId: string) =>
+  SqlClient.SqlClient.use((sql) => sql`UPDATE tasks SET lease_expires_at = now() - interval '1 second' WHERE id = ${taskId}`)
+
 /**
  * Every row of every table as JSON text (bytea columns appear as `\x…` hex, so
  * a stored plaintext would show in its hex form too), for "this never reached

@@ -38,8 +38,12 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
   })
   const controller = useRef<AbortController | undefined>(undefined)
 
-  /** The page after the last decision shown (the first page when none is), added to the log. */
-  const fetchNext = useCallback(() => {
+  /**
+   * The page after the last decision shown (the first page when none is), added to the log. Only a
+   * page the operator asked for shows as loading; a refresh that brings nothing new changes no state,
+   * so a long log is not drawn again every 2 s.
+   */
+  const fetchNext = useCallback((asked: boolean) => {
     const now = shown.current
     if (controller.current === undefined) return
     if (now.busy) {
@@ -49,17 +53,23 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
     const signal = controller.current.signal
     const last = now.decisions?.at(-1)
     now.busy = true
-    setState((s) => ({ ...s, loading: true }))
+    if (asked) setState((s) => ({ ...s, loading: true }))
     api.run(api.client.admin.listDecisions({ query: { taskId, ...(last === undefined ? {} : { after: keyOf(last) }) } }), { signal }).then(
       (page) => {
         if (signal.aborted) return
-        const before = shown.current.decisions ?? []
-        const known = new Set(before.map(keyOf))
-        const decisions = [...before, ...page.decisions.filter((d) => !known.has(keyOf(d)))]
+        const before = shown.current.decisions
+        const known = new Set((before ?? []).map(keyOf))
+        const fresh = page.decisions.filter((d) => !known.has(keyOf(d)))
+        const decisions = before !== undefined && fresh.length === 0 ? before : [...(before ?? []), ...fresh]
+        const more = page.nextAfter !== undefined
         const again = shown.current.again
-        shown.current = { decisions, more: page.nextAfter !== undefined, busy: false, again: false }
-        setState({ decisions, more: page.nextAfter !== undefined, loading: false, failure: undefined })
-        if (again) fetchNext()
+        shown.current = { decisions, more, busy: false, again: false }
+        setState((s) =>
+          s.decisions === decisions && s.more === more && !s.loading && s.failure === undefined
+            ? s
+            : { decisions, more, loading: false, failure: undefined }
+        )
+        if (again) fetchNext(false)
       },
       (error: unknown) => {
         if (signal.aborted) return
@@ -75,7 +85,7 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
     controller.current = new AbortController()
     shown.current = { decisions: undefined, more: false, busy: false, again: false }
     setState({ decisions: undefined, more: false, loading: true, failure: undefined })
-    fetchNext()
+    fetchNext(false)
     return () => {
       controller.current?.abort()
       controller.current = undefined
@@ -86,7 +96,7 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
   // and once more when the task stops deciding (its last decisions came after the last refresh).
   useEffect(() => {
     const follow = () => {
-      if (!shown.current.more && shown.current.decisions !== undefined) fetchNext()
+      if (!shown.current.more && shown.current.decisions !== undefined) fetchNext(false)
     }
     if (!following) {
       follow()
@@ -96,5 +106,6 @@ export const useDecisionLog = (api: ConsoleApi, taskId: string, following: boole
     return () => clearInterval(timer)
   }, [following, everyMs, fetchNext])
 
-  return { ...state, showMore: fetchNext }
+  const showMore = useCallback(() => fetchNext(true), [fetchNext])
+  return { ...state, showMore }
 }
